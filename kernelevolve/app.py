@@ -1,0 +1,263 @@
+"""The one place that turns configuration into objects, and runs a search with them."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernelevolve.engine import Engine, EngineSettings, Scheduler
+from kernelevolve.graph import Node, SearchGraph
+from kernelevolve.interfaces import Evaluator, Operator
+from kernelevolve.outputs import build_results, summary_table, write_best, write_results
+from kernelevolve.platforms import Platform, load_platform
+from kernelevolve.types import EvalSettings, KernelSpec
+
+log = logging.getLogger(__name__)
+
+GRAPH_FILE = "graph.jsonl"
+SPEC_FILE = "spec.json"
+CONFIG_FILE = "config.json"
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_dir: Path
+    results: dict[str, Any]
+    best: Node | None
+
+
+def _plain(cfg: Any) -> dict[str, Any]:
+    """OmegaConf or a plain mapping -> a plain dict (so the rest never sees OmegaConf)."""
+    try:
+        from omegaconf import DictConfig, OmegaConf
+
+        if isinstance(cfg, DictConfig):
+            return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
+    except ImportError:  # pragma: no cover - hydra is a core dependency
+        pass
+    return dict(cfg)
+
+
+def eval_settings(cfg: Mapping[str, Any]) -> EvalSettings:
+    options = dict(cfg["platform"].get("eval", {}))
+    valid = set(EvalSettings.__dataclass_fields__)
+    unknown = sorted(set(options) - valid)
+    if unknown:
+        raise ConfigError(f"platform.eval has unknown key(s) {unknown}; valid: {sorted(valid)}")
+    return EvalSettings(seed=int(cfg.get("seed", 0)), strict=bool(cfg.get("strict", True)), **options)
+
+
+def resolve_run_spec(cfg: Mapping[str, Any], platform: Platform) -> KernelSpec:
+    from kernelevolve.specs import resolve_spec
+
+    spec_arg = cfg.get("spec")
+    if not spec_arg:
+        raise ConfigError("no spec given: add +spec=<shipped name | path/to/op.yaml | kernelbench:LEVEL/ID>")
+    kernelbench = cfg.get("kernelbench") or {}
+    return resolve_spec(
+        str(spec_arg),
+        platform,
+        kernelbench.get("path"),
+        cpu_budget_elements=int(kernelbench.get("cpu_budget_elements", 1 << 16)),
+    )
+
+
+def runnable_backends(spec: KernelSpec, platform: Platform, include_compile_only: bool) -> tuple[str, ...]:
+    allowed = ("full", "compile_only") if include_compile_only else ("full",)
+    return tuple(b for b in spec.backends if platform.support(b) in allowed)
+
+
+def build_evaluator(cfg: Mapping[str, Any], platform: Platform, settings: EvalSettings) -> Evaluator:
+    evaluator_cfg = dict(cfg.get("evaluator") or {"name": "local"})
+    name = evaluator_cfg.pop("name", "local")
+    devices = cfg["platform"].get("devices")
+    if name == "local":
+        from kernelevolve.eval.local import LocalEvaluator
+
+        return LocalEvaluator(
+            platform,
+            settings,
+            devices=list(devices) if devices else None,
+            workers_per_device=int(evaluator_cfg.get("workers_per_device", 1)),
+        )
+    if name == "ray":
+        from kernelevolve.eval.ray_evaluator import RayEvaluator
+
+        return RayEvaluator(platform, settings, **evaluator_cfg)
+    raise ConfigError(f"unknown evaluator {name!r}; valid: local, ray")
+
+
+def build_operators(cfg: Mapping[str, Any]) -> list[Operator]:
+    from kernelevolve.variation import OPERATORS
+
+    search = cfg["search"]
+    names = list(search.get("operators") or [])
+    llm_cfg = cfg.get("llm") or {}
+    if llm_cfg.get("enabled") and "llm" not in names:
+        names.append("llm")
+    options: dict[str, dict[str, Any]] = dict(search.get("operator_options") or {})
+    if "llm" in names:
+        options.setdefault("llm", {}).update({"config": llm_cfg, "kb_config": cfg.get("kb") or {}})
+    if "replay" in names:
+        options.setdefault("replay", {}).update({"kb_config": cfg.get("kb") or {}})
+    return [OPERATORS.create(name, **options.get(name, {})) for name in names]
+
+
+def build_scheduler(cfg: Mapping[str, Any]) -> Scheduler:
+    from kernelevolve.variation.scheduler import OperatorScheduler
+
+    return OperatorScheduler(strategy=str(cfg["search"].get("scheduler", "ucb")))
+
+
+def _run_dir(cfg: Mapping[str, Any], spec: KernelSpec, platform: Platform) -> Path:
+    if cfg.get("resume"):
+        return Path(str(cfg["resume"])).expanduser()
+    run_cfg = cfg.get("run") or {}
+    name = run_cfg.get("name") or f"{spec.name}-{platform.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    run_dir = Path(str(run_cfg.get("root", "runs"))) / name
+    suffix = 1
+    while run_dir.exists():
+        suffix += 1
+        run_dir = run_dir.with_name(f"{name}-{suffix}")
+    return run_dir
+
+
+def _load_or_save_spec(cfg: Mapping[str, Any], platform: Platform) -> tuple[KernelSpec, Path, SearchGraph]:
+    """A resumed run uses the spec it started with (never re-resolved) and its graph checkpoint."""
+    if cfg.get("resume"):
+        run_dir = Path(str(cfg["resume"])).expanduser()
+        if not (run_dir / GRAPH_FILE).is_file() or not (run_dir / SPEC_FILE).is_file():
+            raise ConfigError(f"resume={run_dir}: not a kernelevolve run directory (no {GRAPH_FILE} / {SPEC_FILE})")
+        spec = KernelSpec.from_json(json.loads((run_dir / SPEC_FILE).read_text()))
+        return spec, run_dir, SearchGraph.load(run_dir / GRAPH_FILE)
+    spec = resolve_run_spec(cfg, platform)
+    run_dir = _run_dir(cfg, spec, platform)
+    run_dir.mkdir(parents=True)
+    (run_dir / SPEC_FILE).write_text(json.dumps(spec.to_json(), indent=2))
+    (run_dir / CONFIG_FILE).write_text(json.dumps(cfg, indent=2, default=str))
+    return spec, run_dir, SearchGraph(run_dir / GRAPH_FILE)
+
+
+def _record_past_win(cfg: Mapping[str, Any], spec: KernelSpec, platform: Platform, results: dict[str, Any], best: Node) -> None:
+    kb_cfg = cfg.get("kb") or {}
+    if not kb_cfg.get("record_past_wins", True) or kb_cfg.get("enabled") is False:
+        return
+    best_info = results.get("best") or {}
+    if not best_info or (best_info.get("speedup_vs_eager") or 0) <= 1.0:
+        return
+    try:
+        from kernelevolve.kb.past_wins import record_from_run
+
+        record_from_run(spec, platform.name, best.candidate, best_info, kb_cfg)
+    except ImportError as exc:
+        log.info("past win not recorded (knowledge-base extra not installed: %s)", exc)
+    except Exception:
+        log.exception("past win not recorded")
+
+
+def run_search(cfg_in: Any) -> RunResult:
+    """Build everything from config, run the search, and write the run directory."""
+    cfg = _plain(cfg_in)
+    platform = load_platform(str(cfg["platform"]["name"]))
+    settings = eval_settings(cfg)
+    spec, run_dir, graph = _load_or_save_spec(cfg, platform)
+    search = cfg["search"]
+    backends = runnable_backends(spec, platform, bool(search.get("include_compile_only_backends", False)))
+
+    from kernelevolve.selection import build_selection
+    from kernelevolve.termination import build_termination
+
+    policy = build_selection(str(search["policy"]), **dict(search.get("options") or {}))
+    termination = build_termination(dict(search.get("termination") or {}))
+    operators = build_operators(cfg)
+    scheduler = build_scheduler(cfg)
+    log.info("run directory: %s", run_dir)
+    evaluator = build_evaluator(cfg, platform, settings)
+    progress = _progress_bar(cfg, search)
+    engine = Engine(
+        spec=spec,
+        platform=platform,
+        graph=graph,
+        evaluator=evaluator,
+        operators=operators,
+        policy=policy,
+        scheduler=scheduler,
+        termination=termination,
+        eval_settings=settings,
+        backends=backends,
+        settings=EngineSettings(
+            seed=int(cfg.get("seed", 0)),
+            proposal_concurrency=int(search.get("proposal_concurrency", 2)),
+            children_per_proposal=int(search.get("children_per_proposal", 2)),
+            drain_timeout_s=float(settings.timeout_s) * 2,
+        ),
+        on_report=progress.update_from if progress else None,
+    )
+    try:
+        outcome = engine.run()
+    finally:
+        evaluator.close()
+        if progress:
+            progress.close()
+    extra: dict[str, Any] = {"run_dir": str(run_dir), "scheduler": outcome.scheduler}
+    for operator in operators:
+        report = getattr(operator, "report", None)
+        if callable(report):
+            extra.setdefault("operators", {})[operator.name] = report()
+    results = build_results(
+        spec=spec,
+        platform=platform.name,
+        graph=graph,
+        baselines=outcome.baselines,
+        stop_reason=outcome.stop_reason,
+        elapsed_s=outcome.elapsed_s,
+        evaluations_this_session=outcome.evaluations_this_session,
+        extra=extra,
+    )
+    if outcome.best is not None:
+        write_best(run_dir, outcome.best, spec, platform.name)
+        _record_past_win(cfg, spec, platform, results, outcome.best)
+    (run_dir / "graph_export.json").write_text(json.dumps(graph.export(), indent=2, default=str))
+    write_results(run_dir, results)
+    return RunResult(run_dir=run_dir, results=results, best=outcome.best)
+
+
+class _Progress:
+    """tqdm bar over evaluations, showing the best speedup so far."""
+
+    def __init__(self, total: int | None) -> None:
+        from tqdm import tqdm
+
+        self._bar = tqdm(total=total, unit="eval", desc="search", dynamic_ncols=True)
+        self._best = 0.0
+
+    def update_from(self, node: Node) -> None:
+        if node.fitness and node.fitness.feasible:
+            self._best = max(self._best, node.fitness.objective)
+        status = node.report.status.value if node.report else "?"
+        self._bar.set_postfix_str(f"last={status} best={self._best:.2f}x", refresh=False)
+        self._bar.update(1)
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+def _progress_bar(cfg: Mapping[str, Any], search: Mapping[str, Any]) -> _Progress | None:
+    if not cfg.get("progress", True):
+        return None
+    total = (search.get("termination") or {}).get("max_evaluations")
+    return _Progress(int(total) if total else None)
+
+
+def print_summary(result: RunResult) -> None:
+    print(summary_table(result.results))
+    print(f"run directory: {result.run_dir}")

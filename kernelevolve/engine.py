@@ -1,0 +1,288 @@
+"""The search loop: select -> propose -> evaluate -> score -> record -> terminate?
+
+The engine keeps the evaluator busy: operator calls (LLM calls are slow) run on a small thread
+pool, evaluations run wherever the evaluator runs them, and both are consumed in completion order.
+Every candidate and every report goes into the graph's append-only checkpoint as soon as it
+exists, so a killed run resumes without re-evaluating anything.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kernelevolve.fitness import score
+from kernelevolve.graph import Node, SearchGraph
+from kernelevolve.interfaces import (
+    Evaluator,
+    Operator,
+    ParentSet,
+    ProposalContext,
+    SearchState,
+    SelectionPolicy,
+    TerminationRule,
+)
+from kernelevolve.platforms import Platform
+from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
+
+log = logging.getLogger(__name__)
+
+
+class Scheduler(Protocol):
+    """Chooses the next operator (a bandit over improvement per cost)."""
+
+    def choose(self, available: list[Operator], rng: random.Random) -> Operator: ...
+
+    def update(self, operator_name: str, reward: float, cost: float) -> None: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    seed: int = 0
+    proposal_concurrency: int = 2  # operator calls in flight at once
+    children_per_proposal: int = 2  # budget hint passed to operators
+    max_barren_rounds: int = 25  # consecutive proposal rounds that give nothing new -> exhausted
+    drain_timeout_s: float = 600.0  # how long to wait for in-flight evaluations after a stop
+    progress: bool = True
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    best: Node | None
+    stop_reason: str
+    evaluations_this_session: int
+    elapsed_s: float
+    baselines: dict[str, Baseline]
+    scheduler: dict[str, Any] = field(default_factory=dict)
+
+
+def _crash_report(candidate: Candidate, exc: BaseException) -> EvalReport:
+    return EvalReport(
+        candidate_id=candidate.id,
+        status=Status.WORKER_CRASH,
+        error_name=type(exc).__name__,
+        feedback=f"evaluator failed to return a report: {exc}",
+    )
+
+
+class Engine:
+    def __init__(
+        self,
+        spec: KernelSpec,
+        platform: Platform,
+        graph: SearchGraph,
+        evaluator: Evaluator,
+        operators: Sequence[Operator],
+        policy: SelectionPolicy,
+        scheduler: Scheduler,
+        termination: TerminationRule,
+        eval_settings: EvalSettings,
+        backends: tuple[str, ...],
+        settings: EngineSettings = EngineSettings(),
+        on_report: Callable[[Node], None] | None = None,
+    ) -> None:
+        if not operators:
+            raise ValueError("the search needs at least one operator")
+        if not backends:
+            raise ValueError(
+                f"none of the spec's backends {spec.backends} can run on platform {platform.name} "
+                f"(supports: {platform.backends})"
+            )
+        self.spec = spec
+        self.platform = platform
+        self.graph = graph
+        self.evaluator = evaluator
+        self.operators = list(operators)
+        self.policy = policy
+        self.scheduler = scheduler
+        self.termination = termination
+        self.eval_settings = eval_settings
+        self.backends = backends
+        self.settings = settings
+        self.on_report = on_report
+        self.rng = random.Random(settings.seed)
+        self._ready: deque[Candidate] = deque()
+        self._barren_rounds = 0
+        self._best_objective: float | None = None
+        self._since_improvement = 0
+        self._session_evaluations = 0
+        self._baselines: dict[str, Baseline] = {}
+
+    # ----------------------------------------------------------------- state
+    def _state(self, elapsed_s: float) -> SearchState:
+        best = self.graph.best()
+        return SearchState(
+            evaluations=len(self.graph.evaluated()),
+            elapsed_s=elapsed_s,
+            best=best.fitness if best else None,
+            evaluations_since_improvement=self._since_improvement,
+            proposals_exhausted=self._barren_rounds >= self.settings.max_barren_rounds,
+        )
+
+    def _load_baselines(self) -> dict[str, Baseline]:
+        for event in reversed(self.graph.events("baselines")):
+            payload = event.get("payload", event)
+            return {k: Baseline.from_json(v) for k, v in payload["shapes"].items()}
+        baselines = self.evaluator.baselines(self.spec, self.platform.name)
+        self.graph.record_event("baselines", {"shapes": {k: v.to_json() for k, v in baselines.items()}})
+        return baselines
+
+    # ------------------------------------------------------------- proposals
+    def _context(self, parents: ParentSet) -> ProposalContext:
+        return ProposalContext(
+            spec=self.spec,
+            platform=self.platform,
+            graph=self.graph,
+            parents=parents,
+            rng=random.Random(self.rng.random()),  # each call its own stream: threads must not share one
+            backends=self.backends,
+            budget_hint=self.settings.children_per_proposal,
+        )
+
+    def _accept(self, candidates: list[Candidate]) -> int:
+        """Add new candidates to the graph and the ready queue; returns how many were new."""
+        fresh = 0
+        for candidate in candidates:
+            if candidate.backend not in self.backends:
+                log.debug("dropping %s candidate: backend not runnable here", candidate.backend)
+                continue
+            if self.graph.add_candidate(candidate):
+                self._ready.append(candidate)
+                fresh += 1
+        return fresh
+
+    def _seed(self) -> None:
+        if self.graph.events("seeded"):
+            return  # resumed run: seeds were proposed before
+        for operator in self.operators:
+            if operator.arity != 0:
+                continue
+            try:
+                fresh = self._accept(operator.propose(self._context(())))
+            except Exception:  # an operator bug must not end the run
+                log.exception("seed operator %s failed", operator.name)
+                fresh = 0
+            log.info("seed operator %s proposed %d new candidate(s)", operator.name, fresh)
+        self.graph.record_event("seeded", {"candidates": len(self.graph)})
+
+    def _next_job(self) -> tuple[Operator, ParentSet] | None:
+        available = list(self.operators)
+        while available:
+            operator = self.scheduler.choose(available, self.rng)
+            parent_sets = self.policy.select(self.graph, self.rng, 1, max(operator.arity, 0))
+            if parent_sets and (operator.arity == 0 or len(parent_sets[0]) == operator.arity):
+                return operator, parent_sets[0]
+            available.remove(operator)
+        return None
+
+    # ------------------------------------------------------------ evaluation
+    def _submit(self, candidate: Candidate) -> Future[EvalReport]:
+        request = EvalRequest(candidate, self.spec, self.platform.name, self.eval_settings)
+        return self.evaluator.submit(request)
+
+    def _record(self, candidate: Candidate, report: EvalReport) -> Node:
+        fitness = score(report, self._baselines)
+        self.graph.record(candidate.id, report, fitness)
+        self.policy.observe(self.graph, candidate.id)
+        self._session_evaluations += 1
+        parent_best = max(
+            (self.graph.node(p).fitness.objective for p in candidate.parent_ids if self.graph.node(p).fitness),  # type: ignore[union-attr]
+            default=0.0,
+        )
+        reward = 0.0
+        if fitness.feasible:
+            reward = fitness.objective / parent_best - 1.0 if parent_best > 0 else 1.0
+        cost = report.wall_s + float(candidate.metadata.get("llm_cost_s", 0.0))
+        self.scheduler.update(candidate.operator, max(0.0, reward), max(cost, 1e-3))
+        if fitness.feasible and (self._best_objective is None or fitness.objective > self._best_objective * 1.0001):
+            self._best_objective = fitness.objective
+            self._since_improvement = 0
+        else:
+            self._since_improvement += 1
+        node = self.graph.node(candidate.id)
+        if self.on_report:
+            self.on_report(node)
+        return node
+
+    # ------------------------------------------------------------------ loop
+    def run(self) -> SearchOutcome:
+        start = time.monotonic()
+        self._baselines = self._load_baselines()
+        best = self.graph.best()
+        self._best_objective = best.fitness.objective if best and best.fitness else None
+        self._ready.extend(node.candidate for node in self.graph.pending())  # resume: never evaluated
+        self._seed()
+        evaluations: dict[Future[EvalReport], Candidate] = {}
+        proposals: dict[Future[list[Candidate]], str] = {}
+        pool = ThreadPoolExecutor(max_workers=self.settings.proposal_concurrency, thread_name_prefix="propose")
+        reason = ""
+        try:
+            while True:
+                stop, reason = self.termination.check(self._state(time.monotonic() - start))
+                if stop:
+                    break
+                while self._ready and len(evaluations) < self.evaluator.capacity:
+                    candidate = self._ready.popleft()
+                    evaluations[self._submit(candidate)] = candidate
+                want_more = len(self._ready) + len(evaluations) < 2 * self.evaluator.capacity
+                while want_more and len(proposals) < self.settings.proposal_concurrency:
+                    job = self._next_job()
+                    if job is None:
+                        break
+                    operator, parents = job
+                    proposals[pool.submit(operator.propose, self._context(parents))] = operator.name
+                    want_more = len(self._ready) + len(evaluations) + len(proposals) < 2 * self.evaluator.capacity
+                if not evaluations and not proposals and not self._ready:
+                    reason = "no operator can propose anything new"
+                    break
+                done, _ = wait([*evaluations, *proposals], timeout=1.0, return_when=FIRST_COMPLETED)
+                for future in done:
+                    if future in evaluations:
+                        candidate = evaluations.pop(future)  # type: ignore[arg-type]
+                        try:
+                            report = future.result()
+                        except Exception as exc:  # the evaluator itself broke: record, go on
+                            report = _crash_report(candidate, exc)
+                        self._record(candidate, report)  # type: ignore[arg-type]
+                    else:
+                        name = proposals.pop(future)  # type: ignore[arg-type]
+                        try:
+                            fresh = self._accept(future.result())  # type: ignore[arg-type]
+                        except Exception:
+                            log.exception("operator %s failed", name)
+                            fresh = 0
+                        self._barren_rounds = 0 if fresh else self._barren_rounds + 1
+            self._drain(evaluations)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+        return SearchOutcome(
+            best=self.graph.best(),
+            stop_reason=reason,
+            evaluations_this_session=self._session_evaluations,
+            elapsed_s=time.monotonic() - start,
+            baselines=self._baselines,
+            scheduler=self.scheduler.to_json(),
+        )
+
+    def _drain(self, evaluations: dict[Future[EvalReport], Candidate]) -> None:
+        """Evaluations already running are paid for: wait for them and record what they say."""
+        if not evaluations:
+            return
+        done, not_done = wait(list(evaluations), timeout=self.settings.drain_timeout_s)
+        for future in done:
+            candidate = evaluations[future]
+            try:
+                report = future.result()
+            except Exception as exc:
+                report = _crash_report(candidate, exc)
+            self._record(candidate, report)
+        if not_done:
+            log.warning("%d evaluation(s) still running at the end; they stay pending for a resume", len(not_done))

@@ -1,0 +1,190 @@
+"""KernelBench problems as KernelSpecs, read from a checkout or a JSONL export (never copied here)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from kernelevolve.reference_module import load_reference_module, size_constants
+from kernelevolve.types import KernelSpec, ShapeCase
+
+log = logging.getLogger(__name__)
+
+# KernelBench's precision-aware tolerances for fp32 problems.
+KERNELBENCH_FP32_TOLERANCE = 1e-4
+# Constants at or below this are left alone by CPU scaling: they are dims, kernel sizes, strides, flags.
+_MIN_SCALABLE = 16
+_SCALED_FLOOR = 8
+
+
+@dataclass(frozen=True)
+class Problem:
+    level: int
+    problem_id: int
+    name: str
+    code: str
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.name}.py"
+
+
+def _checkout_level_dir(root: Path, level: int) -> Path | None:
+    for candidate in (root / "KernelBench" / f"level{level}", root / f"level{level}"):
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def list_problems(path: str | Path, levels: tuple[int, ...] = (1, 2, 3)) -> list[Problem]:
+    """All problems of the given levels, sorted by (level, id)."""
+    root = Path(path).expanduser()
+    problems: list[Problem] = []
+    if root.is_file():
+        with root.open() as handle:
+            for line_number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{root}:{line_number}: not JSON: {exc}") from None
+                if int(row["level"]) in levels:
+                    problems.append(Problem(int(row["level"]), int(row["problem_id"]), row["name"], row["code"]))
+    elif root.is_dir():
+        for level in levels:
+            level_dir = _checkout_level_dir(root, level)
+            if level_dir is None:
+                continue
+            for file in level_dir.glob("*.py"):
+                match = re.match(r"^(\d+)_", file.name)
+                if match:
+                    problems.append(Problem(level, int(match.group(1)), file.stem, file.read_text()))
+    else:
+        raise FileNotFoundError(f"kernelbench.path {root} is neither a JSONL file nor a KernelBench checkout")
+    return sorted(problems, key=lambda p: (p.level, p.problem_id))
+
+
+def load_problem(path: str | Path, level: int, problem_id: int) -> Problem:
+    for problem in list_problems(path, (level,)):
+        if problem.problem_id == problem_id:
+            return problem
+    raise KeyError(f"KernelBench level {level} has no problem {problem_id} in {path}")
+
+
+_TAG_RULES = (
+    ("matmul", "gemm"),
+    ("matrix_multiplication", "gemm"),
+    ("gemm", "gemm"),
+    ("conv", "conv"),
+    ("softmax", "softmax"),
+    ("norm", "normalization"),
+    ("pool", "pooling"),
+    ("reduction", "reduction"),
+    ("attention", "attention"),
+    ("loss", "loss"),
+    ("cumsum", "scan"),
+    ("cumprod", "scan"),
+    ("argmax", "argreduce"),
+    ("argmin", "argreduce"),
+)
+
+
+def problem_tags(problem: Problem) -> tuple[str, ...]:
+    lowered = problem.name.lower()
+    tags = [f"kernelbench_level{problem.level}"]
+    for needle, tag in _TAG_RULES:
+        if needle in lowered and tag not in tags:
+            tags.append(tag)
+    # Exact family tags that templates of ours serve, only when the reference is that exact form.
+    if re.search(r"^\d+_softmax$", lowered) and "torch.softmax(x, dim=1)" in problem.code:
+        tags.append("softmax")
+    return tuple(dict.fromkeys(tags))
+
+
+def problem_to_spec(problem: Problem) -> KernelSpec:
+    return KernelSpec(
+        name=f"kb_L{problem.level}_{problem.name}",
+        reference_source=problem.code,
+        dtype="float32",
+        atol=KERNELBENCH_FP32_TOLERANCE,
+        rtol=KERNELBENCH_FP32_TOLERANCE,
+        shapes=(ShapeCase("default"),),
+        backends=("triton", "cute"),
+        tags=problem_tags(problem),
+        origin=f"kernelbench:L{problem.level}/{problem.problem_id}",
+        description=problem.name,
+    )
+
+
+def _input_elements(source: str, params: dict[str, Any]) -> int | None:
+    """Elements in inputs + parameters at these constants, counted on meta tensors; None if it fails."""
+    import torch
+
+    try:
+        module = load_reference_module(source, params)
+        with torch.device("meta"):
+            model = module.Model(*module.get_init_inputs())
+            inputs = module.get_inputs()
+            model(*inputs)  # the scaled problem must still be well-formed
+        total = sum(t.numel() for t in inputs if isinstance(t, torch.Tensor))
+        return total + sum(p.numel() for p in model.parameters())
+    except Exception:
+        return None
+
+
+def _halved(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return type(value)(_halved(v) for v in value)
+    if isinstance(value, int) and value >= _MIN_SCALABLE:
+        return max(_SCALED_FLOOR, value // 2)
+    return value
+
+
+def _magnitude(value: Any) -> int:
+    if isinstance(value, (list, tuple)):
+        return max((_magnitude(v) for v in value), default=0)
+    return int(value) if isinstance(value, int) else 0
+
+
+def scale_for_cpu(spec: KernelSpec, budget_elements: int) -> KernelSpec:
+    """Halve the largest size constants until inputs + parameters fit `budget_elements`.
+
+    KernelBench sizes are made for GPUs; under the Triton interpreter they would take hours. The
+    changed constants are recorded in `spec.scaling` and become the spec's single shape case.
+    """
+    constants = size_constants(spec.reference_source)
+    current: dict[str, Any] = {}
+    size = _input_elements(spec.reference_source, current)
+    if size is None:
+        log.warning("%s: cannot size the problem on meta tensors; not scaled", spec.name)
+        return spec
+    frozen: set[str] = set()
+    while size > budget_elements:
+        movable = [
+            name
+            for name, value in constants.items()
+            if name not in frozen and _halved(current.get(name, value)) != current.get(name, value)
+        ]
+        if not movable:
+            break
+        name = max(movable, key=lambda n: _magnitude(current.get(n, constants[n])))
+        trial = {**current, name: _halved(current.get(name, constants[name]))}
+        trial_size = _input_elements(spec.reference_source, trial)
+        if trial_size is None or trial_size >= size:
+            frozen.add(name)  # halving this one breaks the problem or does not help
+            continue
+        current, size = trial, trial_size
+    if not current:
+        return spec
+    scaling = {
+        "reason": "platform cpu: KernelBench sizes scaled down to run under the Triton interpreter",
+        "constants": {name: [constants[name], value] for name, value in current.items()},
+        "elements": size,
+        "budget_elements": budget_elements,
+    }
+    return replace(spec, shapes=(ShapeCase("cpu_scaled", dict(current)),), scaling=scaling)

@@ -1,0 +1,172 @@
+"""What a run leaves behind: best/ (kernel + loader), results.json, and the summary table."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from kernelevolve.graph import Node, SearchGraph
+from kernelevolve.types import Baseline, KernelSpec, Status
+
+_LOADER = '''"""Load the kernel that kernelevolve found: `ModelNew = load()` then use it like the reference Model."""
+
+import importlib.util
+from pathlib import Path
+
+
+def load():
+    path = Path(__file__).with_name("kernel.py")
+    spec = importlib.util.spec_from_file_location("kernelevolve_best_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.ModelNew
+'''
+
+
+def _geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v > 0]
+    if not values:
+        return None
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def write_best(run_dir: Path, node: Node, spec: KernelSpec, platform: str) -> Path:
+    best_dir = run_dir / "best"
+    best_dir.mkdir(parents=True, exist_ok=True)
+    fitness = node.fitness
+    header = (
+        f"# kernelevolve best kernel for spec {spec.name!r} on {platform}\n"
+        f"# candidate {node.id} ({node.candidate.backend}, operator {node.candidate.operator}, "
+        f"mode {node.candidate.mode})\n"
+        f"# geomean speedup vs eager: {fitness.objective:.3f}x" + (
+            f", vs torch.compile: {fitness.speedup_vs_compile:.3f}x" if fitness and fitness.speedup_vs_compile else ""
+        ) + "\n"
+        if fitness
+        else ""
+    )
+    kernel = best_dir / "kernel.py"
+    kernel.write_text(header + node.candidate.source)
+    (best_dir / "load.py").write_text(_LOADER)
+    return kernel
+
+
+def shape_rows(node: Node | None, baselines: dict[str, Baseline]) -> list[dict[str, Any]]:
+    rows = []
+    for shape, baseline in baselines.items():
+        timing = node.report.latency.get(shape) if node and node.report else None
+        compiled = baseline.compiled.median_ms if baseline.compiled else None
+        rows.append(
+            {
+                "shape": shape,
+                "best_ms": timing.median_ms if timing else None,
+                "eager_ms": baseline.eager.median_ms,
+                "compile_ms": compiled,
+                "speedup_vs_eager": baseline.eager.median_ms / timing.median_ms if timing else None,
+                "speedup_vs_compile": compiled / timing.median_ms if timing and compiled else None,
+            }
+        )
+    return rows
+
+
+def build_results(
+    *,
+    spec: KernelSpec,
+    platform: str,
+    graph: SearchGraph,
+    baselines: dict[str, Baseline],
+    stop_reason: str,
+    elapsed_s: float,
+    evaluations_this_session: int,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    best = graph.best()
+    evaluated = graph.evaluated()
+    statuses = Counter(node.report.status.value for node in evaluated if node.report)
+    by_operator: dict[str, Counter[str]] = {}
+    for node in evaluated:
+        if node.report:
+            by_operator.setdefault(node.candidate.operator, Counter())[node.report.status.value] += 1
+    results: dict[str, Any] = {
+        "spec": {
+            "name": spec.name,
+            "key": spec.key,
+            "origin": spec.origin,
+            "dtype": spec.dtype,
+            "atol": spec.atol,
+            "rtol": spec.rtol,
+            "shapes": [s.to_json() for s in spec.shapes],
+            "scaling": spec.scaling,
+        },
+        "platform": platform,
+        "stop_reason": stop_reason,
+        "evaluations": len(evaluated),
+        "evaluations_this_session": evaluations_this_session,
+        "candidates": len(graph),
+        "evaluations_by_status": {s.value: statuses.get(s.value, 0) for s in Status},
+        "evaluations_by_operator": {op: dict(c) for op, c in sorted(by_operator.items())},
+        "time": {
+            "wall_s": elapsed_s,
+            "evaluation_s": sum(node.report.wall_s for node in evaluated if node.report),
+        },
+        "baselines": {k: v.to_json() for k, v in baselines.items()},
+        "best": None,
+    }
+    if best is not None and best.fitness is not None and best.report is not None:
+        results["best"] = {
+            "id": best.id,
+            "backend": best.candidate.backend,
+            "operator": best.candidate.operator,
+            "mode": best.candidate.mode,
+            "metadata": best.candidate.metadata,
+            "speedup_vs_eager": best.fitness.objective,
+            "speedup_vs_compile": best.fitness.speedup_vs_compile,
+            "max_abs_error": best.report.max_abs_error,
+            "flags": list(best.report.flags),
+            "shapes": shape_rows(best, baselines),
+        }
+    if extra:
+        results.update(extra)
+    return results
+
+
+def write_results(run_dir: Path, results: dict[str, Any]) -> Path:
+    path = run_dir / "results.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(results, indent=2, default=str))
+    tmp.replace(path)
+    return path
+
+
+def _ms(value: float | None) -> str:
+    return f"{value:.4f}" if value is not None else "-"
+
+
+def _x(value: float | None) -> str:
+    return f"{value:.2f}x" if value is not None else "-"
+
+
+def summary_table(results: dict[str, Any]) -> str:
+    lines = [
+        f"spec {results['spec']['name']} on {results['platform']}: {results['evaluations']} evaluations "
+        f"({results['candidates']} candidates), stopped: {results['stop_reason']}",
+        "status counts: " + ", ".join(f"{k}={v}" for k, v in results["evaluations_by_status"].items() if v),
+    ]
+    best = results.get("best")
+    if not best:
+        lines.append("no correct kernel found")
+        return "\n".join(lines)
+    lines.append(
+        f"best {best['id']} ({best['backend']}, {best['operator']}/{best['mode']}): "
+        f"{_x(best['speedup_vs_eager'])} vs eager, {_x(best['speedup_vs_compile'])} vs torch.compile"
+    )
+    header = f"{'shape':<20} {'best ms':>10} {'eager ms':>10} {'compile ms':>11} {'vs eager':>9} {'vs compile':>11}"
+    lines += [header, "-" * len(header)]
+    for row in best["shapes"]:
+        lines.append(
+            f"{row['shape']:<20} {_ms(row['best_ms']):>10} {_ms(row['eager_ms']):>10} {_ms(row['compile_ms']):>11} "
+            f"{_x(row['speedup_vs_eager']):>9} {_x(row['speedup_vs_compile']):>11}"
+        )
+    return "\n".join(lines)

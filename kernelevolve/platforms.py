@@ -1,0 +1,91 @@
+"""Per-platform hardware facts, read from platforms/<name>.yaml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from kernelevolve.paths import PLATFORMS_DIR
+
+Support = Literal["full", "compile_only", "none"]
+_SUPPORT_VALUES = ("full", "compile_only", "none")
+
+
+@dataclass(frozen=True)
+class Platform:
+    name: str
+    vendor: str  # nvidia, amd, cpu
+    device: str  # torch device type the harness uses: "cuda" (also ROCm) or "cpu"
+    description: str
+    peak_bandwidth_gbs: float  # device memory bandwidth, GB/s
+    peak_tflops: dict[str, float]  # dtype or unit ("fp32", "tf32", "bf16", ...) -> dense TFLOP/s
+    l2_bytes: int
+    compute_units: int  # SMs on NVIDIA, CUs on AMD, cores on CPU
+    arch: str = ""  # sm90, sm80, gfx942, x86_64
+    backends: dict[str, Support] = field(default_factory=dict)
+    warp_size: int = 32
+    shared_memory_per_block_bytes: int = 0
+    notes: str = ""
+
+    def support(self, backend: str) -> Support:
+        return self.backends.get(backend, "none")
+
+    def runnable_backends(self, wanted: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(b for b in wanted if self.support(b) == "full")
+
+    def roofline_floor_ms(self, bytes_moved: float, flops: float, dtype: str = "fp32") -> float:
+        """Fastest any kernel could be for this much traffic and arithmetic (datasheet peaks)."""
+        memory_s = bytes_moved / (self.peak_bandwidth_gbs * 1e9)
+        peak = max(self.peak_tflops.get(dtype, 0.0), max(self.peak_tflops.values(), default=0.0))
+        compute_s = flops / (peak * 1e12) if peak > 0 else 0.0
+        return 1e3 * max(memory_s, compute_s)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "vendor": self.vendor,
+            "device": self.device,
+            "peak_bandwidth_gbs": self.peak_bandwidth_gbs,
+            "peak_tflops": dict(self.peak_tflops),
+            "l2_bytes": self.l2_bytes,
+            "compute_units": self.compute_units,
+            "arch": self.arch,
+            "backends": dict(self.backends),
+        }
+
+
+class PlatformError(ValueError):
+    pass
+
+
+def available_platforms(directory: Path = PLATFORMS_DIR) -> list[str]:
+    return sorted(p.stem for p in directory.glob("*.yaml"))
+
+
+def load_platform(name: str, directory: Path = PLATFORMS_DIR) -> Platform:
+    path = directory / f"{name}.yaml"
+    if not path.is_file():
+        raise PlatformError(f"unknown platform {name!r}; valid: {', '.join(available_platforms(directory))}")
+    data = yaml.safe_load(path.read_text())
+    backends = {str(k): str(v) for k, v in (data.get("backends") or {}).items()}
+    for backend, support in backends.items():
+        if support not in _SUPPORT_VALUES:
+            raise PlatformError(f"{path}: backend {backend!r} support {support!r} not in {_SUPPORT_VALUES}")
+    return Platform(
+        name=data.get("name", name),
+        vendor=data["vendor"],
+        device=data["device"],
+        description=data.get("description", ""),
+        peak_bandwidth_gbs=float(data["peak_bandwidth_gbs"]),
+        peak_tflops={str(k): float(v) for k, v in data["peak_tflops"].items()},
+        l2_bytes=int(data["l2_bytes"]),
+        compute_units=int(data["compute_units"]),
+        arch=str(data.get("arch", "")),
+        backends=backends,  # type: ignore[arg-type]
+        warp_size=int(data.get("warp_size", 32)),
+        shared_memory_per_block_bytes=int(data.get("shared_memory_per_block_bytes", 0)),
+        notes=data.get("notes", ""),
+    )

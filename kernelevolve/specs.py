@@ -1,0 +1,189 @@
+"""Turn a user's spec argument into a validated KernelSpec.
+
+A spec argument is one of:
+  * a shipped spec name (``softmax`` -> operators/spec/softmax.yaml),
+  * a path to a spec YAML file (``op.yaml``, relative to the current folder, or absolute),
+  * a KernelBench problem (``kernelbench:1/19`` or ``kb:L1/19``) read from a configured path that is a
+    KernelBench checkout or a JSONL export of its problems.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kernelevolve import kernelbench
+from kernelevolve.paths import SPEC_DIR
+from kernelevolve.platforms import Platform
+from kernelevolve.types import KernelSpec, ShapeCase
+
+log = logging.getLogger(__name__)
+
+ALLOWED_KEYS = {
+    "name",
+    "description",
+    "reference",
+    "reference_code",
+    "dtype",
+    "atol",
+    "rtol",
+    "backends",
+    "targets",  # alias of backends
+    "tags",
+    "shapes",
+    "cpu_shapes",
+}
+DTYPES = ("float32", "float16", "bfloat16")
+DEFAULT_TOLERANCE = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
+KNOWN_BACKENDS = ("triton", "cute")
+_KERNELBENCH_ARG = re.compile(r"^(?:kb|kernelbench):(?:L|level)?(\d+)/(\d+)\w*$", re.IGNORECASE)
+
+
+class SpecError(ValueError):
+    """A spec that cannot be used; the message says what to fix."""
+
+
+def shipped_spec_names() -> list[str]:
+    return sorted(p.stem for p in SPEC_DIR.glob("*.yaml"))
+
+
+def resolve_spec(
+    spec_arg: str,
+    platform: Platform,
+    kernelbench_path: str | None = None,
+    *,
+    cpu_budget_elements: int = 1 << 16,
+    validate: bool = True,
+) -> KernelSpec:
+    """Load, adapt to the platform, and validate the spec named by ``spec_arg``."""
+    spec_arg = str(spec_arg).strip()
+    if not spec_arg:
+        raise SpecError("no spec given: pass +spec=<shipped name | path/to/op.yaml | kernelbench:LEVEL/ID>")
+    match = _KERNELBENCH_ARG.match(spec_arg)
+    if match:
+        if not kernelbench_path:
+            raise SpecError(
+                f"{spec_arg!r} is a KernelBench problem but kernelbench.path is not set; pass "
+                "kernelbench.path=<KernelBench checkout or problems.jsonl> (or set KERNELBENCH_PATH)"
+            )
+        problem = kernelbench.load_problem(kernelbench_path, int(match.group(1)), int(match.group(2)))
+        spec = kernelbench.problem_to_spec(problem)
+        if platform.device == "cpu":
+            spec = kernelbench.scale_for_cpu(spec, cpu_budget_elements)
+    else:
+        spec = load_spec_file(_locate_spec_file(spec_arg), platform)
+    if validate:
+        validate_reference(spec)
+    return spec
+
+
+def _locate_spec_file(spec_arg: str) -> Path:
+    candidate = Path(spec_arg).expanduser()
+    if candidate.is_file():
+        return candidate
+    shipped = SPEC_DIR / f"{spec_arg}.yaml"
+    if "/" not in spec_arg and shipped.is_file():
+        return shipped
+    names = ", ".join(shipped_spec_names())
+    if candidate.suffix in (".yaml", ".yml") or "/" in spec_arg:
+        raise SpecError(f"spec file not found: {candidate.resolve()} (shipped specs: {names})")
+    raise SpecError(f"unknown spec {spec_arg!r}: not a file and not a shipped spec ({names})")
+
+
+def load_spec_file(path: Path, platform: Platform) -> KernelSpec:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise SpecError(f"{path}: malformed YAML: {exc}") from None
+    if not isinstance(data, Mapping):
+        raise SpecError(f"{path}: a spec must be a YAML mapping, got {type(data).__name__}")
+    return spec_from_mapping(data, base_dir=path.parent, origin=f"file:{path}", platform=platform)
+
+
+def spec_from_mapping(
+    data: Mapping[str, Any], *, base_dir: Path, origin: str, platform: Platform
+) -> KernelSpec:
+    unknown = sorted(set(data) - ALLOWED_KEYS)
+    if unknown:
+        raise SpecError(f"{origin}: unknown key(s) {unknown}; allowed: {sorted(ALLOWED_KEYS)}")
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise SpecError(f"{origin}: 'name' (a non-empty string) is required")
+    source, reference_path = _reference_source(data, base_dir, origin)
+    dtype = str(data.get("dtype", "float32"))
+    if dtype not in DTYPES:
+        raise SpecError(f"{origin}: dtype {dtype!r} not in {DTYPES}")
+    backends = tuple(data.get("backends") or data.get("targets") or ("triton",))
+    bad = [b for b in backends if b not in KNOWN_BACKENDS]
+    if bad:
+        raise SpecError(f"{origin}: unknown backend(s) {bad}; valid: {list(KNOWN_BACKENDS)}")
+    shapes_key = "cpu_shapes" if platform.device == "cpu" and data.get("cpu_shapes") else "shapes"
+    shapes = _parse_shapes(data.get(shapes_key), origin, shapes_key)
+    return KernelSpec(
+        name=name,
+        reference_source=source,
+        dtype=dtype,
+        atol=_tolerance(data, "atol", dtype, origin),
+        rtol=_tolerance(data, "rtol", dtype, origin),
+        shapes=shapes,
+        backends=backends,
+        tags=tuple(str(t) for t in data.get("tags") or ()),
+        origin=origin,
+        reference_path=reference_path,
+        description=str(data.get("description", "")),
+    )
+
+
+def _reference_source(data: Mapping[str, Any], base_dir: Path, origin: str) -> tuple[str, str | None]:
+    if "reference" in data and "reference_code" in data:
+        raise SpecError(f"{origin}: give either 'reference' (a path) or 'reference_code' (inline), not both")
+    if "reference_code" in data:
+        return str(data["reference_code"]), None
+    if "reference" not in data:
+        raise SpecError(f"{origin}: 'reference' (path to a module with Model, get_inputs, get_init_inputs) is required")
+    path = (base_dir / str(data["reference"])).resolve()
+    if not path.is_file():
+        raise SpecError(f"{origin}: reference file not found: {path}")
+    return path.read_text(), str(path)
+
+
+def _tolerance(data: Mapping[str, Any], key: str, dtype: str, origin: str) -> float:
+    value = data.get(key, DEFAULT_TOLERANCE[dtype])
+    try:
+        tolerance = float(value)
+    except (TypeError, ValueError):
+        raise SpecError(f"{origin}: {key} must be a number, got {value!r}") from None
+    if not tolerance >= 0:
+        raise SpecError(f"{origin}: {key} must be >= 0, got {tolerance}")
+    return tolerance
+
+
+def _parse_shapes(raw: Any, origin: str, key: str) -> tuple[ShapeCase, ...]:
+    if raw is None:
+        return (ShapeCase("default"),)
+    if not isinstance(raw, list) or not raw:
+        raise SpecError(f"{origin}: '{key}' must be a non-empty list of mappings like {{name: s1, batch_size: 8}}")
+    shapes = []
+    for index, entry in enumerate(raw):
+        if not isinstance(entry, Mapping):
+            raise SpecError(f"{origin}: {key}[{index}] must be a mapping, got {entry!r}")
+        params = {str(k): v for k, v in entry.items() if k != "name"}
+        shapes.append(ShapeCase(name=str(entry.get("name", f"shape{index}")), params=params))
+    names = [s.name for s in shapes]
+    if len(set(names)) != len(names):
+        raise SpecError(f"{origin}: shape names must be unique, got {names}")
+    return tuple(shapes)
+
+
+def validate_reference(spec: KernelSpec) -> None:
+    """Run the reference symbolically (meta tensors) at every shape; real CPU run as a fallback."""
+    from kernelevolve.reference_check import check_reference
+
+    problem = check_reference(spec)
+    if problem:
+        raise SpecError(f"{spec.origin}: {problem}")

@@ -1,0 +1,336 @@
+"""Core values passed between the parts of kernelevolve.
+
+Everything here is a frozen dataclass (or an enum) with no torch import, so the driver, the
+graph and the tests can handle specs, candidates and reports on a machine without torch or a GPU.
+Each value converts to and from plain JSON (`to_json` / `from_json`) because the graph
+checkpoint, the child-process harness and Ray all move them as JSON-able dicts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Status(str, Enum):
+    """Outcome of evaluating one candidate; only `OK` is feasible."""
+
+    REJECTED_STATIC = "rejected_static"
+    COMPILE_ERROR = "compile_error"
+    RUNTIME_ERROR = "runtime_error"
+    INCORRECT = "incorrect"
+    TIMEOUT = "timeout"
+    WORKER_CRASH = "worker_crash"
+    OK = "ok"
+
+
+@dataclass(frozen=True)
+class ShapeCase:
+    """One benchmark shape: overrides of the reference module's size constants.
+
+    KernelBench-style references define module-level constants (``batch_size = 16``) that
+    ``get_inputs``/``get_init_inputs`` read; a shape case rebinds them before inputs are made.
+    An empty ``params`` means "the reference as written".
+    """
+
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "params": dict(self.params)}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> ShapeCase:
+        return ShapeCase(name=str(data["name"]), params=dict(data.get("params", {})))
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """What to optimise: a reference computation plus how to check and benchmark it."""
+
+    name: str
+    reference_source: str  # full text of a module defining Model, get_inputs, get_init_inputs
+    dtype: str = "float32"  # floating inputs and parameters are cast to this
+    atol: float = 1e-4
+    rtol: float = 1e-4
+    shapes: tuple[ShapeCase, ...] = (ShapeCase("default"),)
+    backends: tuple[str, ...] = ("triton",)
+    tags: tuple[str, ...] = ()
+    origin: str = "inline"  # "shipped:<name>", "file:<path>", "kernelbench:L<level>/<id>"
+    reference_path: str | None = None
+    scaling: dict[str, Any] = field(default_factory=dict)  # size constants changed for this platform
+    description: str = ""
+
+    @property
+    def key(self) -> str:
+        """Content hash of everything that changes what a correct kernel must compute."""
+        payload = repr(
+            (
+                self.reference_source,
+                self.dtype,
+                self.atol,
+                self.rtol,
+                tuple((s.name, sorted(s.params.items())) for s in self.shapes),
+            )
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["shapes"] = [s.to_json() for s in self.shapes]
+        data["backends"] = list(self.backends)
+        data["tags"] = list(self.tags)
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> KernelSpec:
+        return KernelSpec(
+            name=data["name"],
+            reference_source=data["reference_source"],
+            dtype=data.get("dtype", "float32"),
+            atol=float(data.get("atol", 1e-4)),
+            rtol=float(data.get("rtol", 1e-4)),
+            shapes=tuple(ShapeCase.from_json(s) for s in data.get("shapes", [{"name": "default"}])),
+            backends=tuple(data.get("backends", ("triton",))),
+            tags=tuple(data.get("tags", ())),
+            origin=data.get("origin", "inline"),
+            reference_path=data.get("reference_path"),
+            scaling=dict(data.get("scaling", {})),
+            description=data.get("description", ""),
+        )
+
+
+_WHITESPACE_AT_LINE_END = re.compile(r"[ \t]+$", re.MULTILINE)
+
+
+def normalise_source(source: str) -> str:
+    """Normalisation used for candidate identity: trailing blanks and blank-line runs do not count."""
+    text = _WHITESPACE_AT_LINE_END.sub("", source.replace("\r\n", "\n")).strip("\n")
+    return re.sub(r"\n{3,}", "\n\n", text) + "\n"
+
+
+def candidate_id(source: str, backend: str) -> str:
+    return hashlib.sha256(f"{backend}\n{normalise_source(source)}".encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A kernel proposal: Python source defining ``ModelNew`` (KernelBench convention)."""
+
+    source: str
+    backend: str
+    operator: str  # name of the variation operator that made it
+    mode: str = "seed"  # seed, tune, replay, generate, improve, combine, repair, translate
+    parent_ids: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return candidate_id(self.source, self.backend)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "source": self.source,
+            "backend": self.backend,
+            "operator": self.operator,
+            "mode": self.mode,
+            "parent_ids": list(self.parent_ids),
+            "metadata": dict(self.metadata),
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Candidate:
+        return Candidate(
+            source=data["source"],
+            backend=data["backend"],
+            operator=data["operator"],
+            mode=data.get("mode", "seed"),
+            parent_ids=tuple(data.get("parent_ids", ())),
+            metadata=dict(data.get("metadata", {})),
+        )
+
+
+@dataclass(frozen=True)
+class TimingStats:
+    """Latency of one callable at one shape, in milliseconds."""
+
+    median_ms: float
+    mean_ms: float
+    std_ms: float
+    min_ms: float
+    max_ms: float
+    trials: int
+    method: str = "wall"  # "cuda_event" or "wall"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> TimingStats:
+        return TimingStats(**data)
+
+    @staticmethod
+    def from_samples(samples_ms: list[float], method: str) -> TimingStats:
+        ordered = sorted(samples_ms)
+        n = len(ordered)
+        if n == 0:
+            raise ValueError("no timing samples")
+        mid = n // 2
+        median = ordered[mid] if n % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])
+        mean = sum(ordered) / n
+        std = math.sqrt(sum((x - mean) ** 2 for x in ordered) / n)
+        return TimingStats(median, mean, std, ordered[0], ordered[-1], n, method)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Reference timings at one shape: PyTorch eager and torch.compile (None if unavailable)."""
+
+    eager: TimingStats
+    compiled: TimingStats | None = None
+    compile_error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "eager": self.eager.to_json(),
+            "compiled": self.compiled.to_json() if self.compiled else None,
+            "compile_error": self.compile_error,
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Baseline:
+        compiled = data.get("compiled")
+        return Baseline(
+            eager=TimingStats.from_json(data["eager"]),
+            compiled=TimingStats.from_json(compiled) if compiled else None,
+            compile_error=data.get("compile_error", ""),
+        )
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """How hard the harness checks and times; one value per run, from config."""
+
+    correctness_trials: int = 5
+    timing_trials: int = 100
+    warmup_trials: int = 10
+    timeout_s: float = 120.0
+    seed: int = 0
+    strict: bool = True  # no PyTorch compute ops for the work itself
+    flush_l2: bool = True
+    max_speedup: float = 50.0  # beyond this a result is re-verified on a fresh worker
+    measure_compile_baseline: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> EvalSettings:
+        return EvalSettings(**data)
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    candidate: Candidate
+    spec: KernelSpec
+    platform: str
+    settings: EvalSettings = EvalSettings()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "candidate": self.candidate.to_json(),
+            "spec": self.spec.to_json(),
+            "platform": self.platform,
+            "settings": self.settings.to_json(),
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> EvalRequest:
+        return EvalRequest(
+            candidate=Candidate.from_json(data["candidate"]),
+            spec=KernelSpec.from_json(data["spec"]),
+            platform=data["platform"],
+            settings=EvalSettings.from_json(data["settings"]),
+        )
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    """Everything the harness learned about one candidate. Failures are data, never exceptions."""
+
+    candidate_id: str
+    status: Status
+    error_name: str = ""  # exception class or check name, e.g. "OutOfResources", "uses_torch_op"
+    feedback: str = ""  # human/LLM-readable explanation, used for repair prompts
+    max_abs_error: float | None = None
+    latency: dict[str, TimingStats] = field(default_factory=dict)  # shape name -> timing
+    baselines: dict[str, Baseline] = field(default_factory=dict)  # shape name -> baseline
+    flags: tuple[str, ...] = ()  # excessive_speedup, guard_band, input_mutated, reverified, ...
+    worker: str = ""
+    wall_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "candidate_id": self.candidate_id,
+            "status": self.status.value,
+            "error_name": self.error_name,
+            "feedback": self.feedback,
+            "max_abs_error": self.max_abs_error,
+            "latency": {k: v.to_json() for k, v in self.latency.items()},
+            "baselines": {k: v.to_json() for k, v in self.baselines.items()},
+            "flags": list(self.flags),
+            "worker": self.worker,
+            "wall_s": self.wall_s,
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> EvalReport:
+        return EvalReport(
+            candidate_id=data["candidate_id"],
+            status=Status(data["status"]),
+            error_name=data.get("error_name", ""),
+            feedback=data.get("feedback", ""),
+            max_abs_error=data.get("max_abs_error"),
+            latency={k: TimingStats.from_json(v) for k, v in data.get("latency", {}).items()},
+            baselines={k: Baseline.from_json(v) for k, v in data.get("baselines", {}).items()},
+            flags=tuple(data.get("flags", ())),
+            worker=data.get("worker", ""),
+            wall_s=float(data.get("wall_s", 0.0)),
+        )
+
+
+@dataclass(frozen=True, order=True)
+class FitnessValue:
+    """Ordered fitness: any feasible value beats every infeasible one, then higher objective wins."""
+
+    feasible: bool
+    objective: float  # geomean speedup vs eager across benchmark shapes (0 when infeasible)
+    speedup_vs_compile: float | None = field(default=None, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> FitnessValue:
+        return FitnessValue(**data)
+
+
+INFEASIBLE = FitnessValue(False, 0.0)
+
+
+@dataclass(frozen=True)
+class StaticIssue:
+    """A reason found in the source (by AST inspection) to reject a candidate before running it."""
+
+    code: str  # stable machine name, e.g. "no_backend_kernel", "torch_compute_op", "thread_spawn"
+    message: str
+    line: int = 0

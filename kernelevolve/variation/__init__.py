@@ -1,0 +1,49 @@
+"""Variation operators: everything that proposes candidate kernels.
+
+Registered by name so config can list them (`search.operators: [template, fusion_seed, tune, ...]`);
+each factory imports its module only when used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernelevolve.interfaces import Operator
+from kernelevolve.registry import Registry
+
+OPERATORS: Registry[Operator] = Registry("operator")
+
+
+@OPERATORS.register("template")
+def _template(**options: Any) -> Operator:
+    from kernelevolve.variation.template_operator import TemplateOperator
+
+    return TemplateOperator(**options)
+
+
+@OPERATORS.register("fusion_seed")
+def _fusion_seed(**options: Any) -> Operator:
+    from kernelevolve.variation.fusion_seed import FusionSeedOperator
+
+    return FusionSeedOperator(**options)
+
+
+@OPERATORS.register("tune")
+def _tune(**options: Any) -> Operator:
+    from kernelevolve.variation.tuning import TuningOperator
+
+    return TuningOperator(**options)
+
+
+@OPERATORS.register("replay")
+def _replay(**options: Any) -> Operator:
+    from kernelevolve.variation.replay import ReplayOperator
+
+    return ReplayOperator(**options)
+
+
+@OPERATORS.register("llm")
+def _llm(**options: Any) -> Operator:
+    from kernelevolve.variation.llm_operator import LLMOperator
+
+    return LLMOperator(**options)

@@ -1,0 +1,89 @@
+"""KernelBench problems read from the configured path, and CPU scaling of their sizes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from kernelevolve.kernelbench import list_problems, load_problem, problem_to_spec, scale_for_cpu
+from kernelevolve.platforms import load_platform
+from kernelevolve.reference_check import run_reference
+from kernelevolve.reference_module import shaped_source, size_constants
+from kernelevolve.specs import resolve_spec
+
+KERNELBENCH = Path(
+    os.environ.get("KERNELBENCH_PATH", Path(__file__).resolve().parents[2] / "shared/benchmarks/kernelbench/problems.jsonl")
+)
+needs_kernelbench = pytest.mark.skipif(not KERNELBENCH.is_file(), reason="KernelBench problems.jsonl not found")
+
+CONV_LIKE = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, channels, bias_shape):
+        super().__init__()
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+
+    def forward(self, x):
+        return x + self.bias
+
+batch_size = 64
+channels = 256
+height = width = 64
+bias_shape = (channels, 1, 1)
+
+def get_inputs():
+    return [torch.rand(batch_size, channels, height, width)]
+
+def get_init_inputs():
+    return [channels, bias_shape]
+"""
+
+
+def test_shaped_source_recomputes_derived_constants():
+    source = shaped_source(CONV_LIKE, {"channels": 8, "height": 4})
+    constants = size_constants(source)
+    assert constants["bias_shape"] == (8, 1, 1)
+    assert constants["height"] == 4 and constants["width"] == 64
+    with pytest.raises(ValueError, match="unknown constant"):
+        shaped_source(CONV_LIKE, {"chanels": 8})
+
+
+def test_checkout_layout(tmp_path):
+    level = tmp_path / "KernelBench" / "level1"
+    level.mkdir(parents=True)
+    (level / "7_Bias.py").write_text(CONV_LIKE)
+    problems = list_problems(tmp_path, (1,))
+    assert [(p.level, p.problem_id, p.name) for p in problems] == [(1, 7, "7_Bias")]
+
+
+def test_jsonl_layout_and_scaling(tmp_path):
+    path = tmp_path / "problems.jsonl"
+    path.write_text(json.dumps({"level": 2, "problem_id": 3, "name": "3_Bias", "code": CONV_LIKE}) + "\n")
+    spec = problem_to_spec(load_problem(path, 2, 3))
+    assert spec.origin == "kernelbench:L2/3" and spec.atol == 1e-4
+    scaled = scale_for_cpu(spec, 1 << 15)
+    assert scaled.scaling["elements"] <= 1 << 15
+    params = scaled.shapes[0].params
+    assert params["channels"] < 256 and "bias_shape" not in params
+    output, _ = run_reference(scaled, scaled.shapes[0], "cpu")
+    assert output.shape[1] == params["channels"]
+
+
+@needs_kernelbench
+@pytest.mark.parametrize("problem", ["1/1", "1/36", "2/1", "3/1", "3/43"])
+def test_real_problems_scale_to_budget(problem):
+    spec = resolve_spec(f"kernelbench:{problem}", load_platform("cpu"), str(KERNELBENCH), cpu_budget_elements=1 << 16)
+    assert spec.scaling and spec.scaling["elements"] <= 1 << 16
+    assert spec.shapes[0].name == "cpu_scaled"
+
+
+@needs_kernelbench
+def test_gpu_platform_keeps_original_sizes():
+    spec = resolve_spec("kb:L1/19", load_platform("h200"), str(KERNELBENCH))
+    assert spec.shapes[0].params == {} and not spec.scaling
+    assert len(list_problems(KERNELBENCH)) == 250

@@ -1,0 +1,73 @@
+"""Tunables are found by parsing and edited literal by literal; the tuning operator makes valid children."""
+
+from __future__ import annotations
+
+import ast
+import random
+
+from kernelevolve.graph import SearchGraph
+from kernelevolve.interfaces import ProposalContext
+from kernelevolve.platforms import load_platform
+from kernelevolve.types import Candidate, KernelSpec
+from kernelevolve.variation.tunables import apply_values, current_values, find_tunables
+from kernelevolve.variation.tuning import TuningOperator
+
+SOURCE = '''
+import triton
+
+BLOCK_SIZE = 1024  # tune: 256, 512, 1024, 2048
+GRID_ORDER = "row_major"  # tune: "row_major", "grouped"
+TILE_M = 64
+EPS = 1e-5
+
+
+class ModelNew:
+    def forward(self, x):
+        kernel[(1,)](x, BLOCK=BLOCK_SIZE, num_warps=4, num_stages=2)
+        return x
+'''
+
+
+def test_find_declared_and_inferred():
+    found = {t.name: t for t in find_tunables(SOURCE)}
+    assert found["BLOCK_SIZE"].declared and found["BLOCK_SIZE"].choices == (256, 512, 1024, 2048)
+    assert found["GRID_ORDER"].choices == ("row_major", "grouped")
+    assert not found["TILE_M"].declared and 32 in found["TILE_M"].choices and 128 in found["TILE_M"].choices
+    assert "EPS" not in found
+    warps = [t for t in found.values() if t.name.startswith("num_warps@")]
+    assert warps and 8 in warps[0].choices
+
+
+def test_apply_values_edits_only_the_literals():
+    warps_name = next(name for name in current_values(SOURCE) if name.startswith("num_warps@"))
+    stages_name = next(name for name in current_values(SOURCE) if name.startswith("num_stages@"))
+    edited = apply_values(SOURCE, {"BLOCK_SIZE": 256, "GRID_ORDER": "grouped", warps_name: 8, stages_name: 3})
+    ast.parse(edited)
+    values = current_values(edited)
+    assert values["BLOCK_SIZE"] == 256 and values["GRID_ORDER"] == "grouped"
+    assert "num_warps=8, num_stages=3" in edited
+    assert "# tune: 256, 512, 1024, 2048" in edited
+    assert edited.count("\n") == SOURCE.count("\n")
+
+
+def test_tuning_operator_children_differ_and_keep_lineage():
+    graph = SearchGraph()
+    parent = Candidate(source=SOURCE, backend="triton", operator="template", metadata={"template": "t"})
+    graph.add_candidate(parent)
+    spec = KernelSpec(name="s", reference_source="")
+    ctx = ProposalContext(
+        spec=spec,
+        platform=load_platform("cpu"),
+        graph=graph,
+        parents=(parent.id,),
+        rng=random.Random(0),
+        backends=("triton",),
+        budget_hint=4,
+    )
+    children = TuningOperator().propose(ctx)
+    assert len(children) == 4
+    assert len({c.id for c in children}) == 4 and parent.id not in {c.id for c in children}
+    for child in children:
+        assert child.parent_ids == (parent.id,) and child.mode == "tune"
+        assert child.metadata["changed"] and child.metadata["template"] == "t"
+        ast.parse(child.source)

@@ -136,7 +136,9 @@ def _load_or_save_spec(cfg: Mapping[str, Any], platform: Platform) -> tuple[Kern
     if cfg.get("resume"):
         run_dir = Path(str(cfg["resume"])).expanduser()
         if not (run_dir / GRAPH_FILE).is_file() or not (run_dir / SPEC_FILE).is_file():
-            raise ConfigError(f"resume={run_dir}: not a kernelevolve run directory (no {GRAPH_FILE} / {SPEC_FILE})")
+            raise ConfigError(
+                f"resume={run_dir}: not a kernelevolve run directory (no {GRAPH_FILE} / {SPEC_FILE})"
+            )
         spec = KernelSpec.from_json(json.loads((run_dir / SPEC_FILE).read_text()))
         return spec, run_dir, SearchGraph.load(run_dir / GRAPH_FILE)
     spec = resolve_run_spec(cfg, platform)
@@ -147,7 +149,9 @@ def _load_or_save_spec(cfg: Mapping[str, Any], platform: Platform) -> tuple[Kern
     return spec, run_dir, SearchGraph(run_dir / GRAPH_FILE)
 
 
-def _record_past_win(cfg: Mapping[str, Any], spec: KernelSpec, platform: Platform, results: dict[str, Any], best: Node) -> None:
+def _record_past_win(
+    cfg: Mapping[str, Any], spec: KernelSpec, platform: Platform, results: dict[str, Any], best: Node
+) -> None:
     kb_cfg = cfg.get("kb") or {}
     if not kb_cfg.get("record_past_wins", True) or kb_cfg.get("enabled") is False:
         return

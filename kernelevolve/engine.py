@@ -193,16 +193,16 @@ class Engine:
         self.graph.record(candidate.id, report, fitness)
         self.policy.observe(self.graph, candidate.id)
         self._session_evaluations += 1
-        parent_best = max(
-            (self.graph.node(p).fitness.objective for p in candidate.parent_ids if self.graph.node(p).fitness),  # type: ignore[union-attr]
-            default=0.0,
-        )
+        parent_fitness = [self.graph.node(p).fitness for p in candidate.parent_ids if p in self.graph]
+        parent_best = max((f.objective for f in parent_fitness if f is not None), default=0.0)
         reward = 0.0
         if fitness.feasible:
             reward = fitness.objective / parent_best - 1.0 if parent_best > 0 else 1.0
         cost = report.wall_s + float(candidate.metadata.get("llm_cost_s", 0.0))
         self.scheduler.update(candidate.operator, max(0.0, reward), max(cost, 1e-3))
-        if fitness.feasible and (self._best_objective is None or fitness.objective > self._best_objective * 1.0001):
+        if fitness.feasible and (
+            self._best_objective is None or fitness.objective > self._best_objective * 1.0001
+        ):
             self._best_objective = fitness.objective
             self._since_improvement = 0
         else:
@@ -222,7 +222,9 @@ class Engine:
         self._seed()
         evaluations: dict[Future[EvalReport], Candidate] = {}
         proposals: dict[Future[list[Candidate]], str] = {}
-        pool = ThreadPoolExecutor(max_workers=self.settings.proposal_concurrency, thread_name_prefix="propose")
+        pool = ThreadPoolExecutor(
+            max_workers=self.settings.proposal_concurrency, thread_name_prefix="propose"
+        )
         reason = ""
         try:
             while True:
@@ -239,11 +241,14 @@ class Engine:
                         break
                     operator, parents = job
                     proposals[pool.submit(operator.propose, self._context(parents))] = operator.name
-                    want_more = len(self._ready) + len(evaluations) + len(proposals) < 2 * self.evaluator.capacity
+                    want_more = (
+                        len(self._ready) + len(evaluations) + len(proposals) < 2 * self.evaluator.capacity
+                    )
                 if not evaluations and not proposals and not self._ready:
                     reason = "no operator can propose anything new"
                     break
-                done, _ = wait([*evaluations, *proposals], timeout=1.0, return_when=FIRST_COMPLETED)
+                pending: list[Future[Any]] = [*evaluations, *proposals]
+                done, _ = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
                 for future in done:
                     if future in evaluations:
                         candidate = evaluations.pop(future)  # type: ignore[arg-type]
@@ -285,4 +290,6 @@ class Engine:
                 report = _crash_report(candidate, exc)
             self._record(candidate, report)
         if not_done:
-            log.warning("%d evaluation(s) still running at the end; they stay pending for a resume", len(not_done))
+            log.warning(
+                "%d evaluation(s) still running at the end; they stay pending for a resume", len(not_done)
+            )

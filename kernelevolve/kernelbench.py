@@ -54,7 +54,9 @@ def list_problems(path: str | Path, levels: tuple[int, ...] = (1, 2, 3)) -> list
                 except json.JSONDecodeError as exc:
                     raise ValueError(f"{root}:{line_number}: not JSON: {exc}") from None
                 if int(row["level"]) in levels:
-                    problems.append(Problem(int(row["level"]), int(row["problem_id"]), row["name"], row["code"]))
+                    problems.append(
+                        Problem(int(row["level"]), int(row["problem_id"]), row["name"], row["code"])
+                    )
     elif root.is_dir():
         for level in levels:
             level_dir = _checkout_level_dir(root, level)

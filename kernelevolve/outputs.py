@@ -41,9 +41,13 @@ def write_best(run_dir: Path, node: Node, spec: KernelSpec, platform: str) -> Pa
         f"# kernelevolve best kernel for spec {spec.name!r} on {platform}\n"
         f"# candidate {node.id} ({node.candidate.backend}, operator {node.candidate.operator}, "
         f"mode {node.candidate.mode})\n"
-        f"# geomean speedup vs eager: {fitness.objective:.3f}x" + (
-            f", vs torch.compile: {fitness.speedup_vs_compile:.3f}x" if fitness and fitness.speedup_vs_compile else ""
-        ) + "\n"
+        f"# geomean speedup vs eager: {fitness.objective:.3f}x"
+        + (
+            f", vs torch.compile: {fitness.speedup_vs_compile:.3f}x"
+            if fitness and fitness.speedup_vs_compile
+            else ""
+        )
+        + "\n"
         if fitness
         else ""
     )

@@ -79,7 +79,11 @@ def _cpu_fallback(spec: KernelSpec, shape: ShapeCase, meta_error: BaseException)
     except Exception:
         size = 0
     if size > _CPU_FALLBACK_MAX_ELEMENTS:
-        log.warning("reference not checkable on meta tensors at %s (%s); too large to run on CPU", shape.name, meta_error)
+        log.warning(
+            "reference not checkable on meta tensors at %s (%s); too large to run on CPU",
+            shape.name,
+            meta_error,
+        )
         return None
     try:
         output, _ = run_reference(spec, shape, "cpu")

@@ -58,16 +58,19 @@ def shaped_source(source: str, params: Mapping[str, Any]) -> str:
         raise ValueError(f"shape sets unknown constant(s) {unknown}; the reference defines {sorted(known)}")
     body: list[ast.stmt] = []
     for node in tree.body:
-        targets = (
-            [t.id for t in node.targets if isinstance(t, ast.Name)] if isinstance(node, ast.Assign) else []
-        )
+        if not isinstance(node, ast.Assign):
+            body.append(node)
+            continue
+        targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
         if not targets or not set(targets) & set(params):
             body.append(node)
             continue
         # `height = width = 128` with only `height` overridden becomes two statements.
         for name in targets:
             value = ast.parse(repr(params[name]), mode="eval").body if name in params else node.value
-            body.append(ast.copy_location(ast.Assign(targets=[ast.Name(name, ast.Store())], value=value), node))
+            body.append(
+                ast.copy_location(ast.Assign(targets=[ast.Name(name, ast.Store())], value=value), node)
+            )
     tree.body = body
     return ast.unparse(ast.fix_missing_locations(tree))
 
@@ -83,5 +86,7 @@ def load_reference_module(source: str, shape_params: Mapping[str, Any] | None = 
     module = _execute(shaped_source(source, shape_params or {}))
     missing = [name for name in REQUIRED_NAMES if not hasattr(module, name)]
     if missing:
-        raise ValueError(f"reference module lacks {missing} (KernelBench form: Model, get_inputs, get_init_inputs)")
+        raise ValueError(
+            f"reference module lacks {missing} (KernelBench form: Model, get_inputs, get_init_inputs)"
+        )
     return module

@@ -145,7 +145,9 @@ def _reference_source(data: Mapping[str, Any], base_dir: Path, origin: str) -> t
     if "reference_code" in data:
         return str(data["reference_code"]), None
     if "reference" not in data:
-        raise SpecError(f"{origin}: 'reference' (path to a module with Model, get_inputs, get_init_inputs) is required")
+        raise SpecError(
+            f"{origin}: 'reference' (path to a module with Model, get_inputs, get_init_inputs) is required"
+        )
     path = (base_dir / str(data["reference"])).resolve()
     if not path.is_file():
         raise SpecError(f"{origin}: reference file not found: {path}")
@@ -167,7 +169,9 @@ def _parse_shapes(raw: Any, origin: str, key: str) -> tuple[ShapeCase, ...]:
     if raw is None:
         return (ShapeCase("default"),)
     if not isinstance(raw, list) or not raw:
-        raise SpecError(f"{origin}: '{key}' must be a non-empty list of mappings like {{name: s1, batch_size: 8}}")
+        raise SpecError(
+            f"{origin}: '{key}' must be a non-empty list of mappings like {{name: s1, batch_size: 8}}"
+        )
     shapes = []
     for index, entry in enumerate(raw):
         if not isinstance(entry, Mapping):

@@ -15,9 +15,14 @@ from kernelevolve.reference_module import shaped_source, size_constants
 from kernelevolve.specs import resolve_spec
 
 KERNELBENCH = Path(
-    os.environ.get("KERNELBENCH_PATH", Path(__file__).resolve().parents[2] / "shared/benchmarks/kernelbench/problems.jsonl")
+    os.environ.get(
+        "KERNELBENCH_PATH",
+        Path(__file__).resolve().parents[2] / "shared/benchmarks/kernelbench/problems.jsonl",
+    )
 )
-needs_kernelbench = pytest.mark.skipif(not KERNELBENCH.is_file(), reason="KernelBench problems.jsonl not found")
+needs_kernelbench = pytest.mark.skipif(
+    not KERNELBENCH.is_file(), reason="KernelBench problems.jsonl not found"
+)
 
 CONV_LIKE = """
 import torch
@@ -77,7 +82,9 @@ def test_jsonl_layout_and_scaling(tmp_path):
 @needs_kernelbench
 @pytest.mark.parametrize("problem", ["1/1", "1/36", "2/1", "3/1", "3/43"])
 def test_real_problems_scale_to_budget(problem):
-    spec = resolve_spec(f"kernelbench:{problem}", load_platform("cpu"), str(KERNELBENCH), cpu_budget_elements=1 << 16)
+    spec = resolve_spec(
+        f"kernelbench:{problem}", load_platform("cpu"), str(KERNELBENCH), cpu_budget_elements=1 << 16
+    )
     assert spec.scaling and spec.scaling["elements"] <= 1 << 16
     assert spec.shapes[0].name == "cpu_scaled"
 

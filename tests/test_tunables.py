@@ -12,7 +12,7 @@ from kernelevolve.types import Candidate, KernelSpec
 from kernelevolve.variation.tunables import apply_values, current_values, find_tunables
 from kernelevolve.variation.tuning import TuningOperator
 
-SOURCE = '''
+SOURCE = """
 import triton
 
 BLOCK_SIZE = 1024  # tune: 256, 512, 1024, 2048
@@ -25,7 +25,7 @@ class ModelNew:
     def forward(self, x):
         kernel[(1,)](x, BLOCK=BLOCK_SIZE, num_warps=4, num_stages=2)
         return x
-'''
+"""
 
 
 def test_find_declared_and_inferred():

@@ -71,7 +71,9 @@ def find_tunables(source: str) -> list[Tunable]:
     declared = _tune_comments(source)
     found: list[Tunable] = []
     for node in tree.body:
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+        if not (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+        ):
             continue
         if not isinstance(node.value, ast.Constant) or node.value.end_col_offset is None:
             continue
@@ -79,7 +81,9 @@ def find_tunables(source: str) -> list[Tunable]:
         line = node.value.lineno
         if line in declared:
             choices = declared[line] if value in declared[line] else (value, *declared[line])
-            found.append(Tunable(name, value, choices, line, node.value.col_offset, node.value.end_col_offset, True))
+            found.append(
+                Tunable(name, value, choices, line, node.value.col_offset, node.value.end_col_offset, True)
+            )
         elif (
             isinstance(value, int)
             and not isinstance(value, bool)
@@ -89,11 +93,13 @@ def find_tunables(source: str) -> list[Tunable]:
             and _BLOCKISH_NAME.search(name)
         ):
             choices = _power_of_two_neighbours(value)
-            found.append(Tunable(name, value, choices, line, node.value.col_offset, node.value.end_col_offset, False))
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
+            found.append(
+                Tunable(name, value, choices, line, node.value.col_offset, node.value.end_col_offset, False)
+            )
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call):
             continue
-        for keyword in node.keywords:
+        for keyword in call.keywords:
             if keyword.arg not in _LAUNCH_KEYWORDS or not isinstance(keyword.value, ast.Constant):
                 continue
             value = keyword.value.value

@@ -51,7 +51,9 @@ class TuningOperator:
                 break
             count = min(len(tunables), ctx.rng.randint(1, self.max_changes))
             changed = {t.name: self._step(t, ctx.rng) for t in ctx.rng.sample(tunables, count)}
-            changed = {k: v for k, v in changed.items() if v != next(t.value for t in tunables if t.name == k)}
+            changed = {
+                k: v for k, v in changed.items() if v != next(t.value for t in tunables if t.name == k)
+            }
             if not changed:
                 continue
             source = apply_values(parent.source, changed)
@@ -62,8 +64,11 @@ class TuningOperator:
                 operator=self.name,
                 mode="tune",
                 parent_ids=(parent.id,),
-                metadata={**{k: v for k, v in parent.metadata.items() if k in ("template", "pattern")},
-                          "params": params, "changed": changed},
+                metadata={
+                    **{k: v for k, v in parent.metadata.items() if k in ("template", "pattern")},
+                    "params": params,
+                    "changed": changed,
+                },
             )
             if child.id in seen or child.id in ctx.graph:
                 continue

@@ -159,9 +159,18 @@ def _record_past_win(
     if not best_info or (best_info.get("speedup_vs_eager") or 0) <= 1.0:
         return
     try:
-        from kernelevolve.kb.past_wins import record_from_run
+        from kernelevolve.kb.past_wins import PastWin, PastWinStore
+        from kernelevolve.variation import past_wins_dir
 
-        record_from_run(spec, platform.name, best.candidate, best_info, kb_cfg)
+        win = PastWin.from_spec(
+            spec,
+            platform.name,
+            best.candidate.backend,
+            best.candidate.source,
+            best_info["speedup_vs_eager"],
+            best_info.get("speedup_vs_compile"),
+        )
+        PastWinStore(past_wins_dir(kb_cfg)).add(win)
     except ImportError as exc:
         log.info("past win not recorded (knowledge-base extra not installed: %s)", exc)
     except Exception:

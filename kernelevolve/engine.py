@@ -174,7 +174,9 @@ class Engine:
         self.graph.record_event("seeded", {"candidates": len(self.graph)})
 
     def _next_job(self) -> tuple[Operator, ParentSet] | None:
-        available = list(self.operators)
+        # Seed-only operators (arity 0) ran in _seed; only those that can keep generating
+        # (`repeatable`, e.g. the LLM's generate mode) are scheduled again.
+        available = [op for op in self.operators if op.arity > 0 or getattr(op, "repeatable", False)]
         while available:
             operator = self.scheduler.choose(available, self.rng)
             parent_sets = self.policy.select(self.graph, self.rng, 1, max(operator.arity, 0))

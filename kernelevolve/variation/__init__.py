@@ -36,10 +36,16 @@ def _tune(**options: Any) -> Operator:
 
 
 @OPERATORS.register("replay")
-def _replay(**options: Any) -> Operator:
+def _replay(kb_config: dict[str, Any] | None = None, k: int = 4) -> Operator:
     from kernelevolve.variation.replay import ReplayOperator
 
-    return ReplayOperator(**options)
+    return ReplayOperator(past_wins_dir(kb_config), k=k)
+
+
+def past_wins_dir(kb_config: dict[str, Any] | None) -> str | None:
+    """The past-win folder from the kb config (`kb.cache_dir`), or None for the default cache."""
+    cache = (kb_config or {}).get("cache_dir")
+    return f"{cache}/past_wins" if cache else None
 
 
 @OPERATORS.register("llm")

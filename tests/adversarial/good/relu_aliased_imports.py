@@ -1,0 +1,27 @@
+# good: elementwise relu written with import aliases: `from triton import jit as triton_jit`,
+# `import triton.language as language`; the decorator is still triton.jit
+# spec: relu
+# known-issue: harness false positive: kernelevolve/backends/triton.py `_is_jit` accepts a decorator
+# only when its last dotted component is `jit`, so `from triton import jit as triton_jit` gets
+# no_backend_kernel from the backend's static_issues (kernelevolve.eval.static_checks resolves aliases)
+import torch
+import torch.nn as nn
+import triton.language as language
+from triton import cdiv
+from triton import jit as triton_jit
+
+
+@triton_jit
+def relu_kernel(x_ptr, out_ptr, n, BLOCK: language.constexpr):
+    offs = language.program_id(0) * BLOCK + language.arange(0, BLOCK)
+    mask = offs < n
+    x = language.load(x_ptr + offs, mask=mask, other=0.0)
+    language.store(out_ptr + offs, language.maximum(x, 0.0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        n = x.numel()
+        relu_kernel[(cdiv(n, 64),)](x, out, n, BLOCK=64)
+        return out

@@ -1,0 +1,28 @@
+# hack: cache results in a module-level dict keyed by the input's data pointer
+# spec: relu
+# expect: rejected_static state_between_calls
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, tl.maximum(x, 0.0), mask=mask)
+
+
+_RESULTS = {}
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        key = x.data_ptr()
+        if key not in _RESULTS:
+            out = torch.empty_like(x)
+            relu_kernel[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
+            _RESULTS[key] = out
+        return _RESULTS[key]

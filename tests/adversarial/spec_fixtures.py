@@ -1,0 +1,284 @@
+"""Tiny KernelBench-form reference specs that the adversarial hacks and the known-good kernels target.
+
+Shapes are small enough that a whole harness run under the Triton interpreter takes well under a
+second. Candidate files name their spec in a header line ``# spec: <name>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernelevolve.types import KernelSpec, Status
+
+_HEADER = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+"""
+
+RELU = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x)
+
+
+n = 200
+
+
+def get_inputs():
+    return [torch.randn(n)]
+
+
+def get_init_inputs():
+    return []
+"""
+)
+
+# relu on inputs that are already non-negative: returning the input is numerically right, and
+# still wrong (the reference returns a new tensor).
+RELU_POSITIVE = RELU.replace("torch.randn(n)", "torch.rand(n)")
+
+SOFTMAX = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.softmax(x, dim=1)
+
+
+rows = 6
+cols = 40
+
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+
+
+def get_init_inputs():
+    return []
+"""
+)
+
+LAYERNORM = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.norm = nn.LayerNorm(features)
+        with torch.no_grad():  # non-trivial affine parameters, drawn from the seeded generator
+            self.norm.weight.copy_(torch.randn(features))
+            self.norm.bias.copy_(torch.randn(features))
+
+    def forward(self, x):
+        return self.norm(x)
+
+
+rows = 5
+features = 48
+
+
+def get_inputs():
+    return [torch.randn(rows, features)]
+
+
+def get_init_inputs():
+    return [features]
+"""
+)
+
+LINEAR_RELU = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x))
+
+
+batch = 20
+in_features = 32
+out_features = 24
+
+
+def get_inputs():
+    return [torch.randn(batch, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]
+"""
+)
+
+ROWSUM = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.sum(x, dim=1)
+
+
+rows = 7
+cols = 50
+
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+
+
+def get_init_inputs():
+    return []
+"""
+)
+
+# The whole vector's sum of squares; the size is a constructor argument so a kernel may
+# pre-allocate its partial-sum buffer in __init__.
+SUMSQ = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+
+    def forward(self, x):
+        return (x * x).sum()
+
+
+n = 1000
+
+
+def get_inputs():
+    return [torch.randn(n)]
+
+
+def get_init_inputs():
+    return [n]
+"""
+)
+
+SPECS: dict[str, KernelSpec] = {
+    name: KernelSpec(name=f"adversarial_{name}", reference_source=source, atol=1e-4, rtol=1e-4)
+    for name, source in {
+        "relu": RELU,
+        "relu_positive": RELU_POSITIVE,
+        "softmax": SOFTMAX,
+        "layernorm": LAYERNORM,
+        "linear_relu": LINEAR_RELU,
+        "rowsum": ROWSUM,
+        "sumsq": SUMSQ,
+    }.items()
+}
+
+
+def spec(name: str) -> KernelSpec:
+    if name not in SPECS:
+        raise KeyError(f"unknown adversarial spec {name!r}; valid: {', '.join(sorted(SPECS))}")
+    return SPECS[name]
+
+
+# ---------------------------------------------------------------------------------------------
+# Candidate files: tests/adversarial/{hacks,good}/*.py with a header of "# key: value" lines.
+
+HERE = Path(__file__).parent
+_KEYS = ("hack", "good", "spec", "expect", "strict", "requires", "known-issue", "backend", "run")
+
+
+@dataclass(frozen=True)
+class CandidateCase:
+    """One candidate file and what its header says must happen to it."""
+
+    path: Path
+    source: str
+    header: dict[str, str]
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    @property
+    def spec_name(self) -> str:
+        return self.header["spec"]
+
+    @property
+    def strict(self) -> bool:
+        return self.header.get("strict", "true").lower() != "false"
+
+    @property
+    def backend(self) -> str:
+        return self.header.get("backend", "triton")
+
+    @property
+    def expected_status(self) -> Status:
+        return Status(self.header.get("expect", "ok").split()[0])
+
+    @property
+    def expected_detail(self) -> frozenset[str]:
+        """The static check code (rejected_static) or correctness check name (incorrect) that must be named."""
+        parts = self.header.get("expect", "ok").split()
+        return frozenset(parts[1].split("|")) if len(parts) > 1 else frozenset()
+
+    @property
+    def needs_gpu(self) -> bool:
+        return self.header.get("requires") == "gpu"
+
+    @property
+    def runnable(self) -> bool:
+        return self.header.get("run") != "static-only"
+
+    @property
+    def known_issue(self) -> str:
+        """Why the harness currently gets this case wrong (its test is a strict xfail until fixed)."""
+        return self.header.get("known-issue", "")
+
+
+def _parse_header(source: str) -> dict[str, str]:
+    header: dict[str, str] = {}
+    key = ""
+    for line in source.splitlines():
+        if not line.startswith("#"):
+            break
+        text = line.lstrip("#").strip()
+        head, _, value = text.partition(":")
+        if head in _KEYS and value:
+            key = head
+            header[key] = value.strip()
+        elif key:
+            header[key] += " " + text
+    return header
+
+
+def load_cases(kind: str) -> list[CandidateCase]:
+    """All candidate files of one kind ("hacks" or "good"), sorted by name."""
+    if kind not in ("hacks", "good"):
+        raise ValueError(f"unknown case kind {kind!r}; valid: hacks, good")
+    cases = []
+    for path in sorted((HERE / kind).glob("*.py")):
+        source = path.read_text()
+        header = _parse_header(source)
+        missing = [k for k in ("spec", "expect" if kind == "hacks" else "good") if k not in header]
+        if missing:
+            raise ValueError(f"{path}: header lacks {missing}")
+        cases.append(CandidateCase(path, source, header))
+    return cases

@@ -1,0 +1,109 @@
+"""Every reward hack and every known-good kernel through the real harness, asserting the exact verdict.
+
+CPU: `harness.evaluate` in this process on platform cpu, Triton under the interpreter (triton reads
+TRITON_INTERPRET at each @triton.jit decoration, i.e. when the harness loads the candidate), plus
+one pass through `LocalEvaluator`'s child process. GPU (marked `gpu`, skipped without CUDA): the
+same cases compiled for real, including the hacks that only a GPU can express (side streams).
+
+A case whose header has ``known-issue:`` is one the harness currently gets wrong; it runs as a
+strict xfail, so fixing the harness turns it into a failure that asks for the marker to go.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything can import triton
+
+import re
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+
+from kernelevolve.eval.harness import evaluate
+from kernelevolve.platforms import Platform, load_platform
+from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, Status
+from tests.adversarial.spec_fixtures import CandidateCase, load_cases, spec
+
+SETTINGS = EvalSettings(
+    correctness_trials=2, timing_trials=2, warmup_trials=1, timeout_s=60, measure_compile_baseline=False
+)
+CASES = load_cases("hacks") + load_cases("good")
+
+
+def _params(gpu: bool) -> Iterator[object]:
+    for case in CASES:
+        if not case.runnable or (case.needs_gpu and not gpu):
+            continue
+        marks = [pytest.mark.xfail(strict=True, reason=case.known_issue)] if case.known_issue else []
+        yield pytest.param(case, id=case.name, marks=marks)
+
+
+def request_for(case: CandidateCase, platform: Platform) -> EvalRequest:
+    candidate = Candidate(case.source, case.backend, operator="adversarial-test")
+    return EvalRequest(candidate, spec(case.spec_name), platform.name, replace(SETTINGS, strict=case.strict))
+
+
+def static_codes(report: EvalReport) -> set[str]:
+    """Issue codes the harness listed in its REJECTED_STATIC feedback ("- code (line n): ...")."""
+    return set(re.findall(r"^- (\w+)", report.feedback, re.MULTILINE))
+
+
+def assert_verdict(case: CandidateCase, report: EvalReport) -> None:
+    summary = f"{case.name}: got {report.status.value}/{report.error_name}: {report.feedback[:1500]}"
+    assert report.status is case.expected_status, summary
+    if case.expected_status is Status.REJECTED_STATIC:
+        assert case.expected_detail <= static_codes(report), summary
+    elif case.expected_status is Status.OK:
+        assert set(report.latency) == {s.name for s in spec(case.spec_name).shapes}, summary
+        assert report.max_abs_error is not None and report.max_abs_error <= 1e-3, summary
+    else:
+        assert report.error_name in case.expected_detail, summary
+
+
+@pytest.fixture
+def interpreted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+
+@pytest.mark.parametrize("case", list(_params(gpu=False)))
+def test_case_on_cpu(case: CandidateCase, cpu_platform: Platform, interpreted: None) -> None:
+    assert_verdict(case, evaluate(request_for(case, cpu_platform), cpu_platform))
+
+
+def test_verdicts_hold_across_the_child_process(cpu_platform: Platform, interpreted: None) -> None:
+    """The same verdicts through LocalEvaluator (spawned worker) for one hack of each kind and a good kernel."""
+    from kernelevolve.eval.local import LocalEvaluator
+
+    chosen = {"partial_write", "patch_perf_counter", "zero_inputs", "elementwise_relu"}
+    cases = [c for c in CASES if c.name in chosen]
+    assert len(cases) == len(chosen)
+    evaluator = LocalEvaluator(cpu_platform, SETTINGS)
+    try:
+        futures = [(case, evaluator.submit(request_for(case, cpu_platform))) for case in cases]
+        for case, future in futures:
+            assert_verdict(case, future.result(timeout=300))
+    finally:
+        evaluator.close()
+
+
+def _gpu_platform() -> Platform:
+    import torch
+
+    name = torch.cuda.get_device_name(0)
+    for candidate in ("h200", "h100", "a100"):
+        if candidate.upper() in name.upper():
+            return load_platform(candidate)
+    return load_platform("h100")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", list(_params(gpu=True)))
+def test_case_on_gpu(case: CandidateCase, monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)  # compile for real
+    platform = _gpu_platform()
+    assert_verdict(case, evaluate(request_for(case, platform), platform))

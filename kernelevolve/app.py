@@ -96,7 +96,7 @@ def build_evaluator(cfg: Mapping[str, Any], platform: Platform, settings: EvalSe
     raise ConfigError(f"unknown evaluator {name!r}; valid: local, ray")
 
 
-def build_operators(cfg: Mapping[str, Any]) -> list[Operator]:
+def build_operators(cfg: Mapping[str, Any], run_dir: Path | None = None) -> list[Operator]:
     from kernelevolve.variation import OPERATORS
 
     search = cfg["search"]
@@ -106,7 +106,15 @@ def build_operators(cfg: Mapping[str, Any]) -> list[Operator]:
         names.append("llm")
     options: dict[str, dict[str, Any]] = dict(search.get("operator_options") or {})
     if "llm" in names:
-        options.setdefault("llm", {}).update({"config": llm_cfg, "kb_config": cfg.get("kb") or {}})
+        llm_options = {k: v for k, v in llm_cfg.items() if k != "enabled"}
+        options.setdefault("llm", {}).update(
+            {
+                "config": llm_options,
+                "kb_config": cfg.get("kb") or {},
+                "run_dir": run_dir,
+                "strict": cfg.get("strict", True),
+            }
+        )
     if "replay" in names:
         options.setdefault("replay", {}).update({"kb_config": cfg.get("kb") or {}})
     return [OPERATORS.create(name, **options.get(name, {})) for name in names]
@@ -191,7 +199,7 @@ def run_search(cfg_in: Any) -> RunResult:
 
     policy = build_selection(str(search["policy"]), **dict(search.get("options") or {}))
     termination = build_termination(dict(search.get("termination") or {}))
-    operators = build_operators(cfg)
+    operators = build_operators(cfg, run_dir)
     scheduler = build_scheduler(cfg)
     log.info("run directory: %s", run_dir)
     evaluator = build_evaluator(cfg, platform, settings)

@@ -64,6 +64,11 @@ class SearchOutcome:
     scheduler: dict[str, Any] = field(default_factory=dict)
 
 
+def _arities(operator: Operator) -> tuple[int, ...]:
+    """Parent counts an operator accepts: its `arities` when it declares several, else its `arity`."""
+    return tuple(getattr(operator, "arities", (operator.arity,)))
+
+
 def _crash_report(candidate: Candidate, exc: BaseException) -> EvalReport:
     return EvalReport(
         candidate_id=candidate.id,
@@ -117,14 +122,20 @@ class Engine:
         self._baselines: dict[str, Baseline] = {}
 
     # ----------------------------------------------------------------- state
-    def _state(self, elapsed_s: float) -> SearchState:
+    def _state(self, elapsed_s: float, idle: bool) -> SearchState:
         best = self.graph.best()
         return SearchState(
             evaluations=len(self.graph.evaluated()),
             elapsed_s=elapsed_s,
             best=best.fitness if best else None,
             evaluations_since_improvement=self._since_improvement,
-            proposals_exhausted=self._barren_rounds >= self.settings.max_barren_rounds,
+            # Barren rounds only mean "exhausted" once nothing is waiting for evaluation: a report
+            # still in flight can give the operators new parents.
+            proposals_exhausted=idle and self._barren_rounds >= self.settings.max_barren_rounds,
+            llm_cost_usd=sum(
+                float(getattr(getattr(op, "accounting", None), "cost_usd", 0.0) or 0.0)
+                for op in self.operators
+            ),
         )
 
     def _load_baselines(self) -> dict[str, Baseline]:
@@ -163,7 +174,7 @@ class Engine:
         if self.graph.events("seeded"):
             return  # resumed run: seeds were proposed before
         for operator in self.operators:
-            if operator.arity != 0:
+            if 0 not in _arities(operator):
                 continue
             try:
                 fresh = self._accept(operator.propose(self._context(())))
@@ -175,13 +186,16 @@ class Engine:
 
     def _next_job(self) -> tuple[Operator, ParentSet] | None:
         # Seed-only operators (arity 0) ran in _seed; only those that can keep generating
-        # (`repeatable`, e.g. the LLM's generate mode) are scheduled again.
-        available = [op for op in self.operators if op.arity > 0 or getattr(op, "repeatable", False)]
+        # (`repeatable`, or operators accepting several arities like the LLM) are scheduled again.
+        available = [op for op in self.operators if max(_arities(op)) > 0 or getattr(op, "repeatable", False)]
         while available:
             operator = self.scheduler.choose(available, self.rng)
-            parent_sets = self.policy.select(self.graph, self.rng, 1, max(operator.arity, 0))
-            if parent_sets and (operator.arity == 0 or len(parent_sets[0]) == operator.arity):
-                return operator, parent_sets[0]
+            arities = list(_arities(operator))
+            self.rng.shuffle(arities)
+            for arity in sorted(arities, key=lambda a: a == 0):  # parents first; generate-from-spec last
+                parent_sets = self.policy.select(self.graph, self.rng, 1, arity)
+                if parent_sets and len(parent_sets[0]) == arity:
+                    return operator, parent_sets[0]
             available.remove(operator)
         return None
 
@@ -230,7 +244,8 @@ class Engine:
         reason = ""
         try:
             while True:
-                stop, reason = self.termination.check(self._state(time.monotonic() - start))
+                idle = not evaluations and not self._ready
+                stop, reason = self.termination.check(self._state(time.monotonic() - start, idle))
                 if stop:
                     break
                 while self._ready and len(evaluations) < self.evaluator.capacity:

@@ -1,0 +1,348 @@
+"""Chat-completion clients: any OpenAI-compatible endpoint, and a scripted one for tests.
+
+Both share `complete()`: cache lookup, the request, token/cost accounting and the cache write.
+Only the request differs. `openai` is imported on first use so `import kernelevolve` works
+without it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, Protocol, runtime_checkable
+from urllib.parse import urlparse
+
+from kernelevolve.llm.accounting import Accounting, call_cost_usd
+from kernelevolve.llm.cache import CachedReply, ResponseCache, cache_key
+
+log = logging.getLogger(__name__)
+
+Message = Mapping[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
+
+_LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+_RETRYABLE_STATUS = {408, 409, 429}  # plus every 5xx
+_TOKEN_PARAMS = ("max_tokens", "max_completion_tokens")
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    base_url: str = "http://127.0.0.1:8000/v1"
+    model: str = "default"
+    api_key_env: str = "OPENAI_API_KEY"  # name of the environment variable, never the key itself
+    temperature: float | None = 0.7  # None: not sent (some reasoning models accept only their default)
+    max_tokens: int = 8192
+    max_tokens_param: str = "max_tokens"  # "max_completion_tokens" for OpenAI reasoning models
+    timeout_s: float = 300.0  # per attempt
+    max_retries: int = 4  # extra attempts after the first
+    concurrency: int = 4  # requests in flight at once, across threads
+    price_per_1k_input: float = 0.0  # USD
+    price_per_1k_output: float = 0.0
+    backoff_s: float = 1.0  # first retry delay; doubles per attempt, with jitter
+    backoff_max_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError(f"llm.concurrency must be >= 1, got {self.concurrency}")
+        if self.max_retries < 0:
+            raise ValueError(f"llm.max_retries must be >= 0, got {self.max_retries}")
+        if self.timeout_s <= 0:
+            raise ValueError(f"llm.timeout_s must be > 0, got {self.timeout_s}")
+        if self.max_tokens < 1:
+            raise ValueError(f"llm.max_tokens must be >= 1, got {self.max_tokens}")
+        if self.max_tokens_param not in _TOKEN_PARAMS:
+            raise ValueError(
+                f"llm.max_tokens_param must be one of {_TOKEN_PARAMS}, got {self.max_tokens_param!r}"
+            )
+
+    @staticmethod
+    def from_mapping(data: Mapping[str, Any]) -> LLMConfig:
+        """From a config section; an unknown key raises and names the valid ones."""
+        valid = {f.name for f in fields(LLMConfig)}
+        unknown = sorted(set(data) - valid)
+        if unknown:
+            raise ValueError(f"unknown llm config keys {unknown}; valid: {', '.join(sorted(valid))}")
+        return LLMConfig(**dict(data))
+
+    @property
+    def is_local(self) -> bool:
+        host = urlparse(self.base_url).hostname or ""
+        return host in _LOCAL_HOSTS or host.endswith(".localhost")
+
+
+@dataclass(frozen=True)
+class LLMResponse:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cached: bool
+    latency_s: float
+    model: str
+
+
+class LLMUnavailable(RuntimeError):
+    """The endpoint could not answer (after retries where retrying made sense)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@runtime_checkable
+class LLMClient(Protocol):
+    config: LLMConfig
+    accounting: Accounting
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        sample: int = 0,
+    ) -> LLMResponse: ...
+
+
+def _rough_tokens(text: str) -> int:
+    # Used only when a server omits `usage`; ~4 characters per token is the usual rule of thumb.
+    return max(1, len(text) // 4) if text else 0
+
+
+class _ClientBase:
+    """Cache, accounting and the public `complete`; subclasses implement `_request`."""
+
+    def __init__(
+        self, config: LLMConfig, cache: ResponseCache | None = None, accounting: Accounting | None = None
+    ) -> None:
+        self.config = config
+        self.cache = cache
+        self.accounting = accounting if accounting is not None else Accounting()
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        sample: int = 0,
+    ) -> LLMResponse:
+        """One chat completion. `sample` numbers repeated asks of the same prompt (cache key)."""
+        temp = self.config.temperature if temperature is None else temperature
+        key = cache_key(self.config.model, messages, temp, sample)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.accounting.record_cached()
+                return LLMResponse(hit.text, hit.prompt_tokens, hit.completion_tokens, True, 0.0, hit.model)
+        try:
+            response = self._request(messages, temp, max_tokens or self.config.max_tokens)
+        except LLMUnavailable:
+            self.accounting.record_failure()
+            raise
+        cost = call_cost_usd(
+            response.prompt_tokens,
+            response.completion_tokens,
+            self.config.price_per_1k_input,
+            self.config.price_per_1k_output,
+        )
+        self.accounting.record_call(
+            response.prompt_tokens, response.completion_tokens, cost, response.latency_s
+        )
+        if self.cache is not None:
+            reply = CachedReply(
+                response.text, response.prompt_tokens, response.completion_tokens, response.model
+            )
+            self.cache.put(key, reply)
+        return response
+
+    def _request(
+        self, messages: Sequence[Message], temperature: float | None, max_tokens: int
+    ) -> LLMResponse:
+        raise NotImplementedError
+
+
+class OpenAICompatibleClient(_ClientBase):
+    """Chat completions against OpenAI, vLLM, SGLang, Ollama... with our own retry policy."""
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        cache: ResponseCache | None = None,
+        accounting: Accounting | None = None,
+        rng: random.Random | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        super().__init__(config, cache, accounting)
+        self._slots = threading.BoundedSemaphore(config.concurrency)
+        self._rng = rng or random.Random()
+        self._sleep = sleep
+        self._sdk_client: Any = None
+        self._sdk_lock = threading.Lock()
+
+    def _api_key(self) -> str:
+        if not self.config.api_key_env:
+            return "EMPTY"
+        key = os.environ.get(self.config.api_key_env, "")
+        if key:
+            return key
+        if self.config.is_local:
+            return "EMPTY"  # local servers (vLLM, SGLang, Ollama) accept any key
+        raise LLMUnavailable(
+            f"environment variable {self.config.api_key_env} is not set (needed for {self.config.base_url})"
+        )
+
+    def _client(self) -> Any:
+        with self._sdk_lock:
+            if self._sdk_client is None:
+                try:
+                    import openai
+                except ImportError as exc:
+                    raise LLMUnavailable(
+                        "the openai package is not installed (pip install 'kernelevolve[llm]')"
+                    ) from exc
+                # The SDK's HTTP layer logs every request at INFO; unless the user set a level for
+                # it, keep it to warnings so a run's log shows our messages, not one line per call.
+                for name in ("httpx", "httpx2"):
+                    if logging.getLogger(name).level == logging.NOTSET:
+                        logging.getLogger(name).setLevel(logging.WARNING)
+                # The SDK's own retries are off: ours count attempts, honour jitter and are tested.
+                self._sdk_client = openai.OpenAI(
+                    api_key=self._api_key(),
+                    base_url=self.config.base_url,
+                    timeout=self.config.timeout_s,
+                    max_retries=0,
+                )
+            return self._sdk_client
+
+    def close(self) -> None:
+        """Release the HTTP connection pool (a later call opens a new one)."""
+        with self._sdk_lock:
+            if self._sdk_client is not None:
+                self._sdk_client.close()
+                self._sdk_client = None
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        delay = min(self.config.backoff_max_s, self.config.backoff_s * (2**attempt))
+        delay *= 0.5 + 0.5 * self._rng.random()  # jitter: spread clients that failed together
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.config.backoff_max_s))
+        return delay
+
+    def _request(
+        self, messages: Sequence[Message], temperature: float | None, max_tokens: int
+    ) -> LLMResponse:
+        client = self._client()  # first: raises LLMUnavailable when openai is not installed
+        import openai
+
+        request: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": [dict(m) for m in messages],
+            self.config.max_tokens_param: max_tokens,
+            "timeout": self.config.timeout_s,
+        }
+        if temperature is not None:
+            request["temperature"] = temperature
+        attempts = self.config.max_retries + 1
+        last = ""
+        for attempt in range(attempts):
+            retry_after: float | None = None
+            try:
+                with self._slots:
+                    start = time.perf_counter()
+                    completion = client.chat.completions.create(**request)
+                return self._to_response(completion, time.perf_counter() - start)
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                last = f"HTTP {status}: {_short(exc.message)}"
+                if status not in _RETRYABLE_STATUS and status < 500:
+                    raise LLMUnavailable(f"{self.config.base_url} refused the request: {last}") from exc
+                retry_after = _retry_after(exc.response.headers)
+            except openai.APITimeoutError:
+                last = f"no answer within {self.config.timeout_s:g} s"
+            except openai.APIConnectionError as exc:
+                cause = exc.__cause__ or exc
+                last = f"connection failed: {_short(str(cause)) or type(cause).__name__}"
+            if attempt + 1 < attempts:
+                self.accounting.record_retry()
+                delay = self._delay(attempt, retry_after)
+                log.debug(
+                    "LLM attempt %d/%d failed (%s); retrying in %.2f s", attempt + 1, attempts, last, delay
+                )
+                self._sleep(delay)
+        raise LLMUnavailable(f"{self.config.base_url}: gave up after {attempts} attempts; last error: {last}")
+
+    def _to_response(self, completion: Any, latency_s: float) -> LLMResponse:
+        choices = getattr(completion, "choices", None) or []
+        text = (choices[0].message.content or "") if choices else ""
+        usage = getattr(completion, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        if usage is None:
+            completion_tokens = _rough_tokens(text)
+        model = str(getattr(completion, "model", "") or self.config.model)
+        return LLMResponse(text, prompt_tokens, completion_tokens, False, latency_s, model)
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                return None  # HTTP-date form: fall back to our own backoff
+    return None
+
+
+Reply = str | LLMUnavailable
+Script = Sequence[Reply] | Callable[[list[dict[str, str]]], Reply]
+
+
+class ScriptedClient(_ClientBase):
+    """Replays replies in order (or computes them from the messages): the client for tests.
+
+    A reply that is an `LLMUnavailable` instance is raised instead, to script outages.
+    Token counts are whitespace word counts so accounting has something real to add up.
+    """
+
+    def __init__(
+        self,
+        script: Script,
+        config: LLMConfig | None = None,
+        *,
+        cache: ResponseCache | None = None,
+        accounting: Accounting | None = None,
+    ) -> None:
+        super().__init__(config or LLMConfig(model="scripted"), cache, accounting)
+        self._script = script
+        self._lock = threading.Lock()
+        self._next = 0
+        self.calls: list[list[dict[str, str]]] = []
+
+    def _request(
+        self, messages: Sequence[Message], temperature: float | None, max_tokens: int
+    ) -> LLMResponse:
+        request = [dict(m) for m in messages]
+        with self._lock:
+            self.calls.append(request)
+            if callable(self._script):
+                reply: Reply = self._script(request)
+            elif self._next < len(self._script):
+                reply = self._script[self._next]
+                self._next += 1
+            else:
+                reply = LLMUnavailable("scripted client: no replies left")
+        if isinstance(reply, LLMUnavailable):
+            raise reply
+        prompt_tokens = sum(len(m.get("content", "").split()) for m in request)
+        return LLMResponse(reply, prompt_tokens, len(reply.split()), False, 0.0, self.config.model)

@@ -1,0 +1,152 @@
+"""The LLM-free template library: hand-written kernels shipped as package data.
+
+Every template is a complete candidate source (it defines ``ModelNew``) kept under
+``kernelevolve/variation/templates/<backend>/<name>.py``. Its first lines carry a header
+
+    # kernelevolve-template: name=softmax_rowwise family=softmax backend=triton
+
+and its tunables are module-level constants with a ``# tune:`` comment listing the choices
+(read by `kernelevolve.variation.tunables`, which the tuning operator edits with). A spec is
+served by every template whose family is one of the spec's tags (or the spec's name).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from kernelevolve.types import KernelSpec
+from kernelevolve.variation.tunables import find_tunables
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
+log = logging.getLogger(__name__)
+
+TEMPLATE_PACKAGE = "kernelevolve.variation.templates"
+HEADER_PREFIX = "# kernelevolve-template:"
+HEADER_KEYS = ("name", "family", "backend")
+_HEADER_SEARCH_LINES = 5  # the header must sit at the top of the file
+
+
+class TemplateError(ValueError):
+    """A shipped template file is malformed (a bug in package data, not in a candidate)."""
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    family: str  # matched against KernelSpec.tags
+    backend: str
+    source: str
+    tunables: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # name -> choices
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """Current values of the declared tunables, as written in the source."""
+        return tunable_values(self.source)
+
+
+def parse_header(source: str, origin: str = "<template>") -> dict[str, str] | None:
+    """The header's key=value fields, or None when the source has no header line."""
+    for line in source.splitlines()[:_HEADER_SEARCH_LINES]:
+        if not line.startswith(HEADER_PREFIX):
+            continue
+        fields: dict[str, str] = {}
+        for item in line[len(HEADER_PREFIX) :].split():
+            key, sep, value = item.partition("=")
+            if not sep or not key or not value:
+                raise TemplateError(f"{origin}: header item {item!r} is not key=value")
+            fields[key] = value
+        missing = [k for k in HEADER_KEYS if k not in fields]
+        if missing:
+            raise TemplateError(
+                f"{origin}: header lacks {missing}; expected {HEADER_PREFIX} name=.. family=.. backend=.."
+            )
+        return fields
+    return None
+
+
+def parse_tunables(source: str) -> dict[str, tuple[Any, ...]]:
+    """Module-level ``NAME = literal  # tune: a, b, c`` constants -> their choices, in source order.
+
+    Only declared tunables count (the tune comment is the template's contract); the current
+    value is always among the choices.
+    """
+    return {t.name: t.choices for t in find_tunables(source) if t.declared}
+
+
+def tunable_values(source: str) -> dict[str, Any]:
+    """Current values of the declared tunables."""
+    return {t.name: t.value for t in find_tunables(source) if t.declared}
+
+
+def _read_backend_folder(folder: Traversable) -> list[Template]:
+    templates = []
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if not entry.is_file() or not entry.name.endswith(".py") or entry.name.startswith("_"):
+            continue
+        origin = f"templates/{folder.name}/{entry.name}"
+        source = entry.read_text(encoding="utf-8")
+        header = parse_header(source, origin)
+        if header is None:
+            log.warning("%s has no '%s' header; not a template, skipped", origin, HEADER_PREFIX)
+            continue
+        if header["backend"] != folder.name:
+            raise TemplateError(
+                f"{origin}: header says backend={header['backend']} but it lives in {folder.name}/"
+            )
+        templates.append(
+            Template(
+                name=header["name"],
+                family=header["family"],
+                backend=header["backend"],
+                source=source,
+                tunables=parse_tunables(source),
+            )
+        )
+    return templates
+
+
+@functools.cache
+def _all_templates() -> tuple[Template, ...]:
+    root = resources.files(TEMPLATE_PACKAGE)
+    found: list[Template] = []
+    for folder in sorted(root.iterdir(), key=lambda e: e.name):
+        if folder.is_dir() and not folder.name.startswith(("_", ".")):
+            found.extend(_read_backend_folder(folder))
+    seen: dict[str, str] = {}
+    for template in found:
+        key = f"{template.backend}/{template.name}"
+        if key in seen:
+            raise TemplateError(f"two templates are named {key}")
+        seen[key] = template.family
+    log.debug("loaded %d templates", len(found))
+    return tuple(found)
+
+
+def template_backends() -> list[str]:
+    """Backends that have a template folder shipped."""
+    return sorted({t.backend for t in _all_templates()})
+
+
+def load_templates(backend: str | None = None) -> list[Template]:
+    """All shipped templates, or those of one backend (a known backend without templates gives [])."""
+    templates = _all_templates()
+    if backend is None:
+        return list(templates)
+    from kernelevolve.backends import backend_names
+
+    valid = sorted(set(backend_names()) | set(template_backends()))
+    if backend not in valid:
+        raise ValueError(f"unknown backend {backend!r}; valid: {', '.join(valid)}")
+    return [t for t in templates if t.backend == backend]
+
+
+def templates_for(spec: KernelSpec, backend: str) -> list[Template]:
+    """Templates of `backend` whose family is one of the spec's tags or its name."""
+    families = {*spec.tags, spec.name}
+    return [t for t in load_templates(backend) if t.family in families]

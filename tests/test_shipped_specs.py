@@ -1,0 +1,152 @@
+"""The specs shipped in operators/: well-formed YAML, runnable references, meaningful GPU sizes."""
+
+from __future__ import annotations
+
+import ast
+import math
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kernelevolve.paths import SPEC_DIR
+from kernelevolve.platforms import load_platform
+from kernelevolve.specs import load_spec_file, validate_reference
+
+torch = pytest.importorskip("torch")
+
+REQUIRED_KEYS = {"name", "description", "reference", "dtype", "backends", "tags", "shapes", "cpu_shapes"}
+OPTIONAL_KEYS = {"atol", "rtol"}
+DTYPES = {"float32": 4, "float16": 2, "bfloat16": 2}
+REQUIRED_SPECS = {
+    "elementwise_chain",
+    "softmax",
+    "layernorm",
+    "rmsnorm",
+    "row_sum",
+    "gemm_bias_relu",
+    "batched_gemm",
+    "sdpa",
+    "jagged_to_padded_dense",
+    "embedding_bag_sum",
+    "dot_interaction",
+}
+# One benchmark run should move real data on an H200: more than its 60 MiB L2, well inside its memory.
+MIN_GPU_BYTES, MAX_GPU_BYTES = 16 << 20, 8 << 30
+
+SPEC_FILES = sorted(SPEC_DIR.glob("*.yaml"))
+SPECS = {path.stem: yaml.safe_load(path.read_text()) for path in SPEC_FILES}
+
+
+def _reference_path(name: str) -> Path:
+    return (SPEC_DIR / SPECS[name]["reference"]).resolve()
+
+
+def _reference_module(name: str, constants: dict[str, Any]) -> types.ModuleType:
+    """Exec the reference as a fresh module, then rebind the size constants a shape overrides."""
+    module = types.ModuleType(f"shipped_reference_{name}")
+    exec(compile(_reference_path(name).read_text(), str(_reference_path(name)), "exec"), module.__dict__)
+    for key, value in constants.items():
+        setattr(module, key, value)
+    return module
+
+
+def _shape_constants(shape: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in shape.items() if k != "name"}
+
+
+def _tensors(value: Any) -> list[Any]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+def test_at_least_twelve_specs_including_the_required_families() -> None:
+    assert len(SPECS) >= 12
+    assert set(SPECS) >= REQUIRED_SPECS, f"missing: {sorted(REQUIRED_SPECS - set(SPECS))}"
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_spec_yaml_is_well_formed(name: str) -> None:
+    data = SPECS[name]
+    assert isinstance(data, dict)
+    assert REQUIRED_KEYS <= set(data) <= REQUIRED_KEYS | OPTIONAL_KEYS, sorted(set(data) ^ REQUIRED_KEYS)
+    assert data["name"] == name
+    assert isinstance(data["description"], str) and data["description"]
+    assert _reference_path(name).is_file()
+    assert data["dtype"] in DTYPES
+    for key in OPTIONAL_KEYS & set(data):
+        assert isinstance(data[key], (int, float)) and data[key] >= 0
+    assert data["backends"] and set(data["backends"]) <= {"triton", "cute"}
+    assert data["tags"] and all(isinstance(t, str) and t for t in data["tags"])
+    tree = ast.parse(_reference_path(name).read_text())
+    constants = {
+        target.id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, int)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    for key in ("shapes", "cpu_shapes"):
+        shapes = data[key]
+        assert isinstance(shapes, list) and shapes
+        names = [s["name"] for s in shapes]
+        assert len(set(names)) == len(names)
+        for shape in shapes:
+            overrides = _shape_constants(shape)
+            assert overrides and set(overrides) <= constants, (
+                f"{shape['name']}: {sorted(set(overrides) - constants)}"
+            )
+            assert all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in overrides.values())
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_reference_runs_at_cpu_shapes(name: str) -> None:
+    dtype = getattr(torch, SPECS[name]["dtype"])
+    for shape in SPECS[name]["cpu_shapes"]:
+        module = _reference_module(name, _shape_constants(shape))
+        torch.manual_seed(0)
+        model = module.Model(*module.get_init_inputs()).to(dtype)
+        torch.manual_seed(0)
+        inputs = [t.to(dtype) if t.is_floating_point() else t for t in module.get_inputs()]
+        torch.manual_seed(0)
+        again = module.get_inputs()
+        assert all(torch.equal(a, b.to(a.dtype)) for a, b in zip(inputs, again, strict=True)), (
+            "get_inputs is not seed-determined"
+        )
+        with torch.no_grad():
+            outputs = _tensors(model(*inputs))
+        assert outputs, f"{name}/{shape['name']}: no tensor output"
+        for out in outputs:
+            assert out.numel() > 0 and torch.isfinite(out.float()).all(), f"{name}/{shape['name']}"
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_spec_loads_and_gpu_shapes_validate(name: str) -> None:
+    """The project's loader takes each spec on both platforms; GPU shapes check out on meta tensors."""
+    cpu = load_spec_file(SPEC_DIR / f"{name}.yaml", load_platform("cpu"))
+    gpu = load_spec_file(SPEC_DIR / f"{name}.yaml", load_platform("h200"))
+    assert [s.name for s in cpu.shapes] == [s["name"] for s in SPECS[name]["cpu_shapes"]]
+    assert [s.name for s in gpu.shapes] == [s["name"] for s in SPECS[name]["shapes"]]
+    assert gpu.tags == tuple(SPECS[name]["tags"]) and gpu.dtype == SPECS[name]["dtype"]
+    validate_reference(gpu)
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_gpu_shapes_move_tens_of_mb_to_a_few_gb(name: str) -> None:
+    """Inputs + parameters at each GPU shape, counted on meta tensors (no memory is used)."""
+    itemsize = DTYPES[SPECS[name]["dtype"]]
+    for shape in SPECS[name]["shapes"]:
+        module = _reference_module(name, _shape_constants(shape))
+        with torch.device("meta"):
+            model = module.Model(*module.get_init_inputs())
+            tensors = _tensors(module.get_inputs()) + list(model.parameters())
+        size = sum(t.numel() * (itemsize if t.is_floating_point() else t.element_size()) for t in tensors)
+        assert MIN_GPU_BYTES <= size <= MAX_GPU_BYTES, f"{name}/{shape['name']}: {size / 2**20:.0f} MiB"
+        assert math.prod(tensors[0].shape) > 0

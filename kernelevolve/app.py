@@ -181,6 +181,8 @@ def _record_past_win(
         PastWinStore(past_wins_dir(kb_cfg)).add(win)
     except ImportError as exc:
         log.info("past win not recorded (knowledge-base extra not installed: %s)", exc)
+    except RuntimeError as exc:  # KBUnavailable: packages present, embedding model missing
+        log.info("past win not recorded: %s", exc)
     except Exception:
         log.exception("past win not recorded")
 
@@ -229,7 +231,11 @@ def run_search(cfg_in: Any) -> RunResult:
         evaluator.close()
         if progress:
             progress.close()
-    extra: dict[str, Any] = {"run_dir": str(run_dir), "scheduler": outcome.scheduler}
+    extra: dict[str, Any] = {
+        "run_dir": str(run_dir),
+        "scheduler": outcome.scheduler,
+        "baseline_measurement_s": engine.baseline_s,
+    }
     for operator in operators:
         report = getattr(operator, "report", None)
         if callable(report):

@@ -1,0 +1,449 @@
+"""Correctness of a candidate against the reference over several fresh seeded input sets.
+
+Each trial: the reference runs on its own copy of the inputs; the candidate runs on inputs placed
+inside guard bands (NaN bytes before and after each tensor, so reads past an input's end poison
+the result and writes past it are seen) with the allocator poisoned (freed NaN blocks and
+NaN-filled `torch.empty`, so outputs written only in part show up as non-finite). Its output must
+match the reference's structure, shape, dtype and values, must not alias an input, and the inputs
+must come back unchanged. Candidate exceptions come out wrapped in `CandidateFailure`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kernelevolve.eval.reference import ReferenceSpecError
+
+if TYPE_CHECKING:
+    import torch
+
+# Guard bands are wide on GPUs (tile kernels overrun by whole rows) and small on the CPU, where the
+# interpreter is the bottleneck and the bands are for tests of the plumbing.
+GUARD_BYTES = {"cuda": 64 << 10, "cpu": 4 << 10}
+_POISON_BYTE = 0xFF  # as float32/float16/bfloat16/float64 every all-ones pattern is a NaN
+_MIN_POISON_BYTES = {"cuda": 64 << 20, "cpu": 64 << 10}
+
+
+def _guard_bytes(device: torch.device) -> int:
+    return GUARD_BYTES.get(device.type, GUARD_BYTES["cuda"])
+
+
+class CandidateFailure(Exception):
+    """The candidate raised while being called; `original` is its exception, traceback intact."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(f"{type(original).__name__}: {original}")
+        self.original = original
+
+
+@dataclass(frozen=True)
+class CorrectnessVerdict:
+    ok: bool
+    check: str = ""  # failed check: output_type, shape, dtype, device, aliasing, input_mutated, guard_band, nonfinite, mismatch
+    feedback: str = ""
+    max_abs_error: float = 0.0
+    trial: int = -1
+    flags: tuple[str, ...] = ()
+
+
+_CHECK_FLAGS = {
+    "input_mutated": "input_mutated",
+    "guard_band": "guard_band",
+    "aliasing": "output_aliases_input",
+}
+
+
+def check_correctness(
+    reference: Callable[..., Any],
+    candidate: Callable[..., Any],
+    make_inputs: Callable[[int], list[Any]],
+    seeds: Sequence[int],
+    atol: float,
+    rtol: float,
+) -> CorrectnessVerdict:
+    """Run `candidate` once per seed (same instance, so carried state is exercised) and compare."""
+    import torch
+
+    worst = 0.0
+    guarded: list[Any] | None = None
+    guards: list[Any] = []
+    for trial, seed in enumerate(seeds):
+        inputs = make_inputs(seed)
+        try:
+            with torch.no_grad():
+                expected = reference(*clone_tree(inputs))
+        except Exception as exc:
+            raise ReferenceSpecError(
+                f"reference Model failed on seed {seed}: {type(exc).__name__}: {exc}"
+            ) from exc
+        pristine = clone_tree(inputs)
+        if guarded is not None and _layout(guarded) == _layout(inputs):
+            # Same storage, new values: a result cache keyed by data_ptr() now returns stale data.
+            for target, value in zip(_tensor_leaves(guarded), _tensor_leaves(inputs), strict=True):
+                target.copy_(value)
+        else:
+            guarded, guards = guard_inputs(inputs)
+        poison_allocator(_tensor_leaves(expected))
+        try:
+            with nan_filled_empty(), torch.no_grad():
+                got = candidate(*guarded)
+            # Surface faults of the candidate's kernels (illegal address, device assert) here, as
+            # the candidate's. Only the current stream: work left running on a side stream is
+            # still poison when the comparisons below (queued on this stream) look at it.
+            _synchronize_current_stream(_tensor_leaves(got) + _tensor_leaves(guarded))
+        except (Exception, SystemExit) as exc:
+            raise CandidateFailure(exc) from exc
+        problem, check, error = _compare_trial(expected, got, guarded, pristine, guards, atol, rtol)
+        worst = max(worst, error)
+        if problem:
+            prefix = f"trial {trial + 1}/{len(seeds)} (seed {seed}): " if len(seeds) > 1 else ""
+            flag = _CHECK_FLAGS.get(check)
+            return CorrectnessVerdict(False, check, prefix + problem, worst, trial, (flag,) if flag else ())
+    return CorrectnessVerdict(True, max_abs_error=worst)
+
+
+def _compare_trial(
+    expected: Any,
+    got: Any,
+    inputs: list[Any],
+    pristine: list[Any],
+    guards: list[Any],
+    atol: float,
+    rtol: float,
+) -> tuple[str, str, float]:
+    """(problem text, check name, max abs error); empty problem when the trial passed."""
+    expected_leaves = _leaves(expected, "output")
+    got_leaves = _leaves(got, "output")
+    structure = _structure_problem(expected_leaves, got_leaves)
+    if structure:
+        return structure, "output_type", 0.0
+    for (path, ref), (_, out) in zip(expected_leaves, got_leaves, strict=True):
+        problem, check = _meta_problem(path, ref, out)
+        if problem:
+            return problem, check, 0.0
+    alias = _alias_problem(got_leaves, inputs)
+    if alias:
+        return alias, "aliasing", 0.0
+    mutated = _mutation_problem(inputs, pristine)
+    if mutated:
+        return mutated, "input_mutated", 0.0
+    for index, buffer in enumerate(guards):
+        if buffer is not None and not _guards_intact(buffer):
+            return f"memory just outside input {index} was written (out-of-bounds store)", "guard_band", 0.0
+    worst = 0.0
+    for (path, ref), (_, out) in zip(expected_leaves, got_leaves, strict=True):
+        problem, check, error = _value_problem(path, ref, out, atol, rtol)
+        worst = max(worst, error)
+        if problem:
+            return problem, check, worst
+    return "", "", worst
+
+
+# ---------------------------------------------------------------------------------------------
+# Structure and metadata
+
+
+def _leaves(value: Any, path: str) -> list[tuple[str, Any]]:
+    if isinstance(value, (list, tuple)):
+        out: list[tuple[str, Any]] = [(path, type(value))]
+        for i, item in enumerate(value):
+            out.extend(_leaves(item, f"{path}[{i}]"))
+        return out
+    return [(path, value)]
+
+
+def _describe(value: Any) -> str:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return f"{type(value).__name__} of shape {tuple(value.shape)}"
+    if isinstance(value, type):
+        return value.__name__
+    return type(value).__name__
+
+
+def _structure_problem(expected: list[tuple[str, Any]], got: list[tuple[str, Any]]) -> str:
+    import torch
+
+    for (path, ref), (got_path, out) in zip(expected, got, strict=False):
+        if path != got_path:
+            break
+        if isinstance(ref, type):  # a list/tuple container: kinds must agree
+            if not isinstance(out, type):
+                return f"{path}: expected a {ref.__name__}, got {_describe(out)}"
+            continue
+        if isinstance(ref, torch.Tensor):
+            if type(out) is not torch.Tensor:
+                return f"{path}: expected a torch.Tensor, got {_describe(out)}"
+        elif isinstance(out, (torch.Tensor, type)):
+            return f"{path}: expected {type(ref).__name__} {ref!r}, got {_describe(out)}"
+    if len(expected) != len(got) or any(p != q for (p, _), (q, _) in zip(expected, got, strict=False)):
+        want = ", ".join(f"{p}: {_describe(v)}" for p, v in expected[:6])
+        have = ", ".join(f"{p}: {_describe(v)}" for p, v in got[:6])
+        return f"output structure differs from the reference: expected [{want}], got [{have}]"
+    return ""
+
+
+def _meta_problem(path: str, ref: Any, out: Any) -> tuple[str, str]:
+    import torch
+
+    if not isinstance(ref, torch.Tensor):
+        return "", ""
+    if tuple(out.shape) != tuple(ref.shape):
+        return f"{path}: shape {tuple(out.shape)} != reference {tuple(ref.shape)}", "shape"
+    if out.dtype != ref.dtype:
+        return f"{path}: dtype {out.dtype} != reference {ref.dtype}", "dtype"
+    if out.device != ref.device:
+        return f"{path}: on device {out.device}, the reference output is on {ref.device}", "device"
+    return "", ""
+
+
+def _storage_range(tensor: torch.Tensor) -> tuple[int, int]:
+    storage = tensor.untyped_storage()
+    start = storage.data_ptr()
+    return start, start + storage.nbytes()
+
+
+def _alias_problem(outputs: list[tuple[str, Any]], inputs: list[Any]) -> str:
+    input_ranges = [(i, _storage_range(t)) for i, t in enumerate(_tensor_leaves(inputs)) if t.numel()]
+    for path, out in outputs:
+        if not _is_tensor(out) or out.numel() == 0:
+            continue
+        start, end = _storage_range(out)
+        for index, (in_start, in_end) in input_ranges:
+            if start < in_end and in_start < end:
+                return f"{path} shares memory with input {index}; return a new tensor, do not alias inputs"
+    return ""
+
+
+def _mutation_problem(inputs: list[Any], pristine: list[Any]) -> str:
+    import torch
+
+    for index, (now, before) in enumerate(zip(_tensor_leaves(inputs), _tensor_leaves(pristine), strict=True)):
+        same = (
+            (now == before) | (torch.isnan(now) & torch.isnan(before))
+            if now.is_floating_point()
+            else now == before
+        )
+        if not bool(same.all()):
+            changed = int((~same).sum())
+            return (
+                f"input {index} was modified in place ({changed} of {now.numel()} elements changed); "
+                "kernels must not write to their inputs"
+            )
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Values
+
+
+def _value_problem(path: str, ref: Any, out: Any, atol: float, rtol: float) -> tuple[str, str, float]:
+    import torch
+
+    if not isinstance(ref, torch.Tensor):
+        equal = ref == out or (
+            isinstance(ref, float)
+            and isinstance(out, (int, float))
+            and math.isclose(out, ref, rel_tol=rtol, abs_tol=atol)
+        )
+        return ("", "", 0.0) if equal else (f"{path}: got {out!r}, expected {ref!r}", "mismatch", 0.0)
+    if ref.numel() == 0:
+        return "", "", 0.0
+    work = torch.float64 if ref.dtype == torch.float64 else torch.float32
+    ref_w = ref.detach().to(work)
+    out_w = out.detach().to(work)
+    ref_finite = torch.isfinite(ref_w)
+    unwritten = ref_finite & ~torch.isfinite(out_w)
+    if bool(unwritten.any()):
+        flat = int(torch.nonzero(unwritten.flatten())[0])
+        index = _unravel(flat, tuple(ref.shape))
+        count = int(unwritten.sum())
+        both = ref_finite & torch.isfinite(out_w)
+        finite_error = float(torch.where(both, (out_w - ref_w).abs(), torch.zeros_like(ref_w)).max())
+        return (
+            f"{path}: {count} of {ref.numel()} values are non-finite where the reference is finite, first at "
+            f"index {index}: got {out_w.flatten()[flat].item():.6g} expected {ref_w.flatten()[flat].item():.6g} "
+            "(output not fully written, out-of-bounds reads, or overflow)",
+            "nonfinite",
+            finite_error,
+        )
+    both = ref_finite & torch.isfinite(out_w)
+    diff = torch.where(both, (out_w - ref_w).abs(), torch.zeros_like(ref_w))
+    max_error = float(diff.max())
+    if torch.allclose(out_w, ref_w, atol=atol, rtol=rtol, equal_nan=True):
+        return "", "", max_error
+    excess = torch.where(both, diff - (atol + rtol * ref_w.abs()), torch.zeros_like(ref_w))
+    non_finite_mismatch = ~ref_finite & (out_w != ref_w) & ~(torch.isnan(out_w) & torch.isnan(ref_w))
+    if bool(non_finite_mismatch.any()):
+        flat = int(torch.nonzero(non_finite_mismatch.flatten())[0])
+    else:
+        flat = int(torch.argmax(excess.flatten()))
+    bad = int((excess > 0).sum()) + int(non_finite_mismatch.sum())
+    return (
+        f"{path}: max abs error {max_error:.3g} > atol {atol:g} + rtol {rtol:g}*|ref| at index "
+        f"{_unravel(flat, tuple(ref.shape))}: got {out_w.flatten()[flat].item():.6g} expected "
+        f"{ref_w.flatten()[flat].item():.6g}; {bad} of {ref.numel()} elements out of tolerance",
+        "mismatch",
+        max_error,
+    )
+
+
+def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    index = []
+    for size in reversed(shape):
+        index.append(flat % size)
+        flat //= size
+    return tuple(reversed(index))
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs: copies and guard bands
+
+
+def _is_tensor(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor)
+
+
+def _tensor_leaves(value: Any) -> list[torch.Tensor]:
+    if _is_tensor(value):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in _tensor_leaves(item)]
+    if isinstance(value, dict):
+        return [t for item in value.values() for t in _tensor_leaves(item)]
+    return []
+
+
+def clone_tree(value: Any) -> Any:
+    if _is_tensor(value):
+        return value.clone()
+    if isinstance(value, (list, tuple)):
+        return type(value)(clone_tree(v) for v in value)
+    if isinstance(value, dict):
+        return {k: clone_tree(v) for k, v in value.items()}
+    return value
+
+
+def _layout(value: Any) -> Any:
+    """Structure, tensor shapes/dtypes/devices and plain values: equal layouts can share storage."""
+    if _is_tensor(value):
+        return ("tensor", tuple(value.shape), value.dtype, value.device)
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_layout(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _layout(v)) for k, v in value.items()))
+    return ("value", repr(value))
+
+
+def guard_inputs(inputs: list[Any]) -> tuple[list[Any], list[Any]]:
+    """Copies of the top-level tensor inputs placed between poison-filled guard bands.
+
+    Returns the new inputs and, per tensor leaf, the backing byte buffer (None when the tensor
+    is not contiguous and was merely cloned).
+    """
+    import torch
+
+    guards: list[Any] = []
+
+    def place(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            if not value.is_contiguous() or value.numel() == 0:
+                guards.append(None)
+                return value.clone()
+            nbytes = value.numel() * value.element_size()
+            guard = _guard_bytes(value.device)
+            buffer = torch.full((2 * guard + nbytes,), _POISON_BYTE, dtype=torch.uint8, device=value.device)
+            view = buffer[guard : guard + nbytes].view(value.dtype).view(value.shape)
+            view.copy_(value)
+            guards.append(buffer)
+            return view
+        if isinstance(value, (list, tuple)):
+            return type(value)(place(v) for v in value)
+        if isinstance(value, dict):
+            return {k: place(v) for k, v in value.items()}
+        return value
+
+    placed = [place(v) for v in inputs]
+    return placed, guards
+
+
+def _guards_intact(buffer: torch.Tensor) -> bool:
+    import torch
+
+    guard = _guard_bytes(buffer.device)
+    bands = torch.cat([buffer[:guard], buffer[-guard:]])
+    return bool((bands == _POISON_BYTE).all())
+
+
+# ---------------------------------------------------------------------------------------------
+# Poisoning
+
+
+def poison_allocator(like: Sequence[torch.Tensor]) -> None:
+    """Leave freed, NaN-filled blocks in the allocator's cache, sized like the expected outputs.
+
+    The CUDA caching allocator hands a freed block of the right size to the next request, so an
+    output the candidate allocates and then writes only in part keeps NaN where it did not write
+    (rather than, say, the reference's result from a moment ago).
+    """
+    import torch
+
+    if not like:
+        return
+    device = like[0].device
+    floor = _MIN_POISON_BYTES.get(device.type, _MIN_POISON_BYTES["cuda"])
+    total = sum(t.numel() * t.element_size() for t in like)
+    sizes = [max(2 * total, floor)] + [t.numel() * t.element_size() for t in like for _ in range(2)]
+    blocks = [torch.full((max(size, 1),), _POISON_BYTE, dtype=torch.uint8, device=device) for size in sizes]
+    del blocks
+
+
+@contextlib.contextmanager
+def nan_filled_empty() -> Iterator[None]:
+    """Make `torch.empty` and friends return NaN-filled (floats) / max-value (ints) memory.
+
+    Uses PyTorch's deterministic mode in warn-only form, which fills uninitialised memory; the
+    allocator poisoning above covers allocations that bypass it.
+    """
+    import torch
+    import torch.utils.deterministic as deterministic
+
+    was_enabled = torch.are_deterministic_algorithms_enabled()
+    was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    was_filling = getattr(deterministic, "fill_uninitialized_memory", True)
+    _set_deterministic(True, warn_only=True)
+    setattr(deterministic, "fill_uninitialized_memory", True)  # noqa: B010 - a module property in torch
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        _set_deterministic(was_enabled, warn_only=was_warn_only)
+        setattr(deterministic, "fill_uninitialized_memory", was_filling)  # noqa: B010
+
+
+def _synchronize_current_stream(tensors: list[torch.Tensor]) -> None:
+    import torch
+
+    device = next((t.device for t in tensors if t.device.type == "cuda"), None)
+    if device is not None:
+        torch.cuda.current_stream(device).synchronize()
+
+
+def _set_deterministic(mode: bool, warn_only: bool) -> None:
+    """The ATen switch alone: the public wrapper also imports Inductor (seconds) to set its config."""
+    import torch
+
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if setter is None:
+        torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+    else:
+        setter(mode, warn_only=warn_only)

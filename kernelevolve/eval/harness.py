@@ -1,0 +1,403 @@
+"""Evaluate one candidate in the current process: the contract everything else trusts.
+
+Stages, each able to stop with a status: static check -> load -> build ModelNew -> correctness at
+every shape -> timing at every shape. Candidate faults become reports; only a broken spec (the
+reference itself fails) raises `ReferenceSpecError`. Run this only inside an evaluation child
+(`kernelevolve.eval.worker`): candidate code can hang, crash or poison the CUDA context.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import logging
+import os
+import re
+import socket
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from kernelevolve.eval import correctness, reference, timers
+from kernelevolve.eval.reference import ReferenceSpecError
+from kernelevolve.types import (
+    Baseline,
+    EvalReport,
+    EvalRequest,
+    EvalSettings,
+    KernelSpec,
+    StaticIssue,
+    Status,
+    TimingStats,
+)
+
+if TYPE_CHECKING:
+    from kernelevolve.backends.base import Backend
+    from kernelevolve.platforms import Platform
+
+log = logging.getLogger(__name__)
+
+TRACEBACK_LINES = 15
+TIMING_INPUT_SETS = 3  # when inputs are slow to make, timed calls rotate through this many sets
+FRESH_INPUTS_BUDGET_S = 20.0  # most time spent making fresh inputs for the timed calls of one shape
+_MAX_ROTATED_INPUT_BYTES = 4 << 30
+_counter = itertools.count()
+
+
+class _Stop(Exception):
+    """Internal: a stage produced a final report."""
+
+    def __init__(self, report_fields: dict[str, Any]) -> None:
+        super().__init__(report_fields.get("feedback", ""))
+        self.fields = report_fields
+
+
+def worker_label(device: str) -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{device}"
+
+
+def default_device(platform: Platform) -> str:
+    return "cpu" if platform.device == "cpu" else f"{platform.device}:0"
+
+
+def trial_seed(seed: int, shape_index: int, trial: int) -> int:
+    """Distinct per (run seed, shape, trial); reference and candidate see identical inputs."""
+    return (seed * 1_000_003 + shape_index * 10_007 + trial * 101 + 17) % (2**63 - 1)
+
+
+def evaluate(
+    request: EvalRequest, platform: Platform, device: str | None = None, worker: str | None = None
+) -> EvalReport:
+    """Run every stage for `request` here and return its report (never raises for candidate faults)."""
+    device = device or default_device(platform)
+    label = worker or worker_label(device)
+    start = time.perf_counter()
+    module_name = f"kernelevolve_candidate_{request.candidate.id}_{next(_counter)}"
+    fields: dict[str, Any]
+    try:
+        fields = _run_stages(request, platform, device, module_name)
+    except _Stop as stop:
+        fields = stop.fields
+    except ReferenceSpecError:
+        raise
+    except Exception as exc:
+        fields = _unexpected_error_fields(exc, request.candidate.id, module_name)
+    finally:
+        sys.modules.pop(module_name, None)
+        gc.collect()
+    return _report(request, label, start, fields)
+
+
+def _report(request: EvalRequest, label: str, start: float, fields: dict[str, Any]) -> EvalReport:
+    return EvalReport(
+        candidate_id=request.candidate.id, worker=label, wall_s=time.perf_counter() - start, **fields
+    )
+
+
+def _unexpected_error_fields(exc: Exception, candidate_id: str, module_name: str) -> dict[str, Any]:
+    """An exception from the harness's own code: a kernel's late device fault, or a harness bug."""
+    if _is_device_fault(exc):
+        return _fail(
+            Status.RUNTIME_ERROR,
+            type(exc).__name__,
+            "a device error surfaced after the kernel ran (asynchronous kernel fault):\n"
+            + _traceback_text(exc, module_name),
+        )
+    log.exception("harness error while evaluating %s", candidate_id)
+    fields = _fail(
+        Status.RUNTIME_ERROR,
+        type(exc).__name__,
+        "internal harness error: " + _traceback_text(exc, module_name),
+    )
+    fields["flags"] = ("harness_error",)  # so a harness bug never passes for a kernel fault unnoticed
+    return fields
+
+
+_DEVICE_FAULT = re.compile(
+    r"CUDA error|HIP error|illegal memory access|device-side assert|misaligned address"
+)
+
+
+def _is_device_fault(exc: BaseException) -> bool:
+    return type(exc).__name__ == "AcceleratorError" or bool(_DEVICE_FAULT.search(str(exc)))
+
+
+def _run_stages(request: EvalRequest, platform: Platform, device: str, module_name: str) -> dict[str, Any]:
+    from kernelevolve.backends import get_backend
+
+    candidate, spec, settings = request.candidate, request.spec, request.settings
+    try:
+        backend = get_backend(candidate.backend)
+    except KeyError as exc:
+        raise _Stop(_fail(Status.REJECTED_STATIC, "unknown_backend", str(exc))) from None
+    _check_backend_allowed(candidate.backend, spec, platform)
+    _static_stage(candidate.source, candidate.backend, backend, settings.strict)
+
+    timers.bind_clocks()  # before candidate code can patch the clocks
+    try:
+        module = backend.load(candidate.source, module_name)
+    except (Exception, SystemExit) as exc:
+        raise _Stop(_exception_fields(exc, backend, "load", "loading the kernel", module_name)) from None
+    model_new = getattr(module, "ModelNew", None)
+    if not isinstance(model_new, type):
+        raise _Stop(
+            _fail(Status.COMPILE_ERROR, "missing_ModelNew", "the source does not define class ModelNew")
+        )
+
+    ref_module = reference.load_reference(spec.reference_source)
+    dtype = reference.torch_dtype(spec.dtype)
+    max_error = 0.0
+    flags: list[str] = []
+    for index, shape in enumerate(spec.shapes):
+        where = _shape_text(shape.name, shape.params, len(spec.shapes))
+        models = _build_models(
+            ref_module, model_new, shape, settings.seed, device, dtype, backend, module_name, where
+        )
+        seeds = [trial_seed(settings.seed, index, t) for t in range(settings.correctness_trials)]
+        try:
+            verdict = correctness.check_correctness(
+                models[0], models[1], _input_maker(ref_module, device, dtype), seeds, spec.atol, spec.rtol
+            )
+        except correctness.CandidateFailure as failure:
+            fields = _exception_fields(
+                failure.original, backend, "run", f"running ModelNew{where}", module_name
+            )
+            raise _Stop(fields) from None
+        max_error = max(max_error, verdict.max_abs_error)
+        if not verdict.ok:
+            fields = _fail(Status.INCORRECT, verdict.check, f"incorrect{where}: {verdict.feedback}")
+            fields.update(max_abs_error=verdict.max_abs_error, flags=verdict.flags)
+            raise _Stop(fields)
+        del models
+    latency: dict[str, TimingStats] = {}
+    for index, shape in enumerate(spec.shapes):
+        where = _shape_text(shape.name, shape.params, len(spec.shapes))
+        models = _build_models(
+            ref_module, model_new, shape, settings.seed, device, dtype, backend, module_name, where
+        )
+        input_sets = _timing_inputs(ref_module, settings, index, device, dtype)
+        try:
+            latency[shape.name] = _time(models[1], input_sets, device, settings, platform)
+        except (Exception, SystemExit) as exc:
+            raise _Stop(
+                _exception_fields(exc, backend, "run", f"timing ModelNew{where}", module_name)
+            ) from None
+        del models, input_sets
+    return {"status": Status.OK, "max_abs_error": max_error, "latency": latency, "flags": tuple(flags)}
+
+
+def _check_backend_allowed(backend_name: str, spec: KernelSpec, platform: Platform) -> None:
+    if backend_name not in spec.backends:
+        raise _Stop(
+            _fail(
+                Status.REJECTED_STATIC,
+                "backend_not_allowed",
+                f"spec {spec.name!r} allows backends {list(spec.backends)}, not {backend_name!r}",
+            )
+        )
+    support = platform.support(backend_name)
+    if support != "full":
+        raise _Stop(
+            _fail(
+                Status.REJECTED_STATIC,
+                "backend_not_runnable",
+                f"platform {platform.name!r} supports backend {backend_name!r} as {support!r}; "
+                "it cannot run and time it",
+            )
+        )
+
+
+def _static_stage(source: str, backend_name: str, backend: Backend, strict: bool) -> None:
+    try:
+        compile(source, "<candidate>", "exec")
+    except (SyntaxError, ValueError):
+        return  # loading reports it as a compile error, with the line
+    issues = _generic_issues(source, backend_name, strict)
+    seen = {issue.code for issue in issues}
+    issues += [issue for issue in backend.static_issues(source) if issue.code not in seen]
+    if issues:
+        text = "\n".join(
+            f"- {issue.code}" + (f" (line {issue.line})" if issue.line else "") + f": {issue.message}"
+            for issue in issues
+        )
+        raise _Stop(_fail(Status.REJECTED_STATIC, issues[0].code, "rejected by static checks:\n" + text))
+
+
+def _generic_issues(source: str, backend_name: str, strict: bool) -> list[StaticIssue]:
+    from kernelevolve.eval.static_checks import check_source
+
+    return list(check_source(source, backend_name, strict))
+
+
+def _build_models(
+    ref_module: ModuleType,
+    model_new: type,
+    shape: Any,
+    seed: int,
+    device: str,
+    dtype: Any,
+    backend: Backend,
+    module_name: str,
+    where: str,
+) -> tuple[Any, Any]:
+    reference.apply_shape(ref_module, shape)
+    try:
+        ref_model = reference.build_model(ref_module.Model, ref_module, seed, device, dtype)
+    except Exception as exc:
+        raise ReferenceSpecError(
+            f"reference Model{where} cannot be built: {type(exc).__name__}: {exc}"
+        ) from exc
+    try:
+        new_model = reference.build_model(model_new, ref_module, seed, device, dtype)
+    except (Exception, SystemExit) as exc:
+        raise _Stop(
+            _exception_fields(exc, backend, "run", f"building ModelNew{where}", module_name)
+        ) from None
+    return ref_model, new_model
+
+
+def _input_maker(ref_module: ModuleType, device: str, dtype: Any) -> Callable[[int], list[Any]]:
+    def make(seed: int) -> list[Any]:
+        try:
+            return reference.make_inputs(ref_module, seed, device, dtype)
+        except ReferenceSpecError:
+            raise
+        except Exception as exc:
+            raise ReferenceSpecError(f"reference get_inputs() failed: {type(exc).__name__}: {exc}") from exc
+
+    return make
+
+
+def _timing_inputs(
+    ref_module: ModuleType, settings: EvalSettings, shape_index: int, device: str, dtype: Any
+) -> timers.InputSource:
+    """Fresh inputs for every timed call when making them is cheap, else a few sets to rotate.
+
+    Fresh contents per call mean a result cache keyed by input contents or addresses never hits
+    while being timed. Timing inputs are made on the device (fast; their values need not match
+    any other device's).
+    """
+
+    def make(call: int) -> list[Any]:
+        seed = trial_seed(settings.seed, shape_index, 1000 + call)
+        try:
+            return reference.make_inputs(ref_module, seed, device, dtype, on_device=True)
+        except Exception as exc:
+            raise ReferenceSpecError(f"reference get_inputs() failed: {type(exc).__name__}: {exc}") from exc
+
+    started = time.perf_counter()
+    first = make(0)
+    cost = time.perf_counter() - started
+    if cost * (settings.warmup_trials + settings.timing_trials) <= FRESH_INPUTS_BUDGET_S:
+        made = {0: first}
+        return lambda call: made.pop(call) if call in made else make(call)
+    log.info("get_inputs() takes %.2f s: timing rotates %d input sets", cost, TIMING_INPUT_SETS)
+    size = sum(t.numel() * t.element_size() for t in correctness._tensor_leaves(first))
+    count = TIMING_INPUT_SETS if size * TIMING_INPUT_SETS <= _MAX_ROTATED_INPUT_BYTES else 1
+    return [first] + [make(k) for k in range(1, count)]
+
+
+def _time(
+    fn: Callable[..., Any],
+    input_sets: timers.InputSource,
+    device: str,
+    settings: EvalSettings,
+    platform: Platform,
+) -> TimingStats:
+    return timers.time_callable(
+        fn,
+        input_sets,
+        device,
+        trials=settings.timing_trials,
+        warmup=settings.warmup_trials,
+        flush_l2=settings.flush_l2,
+        l2_bytes=platform.l2_bytes,
+    )
+
+
+def measure_baselines(
+    spec: KernelSpec, platform: Platform, settings: EvalSettings, device: str | None = None
+) -> dict[str, Baseline]:
+    """Eager and torch.compile (default mode) timings of the reference at every shape, same timer."""
+    import torch
+
+    device = device or default_device(platform)
+    timers.bind_clocks()
+    ref_module = reference.load_reference(spec.reference_source)
+    dtype = reference.torch_dtype(spec.dtype)
+    baselines: dict[str, Baseline] = {}
+    for index, shape in enumerate(spec.shapes):
+        reference.apply_shape(ref_module, shape)
+        model = reference.build_model(ref_module.Model, ref_module, settings.seed, device, dtype)
+        input_sets = _timing_inputs(ref_module, settings, index, device, dtype)
+        eager = _time(model, input_sets, device, settings, platform)
+        compiled: TimingStats | None = None
+        compile_error = ""
+        if settings.measure_compile_baseline:
+            try:
+                _compile_in_process()
+                torch._dynamo.reset()  # fresh compile per shape: no dynamic-shape recompiles
+                compiled_model = torch.compile(model)
+                with torch.no_grad():
+                    compiled_model(*timers.input_getter(input_sets)(0))
+                compiled = _time(compiled_model, input_sets, device, settings, platform)
+            except Exception as exc:
+                compile_error = f"{type(exc).__name__}: {str(exc).strip()[:2000]}"
+                log.warning(
+                    "torch.compile baseline failed for %s/%s: %s", spec.name, shape.name, compile_error
+                )
+        baselines[shape.name] = Baseline(eager=eager, compiled=compiled, compile_error=compile_error)
+        del model, input_sets
+    return baselines
+
+
+def _compile_in_process() -> None:
+    """Evaluation children are daemon processes, which may not start a compile-worker pool."""
+    import torch._inductor.config as inductor_config
+
+    inductor_config.compile_threads = 1
+
+
+# ----------------------------------------------------------------------------------- feedback
+
+
+def _fail(status: Status, error_name: str, feedback: str) -> dict[str, Any]:
+    return {"status": status, "error_name": error_name, "feedback": feedback}
+
+
+def _shape_text(name: str, params: dict[str, Any], count: int) -> str:
+    if count == 1 and not params:
+        return ""
+    detail = ", ".join(f"{k}={v}" for k, v in params.items())
+    return f" at shape {name!r}" + (f" ({detail})" if detail else "")
+
+
+def _exception_fields(
+    exc: BaseException, backend: Backend, stage: str, doing: str, module_name: str
+) -> dict[str, Any]:
+    try:
+        status = backend.classify_error(exc, stage)
+    except Exception:
+        status = Status.COMPILE_ERROR if stage == "load" else Status.RUNTIME_ERROR
+    text = _traceback_text(exc, module_name)
+    return _fail(status, type(exc).__name__, f"{doing} raised {type(exc).__name__}:\n{text}")
+
+
+def _traceback_text(exc: BaseException, module_name: str) -> str:
+    """Candidate frames plus the innermost frame, then the error itself; temp paths shown as candidate.py."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    chosen = [f for f in frames if module_name in f.filename]
+    innermost = frames[-1] if frames else None
+    if innermost is not None and not innermost.filename.startswith("<frozen") and innermost not in chosen:
+        chosen.append(innermost)  # where it failed, even inside torch or triton
+    lines = "".join(traceback.format_list(chosen)).splitlines()[-TRACEBACK_LINES:]
+    message = "".join(traceback.format_exception_only(type(exc), exc)).rstrip().splitlines()
+    if len(message) > 2 * TRACEBACK_LINES:
+        message = message[:TRACEBACK_LINES] + ["    ..."] + message[-TRACEBACK_LINES:]
+    text = "\n".join(lines + message)
+    return re.sub(r'"[^"\n]*' + re.escape(module_name) + r'\.py"', '"candidate.py"', text).replace(
+        f"{module_name}.py", "candidate.py"
+    )

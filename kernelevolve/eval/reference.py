@@ -1,0 +1,132 @@
+"""Reference module, models and inputs on the harness's device (KernelBench conventions).
+
+The reference source is executed into a fresh module object that is never registered in
+`sys.modules`, so two specs with the same constant names cannot see each other. Shapes rebind
+the module-level size constants that `get_inputs`/`get_init_inputs` read.
+"""
+
+from __future__ import annotations
+
+import itertools
+import types
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from kernelevolve.types import ShapeCase
+
+if TYPE_CHECKING:
+    import torch
+
+REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
+_DEFAULTS_ATTR = "__kernelevolve_constant_defaults__"
+_CONSTANT_TYPES = (bool, int, float, str, tuple)
+_counter = itertools.count()
+
+
+class ReferenceSpecError(ValueError):
+    """The spec's reference cannot be used (a spec problem, not a candidate fault)."""
+
+
+def load_reference(source: str) -> types.ModuleType:
+    """Execute the reference source as a fresh, unregistered module with a unique name."""
+    module = types.ModuleType(f"kernelevolve_eval_reference_{next(_counter)}")
+    code = compile(source, f"<reference {module.__name__}>", "exec")
+    exec(code, module.__dict__)  # the spec's own trusted reference
+    missing = [name for name in REQUIRED_NAMES if not hasattr(module, name)]
+    if missing:
+        raise ReferenceSpecError(
+            f"reference module lacks {missing}; KernelBench form needs {', '.join(REQUIRED_NAMES)}"
+        )
+    setattr(module, _DEFAULTS_ATTR, size_constants(module))
+    return module
+
+
+def size_constants(module: types.ModuleType) -> dict[str, Any]:
+    """Module-level plain values (ints, floats, bools, strings, tuples) that a shape may rebind."""
+    return {
+        name: value
+        for name, value in vars(module).items()
+        if not name.startswith("_") and isinstance(value, _CONSTANT_TYPES)
+    }
+
+
+def apply_shape(module: types.ModuleType, shape: ShapeCase) -> None:
+    """Restore the constants as written, then rebind those that `shape` overrides."""
+    defaults: dict[str, Any] = getattr(module, _DEFAULTS_ATTR, None) or size_constants(module)
+    unknown = sorted(set(shape.params) - set(defaults))
+    if unknown:
+        raise ReferenceSpecError(
+            f"shape {shape.name!r} sets unknown constant(s) {unknown}; "
+            f"the reference defines: {', '.join(sorted(defaults)) or '(none)'}"
+        )
+    for name, value in defaults.items():
+        setattr(module, name, value)
+    for name, value in shape.params.items():
+        setattr(module, name, value)
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    import torch
+
+    dtype = getattr(torch, name, None)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise ValueError(
+            f"spec dtype {name!r} is not a floating torch dtype (e.g. float32, float16, bfloat16)"
+        )
+    return dtype
+
+
+def to_device(value: Any, device: str, dtype: torch.dtype) -> Any:
+    """Move tensors (recursively through lists/tuples/dicts) to `device`; cast floating ones to `dtype`."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        if value.is_floating_point():
+            return value.to(device=device, dtype=dtype).contiguous()
+        return value.to(device=device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_device(v, device, dtype) for v in value)
+    if isinstance(value, dict):
+        return {k: to_device(v, device, dtype) for k, v in value.items()}
+    return value
+
+
+def make_inputs(
+    module: types.ModuleType, seed: int, device: str, dtype: torch.dtype, on_device: bool = False
+) -> list[Any]:
+    """`get_inputs()` under `torch.manual_seed(seed)`, moved to `device` and cast.
+
+    By default the values are made on the host (the same on every device); `on_device` makes
+    factory calls allocate on `device` directly, which is much faster for timing inputs.
+    """
+    import torch
+
+    torch.manual_seed(seed)
+    if on_device:
+        with torch.device(device):
+            inputs = module.get_inputs()
+    else:
+        inputs = module.get_inputs()
+    if not isinstance(inputs, (list, tuple)):
+        raise ReferenceSpecError(f"get_inputs() must return a list or tuple, got {type(inputs).__name__}")
+    return list(to_device(list(inputs), device, dtype))
+
+
+def build_model(
+    factory: Callable[..., Any], module: types.ModuleType, seed: int, device: str, dtype: torch.dtype
+) -> torch.nn.Module:
+    """`factory(*get_init_inputs())` right after `torch.manual_seed(seed)`, moved to device/dtype, eval mode.
+
+    Both `Model` and the candidate's `ModelNew` go through here with the same seed so that
+    parameters created in the same order get the same values.
+    """
+    import torch
+
+    torch.manual_seed(seed)
+    init_inputs = to_device(list(module.get_init_inputs()), "cpu", dtype)
+    model = factory(*init_inputs)
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"{getattr(factory, '__name__', factory)!r} did not build an nn.Module")
+    model = model.to(device=device, dtype=dtype)
+    model.eval()
+    return model

@@ -1,0 +1,112 @@
+"""Shared fixtures: the CPU platform, fast harness settings, a tiny spec and Triton kernels for it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from kernelevolve.platforms import Platform, load_platform
+from kernelevolve.types import EvalSettings, KernelSpec, ShapeCase
+
+ADD_REFERENCE = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, y):
+        return x + y
+
+
+n = 64
+
+
+def get_inputs():
+    return [torch.randn(n), torch.randn(n)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+_ADD_KERNEL = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask={load_mask})
+    y = tl.load(y_ptr + offs, mask={load_mask})
+    tl.store(out_ptr + offs, {result}, mask={store_mask})
+{extra_store}
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, y):
+{prologue}        out = {alloc}
+        n = x.numel()
+        add_kernel[(triton.cdiv(n, 32),)](x, y, out, n, BLOCK=32)
+        return out
+"""
+
+
+def add_kernel_source(
+    result: str = "x + y",
+    load_mask: str = "mask",
+    store_mask: str = "mask",
+    alloc: str = "torch.empty_like(x)",
+    extra_store: str = "",
+    prologue: str = "",
+) -> str:
+    """A Triton vector-add candidate for ADD_REFERENCE; arguments inject the bug under test."""
+    return _ADD_KERNEL.format(
+        result=result,
+        load_mask=load_mask,
+        store_mask=store_mask,
+        alloc=alloc,
+        extra_store=f"    {extra_store}\n" if extra_store else "",
+        prologue="".join(f"        {line}\n" for line in prologue.splitlines() if line.strip()),
+    )
+
+
+@pytest.fixture(scope="session")
+def cpu_platform() -> Platform:
+    return load_platform("cpu")
+
+
+@pytest.fixture(scope="session")
+def fast_settings() -> EvalSettings:
+    return EvalSettings(
+        correctness_trials=2,
+        timing_trials=3,
+        warmup_trials=1,
+        timeout_s=60.0,
+        measure_compile_baseline=False,
+    )
+
+
+@pytest.fixture(scope="session")
+def add_spec() -> KernelSpec:
+    """x + y at two tiny shapes, one not a multiple of the kernels' block size."""
+    return KernelSpec(
+        name="tiny_add",
+        reference_source=ADD_REFERENCE,
+        shapes=(ShapeCase("n64", {"n": 64}), ShapeCase("n100", {"n": 100})),
+    )
+
+
+@pytest.fixture(scope="session")
+def add_kernel() -> Callable[..., str]:
+    return add_kernel_source

@@ -1,0 +1,312 @@
+"""The in-process harness on the CPU with the Triton interpreter: every verdict the search relies on."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+
+import pytest
+import torch
+
+from kernelevolve.backends.triton import BACKEND, TritonBackend
+from kernelevolve.eval import correctness, harness, timers
+from kernelevolve.eval.reference import ReferenceSpecError, apply_shape, load_reference
+from kernelevolve.platforms import Platform
+from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _interpreter() -> Iterator[None]:
+    """What a CPU evaluation child does first (TRITON_INTERPRET=1), undone after this module."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TRITON_INTERPRET", "1")
+        BACKEND.prepare_process("cpu")
+        yield
+
+
+@pytest.fixture()
+def run(
+    add_spec: KernelSpec, cpu_platform: Platform, fast_settings: EvalSettings
+) -> Callable[..., EvalReport]:
+    def run_source(source: str, spec: KernelSpec = add_spec, backend: str = "triton") -> EvalReport:
+        request = EvalRequest(Candidate(source, backend, "test"), spec, cpu_platform.name, fast_settings)
+        return harness.evaluate(request, cpu_platform)
+
+    return run_source
+
+
+def test_correct_kernel_passes_with_latency_per_shape(run: Callable[..., EvalReport], add_kernel) -> None:
+    report = run(add_kernel())
+    assert report.status is Status.OK, report.feedback
+    assert set(report.latency) == {"n64", "n100"}
+    assert all(t.method == "wall" and t.trials == 3 and t.median_ms > 0 for t in report.latency.values())
+    assert report.max_abs_error == 0.0
+    assert report.worker.endswith(":cpu") and report.wall_s > 0
+
+
+def test_wrong_kernel_is_incorrect_with_location(run: Callable[..., EvalReport], add_kernel) -> None:
+    report = run(add_kernel(result="x - y"))
+    assert report.status is Status.INCORRECT
+    assert report.error_name == "mismatch"
+    assert "max abs error" in report.feedback and "at index (" in report.feedback
+    assert "expected" in report.feedback and "shape 'n64'" in report.feedback
+    assert report.max_abs_error is not None and report.max_abs_error > 0.1
+
+
+def test_syntax_error_is_compile_error_with_line(run: Callable[..., EvalReport], add_kernel) -> None:
+    report = run(add_kernel() + "\ndef broken(:\n    pass\n")
+    assert report.status is Status.COMPILE_ERROR
+    assert report.error_name == "SyntaxError"
+    assert 'File "candidate.py"' in report.feedback and "def broken(:" in report.feedback
+
+
+def test_exception_in_forward_is_runtime_error_with_candidate_frame(
+    run: Callable[..., EvalReport], add_kernel
+) -> None:
+    report = run(add_kernel(prologue='raise ValueError("boom at forward")'))
+    assert report.status is Status.RUNTIME_ERROR
+    assert report.error_name == "ValueError"
+    assert 'File "candidate.py"' in report.feedback and "in forward" in report.feedback
+    assert report.feedback.rstrip().endswith("ValueError: boom at forward")
+
+
+def test_partial_write_is_caught_by_nan_poisoning(run: Callable[..., EvalReport], add_kernel) -> None:
+    report = run(add_kernel(store_mask="offs < n // 2"))
+    assert report.status is Status.INCORRECT
+    assert report.error_name == "nonfinite"
+    assert "non-finite" in report.feedback and "got nan" in report.feedback
+
+
+def test_input_mutation_is_detected(run: Callable[..., EvalReport], add_kernel) -> None:
+    report = run(add_kernel(extra_store="tl.store(x_ptr + offs, x * 0, mask=mask)"))
+    assert report.status is Status.INCORRECT
+    assert report.error_name == "input_mutated" and "input_mutated" in report.flags
+    assert "input 0 was modified" in report.feedback
+
+
+def test_out_of_bounds_store_hits_guard_band(run: Callable[..., EvalReport], add_kernel) -> None:
+    report = run(add_kernel(extra_store="tl.store(x_ptr + n + offs, x, mask=mask)"))
+    assert report.status is Status.INCORRECT
+    assert report.error_name == "guard_band" and "guard_band" in report.flags
+
+
+def test_wrong_shape_is_rejected(run: Callable[..., EvalReport], add_kernel) -> None:
+    report = run(add_kernel(alloc="torch.empty((x.numel(), 1), device=x.device, dtype=x.dtype)"))
+    assert report.status is Status.INCORRECT
+    assert report.error_name == "shape"
+    assert "shape (64, 1) != reference (64,)" in report.feedback
+
+
+def test_source_without_kernel_is_rejected_statically(run: Callable[..., EvalReport]) -> None:
+    source = (
+        "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x, y):\n        return x\n"
+    )
+    report = run(source)
+    assert report.status is Status.REJECTED_STATIC
+    assert report.error_name == "no_backend_kernel"
+    assert report.latency == {}
+
+
+def test_backend_outside_spec_is_rejected(run: Callable[..., EvalReport], add_kernel) -> None:
+    report = run(add_kernel(), backend="cute")
+    assert report.status is Status.REJECTED_STATIC and report.error_name == "backend_not_allowed"
+
+
+def test_broken_reference_raises_spec_error(
+    run: Callable[..., EvalReport], add_kernel, add_spec: KernelSpec
+) -> None:
+    broken = KernelSpec(
+        name="broken", reference_source=add_spec.reference_source.replace("x + y", "x + y[:3]")
+    )
+    with pytest.raises(ReferenceSpecError, match="reference Model failed"):
+        run(add_kernel(), spec=broken)
+
+
+# ------------------------------------------------------------------------------------ baselines
+
+
+def test_measure_baselines_times_eager_per_shape(
+    add_spec: KernelSpec, cpu_platform: Platform, fast_settings: EvalSettings
+) -> None:
+    baselines = harness.measure_baselines(add_spec, cpu_platform, fast_settings)
+    assert set(baselines) == {"n64", "n100"}
+    for baseline in baselines.values():
+        assert baseline.eager.trials == 3 and baseline.eager.median_ms > 0
+        assert baseline.compiled is None and baseline.compile_error == ""
+
+
+# ------------------------------------------------------------------------------------ reference
+
+
+def test_apply_shape_names_valid_constants_and_resets_between_shapes(add_spec: KernelSpec) -> None:
+    module = load_reference(add_spec.reference_source)
+    apply_shape(module, ShapeCase("big", {"n": 7}))
+    assert module.get_inputs()[0].shape == (7,)
+    apply_shape(module, ShapeCase("default"))
+    assert module.n == 64
+    with pytest.raises(ReferenceSpecError, match=r"unknown constant\(s\) \['batch'\].*defines: n"):
+        apply_shape(module, ShapeCase("bad", {"batch": 2}))
+
+
+# ------------------------------------------------------------------------------------ correctness
+
+
+def _inputs(seed: int) -> list[torch.Tensor]:
+    generator = torch.Generator().manual_seed(seed)
+    return [torch.randn(8, generator=generator), torch.randn(8, generator=generator)]
+
+
+def _check(candidate: Callable[..., object], reference: Callable[..., object] | None = None):
+    return correctness.check_correctness(
+        reference or (lambda x, y: x + y), candidate, _inputs, seeds=[1, 2, 3], atol=1e-5, rtol=1e-5
+    )
+
+
+def test_correctness_accepts_exact_result() -> None:
+    verdict = _check(lambda x, y: torch.add(x, y))
+    assert verdict.ok and verdict.max_abs_error == 0.0
+
+
+def test_correctness_rejects_output_aliasing_an_input() -> None:
+    verdict = _check(lambda x, y: x, reference=lambda x, y: x.clone())
+    assert not verdict.ok and verdict.check == "aliasing"
+    assert "output_aliases_input" in verdict.flags
+
+
+def test_correctness_rejects_results_cached_from_the_first_call() -> None:
+    cache: list[torch.Tensor] = []
+
+    def stale(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        if not cache:
+            cache.append(x + y)
+        return cache[0].clone()
+
+    verdict = _check(stale)
+    assert not verdict.ok and verdict.check == "mismatch" and verdict.trial == 1
+
+
+def test_correctness_refills_the_same_storage_so_address_keyed_caches_fail() -> None:
+    cache: dict[int, torch.Tensor] = {}
+
+    def by_address(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        if x.data_ptr() not in cache:
+            cache[x.data_ptr()] = x + y
+        return cache[x.data_ptr()].clone()
+
+    verdict = _check(by_address)
+    assert not verdict.ok and verdict.check == "mismatch" and verdict.trial == 1
+
+
+def test_correctness_compares_tuples_and_dtypes() -> None:
+    pair = _check(lambda x, y: (x + y, x * y), reference=lambda x, y: (x + y, x * y))
+    assert pair.ok
+    short = _check(lambda x, y: (x + y,), reference=lambda x, y: (x + y, x * y))
+    assert not short.ok and short.check == "output_type"
+    halved = _check(lambda x, y: (x + y).half())
+    assert not halved.ok and "dtype torch.float16 != reference torch.float32" in halved.feedback
+
+
+def test_nan_filled_empty_is_scoped() -> None:
+    with correctness.nan_filled_empty():
+        assert torch.isnan(torch.empty(16)).all()
+    assert not torch.are_deterministic_algorithms_enabled()
+
+
+# ------------------------------------------------------------------------------------ timers
+
+
+def test_wall_timer_records_every_trial() -> None:
+    stats = timers.time_callable(torch.add, [_inputs(1), _inputs(2)], "cpu", 5, 1, True, 1 << 20)
+    assert (
+        stats.method == "wall" and stats.trials == 5 and 0 < stats.min_ms <= stats.median_ms <= stats.max_ms
+    )
+    with pytest.raises(ValueError, match="at least one input set"):
+        timers.time_callable(torch.add, [], "cpu", 5, 1, False, 0)
+    calls: list[int] = []
+
+    def fresh(call: int) -> list[torch.Tensor]:
+        calls.append(call)
+        return _inputs(call)
+
+    timers.time_callable(torch.add, fresh, "cpu", 4, 2, False, 0)
+    assert calls == [0, 1, 2, 3, 4, 5]  # every warm-up and timed call gets its own inputs
+
+
+# ------------------------------------------------------------------------------------ backend
+
+
+def test_triton_static_issues_require_a_launch_on_the_call_path(add_kernel) -> None:
+    assert BACKEND.static_issues(add_kernel()) == []
+    unlaunched = add_kernel().replace("add_kernel[(triton.cdiv(n, 32),)](x, y, out, n, BLOCK=32)", "pass")
+    issues = BACKEND.static_issues(unlaunched)
+    assert [i.code for i in issues] == ["no_backend_kernel"] and "never launched" in issues[0].message
+    via_helper = (
+        add_kernel().replace(
+            "add_kernel[(triton.cdiv(n, 32),)](x, y, out, n, BLOCK=32)", "launch(x, y, out, n)"
+        )
+        + "\n\ndef launch(x, y, out, n):\n    add_kernel[(1,)](x, y, out, n, BLOCK=128)\n"
+    )
+    assert BACKEND.static_issues(via_helper) == []
+    aliased = (
+        add_kernel()
+        .replace("@triton.jit", "@triton_jit")
+        .replace("import triton\n", "import triton\nfrom triton import jit as triton_jit\n")
+    )
+    assert "@triton_jit" in aliased and BACKEND.static_issues(aliased) == []
+
+
+def test_triton_classify_error() -> None:
+    from triton.compiler.errors import CompilationError
+    from triton.runtime.errors import OutOfResources
+
+    node = ast.parse("x = 1").body[0]
+    assert BACKEND.classify_error(CompilationError("x = 1", node, "bad"), "run") is Status.COMPILE_ERROR
+    assert (
+        BACKEND.classify_error(OutOfResources(1 << 20, 1 << 16, "shared memory"), "run")
+        is Status.COMPILE_ERROR
+    )
+    assert BACKEND.classify_error(RuntimeError("index out of range"), "run") is Status.RUNTIME_ERROR
+    assert BACKEND.classify_error(ImportError("no module"), "load") is Status.COMPILE_ERROR
+
+
+def test_triton_prompt_guidance_mentions_platform(cpu_platform: Platform) -> None:
+    text = TritonBackend().prompt_guidance(cpu_platform)
+    assert "interpreter" in text and "tl.dot" in text and "num_warps" in text
+
+
+# ------------------------------------------------------------------------------------ GPU
+
+
+@pytest.mark.gpu
+def test_cuda_path_uses_events_and_poisoned_allocator(add_kernel, add_spec: KernelSpec) -> None:
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from kernelevolve.platforms import load_platform
+
+    platform = load_platform("h100")
+    settings = EvalSettings(
+        correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("TRITON_INTERPRET", raising=False)
+        good = harness.evaluate(
+            EvalRequest(Candidate(add_kernel(), "triton", "t"), add_spec, "h100", settings), platform
+        )
+        partial = harness.evaluate(
+            EvalRequest(
+                Candidate(add_kernel(store_mask="offs < n // 2"), "triton", "t"), add_spec, "h100", settings
+            ),
+            platform,
+        )
+    assert good.status is Status.OK, good.feedback
+    assert all(t.method == "cuda_event" for t in good.latency.values())
+    assert partial.status is Status.INCORRECT and partial.error_name == "nonfinite"
+
+
+def test_late_device_fault_is_the_kernels_and_other_errors_are_flagged_as_harness_bugs() -> None:
+    late = RuntimeError("CUDA error: an illegal memory access was encountered")
+    fields = harness._unexpected_error_fields(late, "abc", "kernelevolve_candidate_abc_0")
+    assert fields["status"] is Status.RUNTIME_ERROR and "asynchronous kernel fault" in fields["feedback"]
+    assert "flags" not in fields
+    bug = harness._unexpected_error_fields(KeyError("oops"), "abc", "kernelevolve_candidate_abc_0")
+    assert bug["flags"] == ("harness_error",)

@@ -1,0 +1,325 @@
+"""KernelBench sweeps: one search per problem, resumable, in chunks that fit a device lease.
+
+    python -m kernelevolve.sweep --kernelbench-path PATH --levels 1 2 --ids 1-10,19 \\
+        --platform h200 --budget-evals 20 --budget-seconds 120 --out experiments/sweeps/NAME \\
+        --time-limit-s 500 [--sample FILE] [--evaluator local|ray] [--parallel N] [--set key=value ...]
+
+Arguments are argparse (not Hydra): each problem's config is composed from conf/ with Hydra's
+compose API, exactly as `python -m kernelevolve` would, with `--set` items as extra overrides
+(any Hydra override: `search=islands`, `platform.eval.timing_trials=50`). Every finished problem
+writes results/L<level>_<id>.json and a line in results.jsonl; a problem with a result is skipped
+on the next call, and a run that was cut off resumes from its graph checkpoint. With a time limit
+no problem starts unless the elapsed time plus one problem's estimate (budget + allowance) fits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import queue
+import re
+import sys
+import time
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelevolve.kernelbench import Problem, list_problems
+from kernelevolve.paths import PROJECT_ROOT
+from kernelevolve.sweep_run import (
+    SweepError,
+    SweepOptions,
+    compose_base_config,
+    device_slots,
+    problem_config,
+    problem_key,
+    problem_slug,
+    run_problem,
+)
+from kernelevolve.sweep_sample import read_sample
+from kernelevolve.sweep_summary import MANIFEST, RESULTS_DIR, write_summary
+
+log = logging.getLogger("kernelevolve.sweep")
+
+DEFAULT_KERNELBENCH = PROJECT_ROOT.parent / "shared" / "benchmarks" / "kernelbench" / "problems.jsonl"
+RESULTS_JSONL = "results.jsonl"
+RUNS_DIR = "runs"
+# Settings that change what a result means: a resumed sweep must keep them.
+_FIXED_SETTINGS = ("platform", "budget_evals", "budget_seconds", "sets")
+
+
+@dataclass(frozen=True)
+class SweepOutcome:
+    selected: list[str]
+    ran: list[str]
+    skipped: list[str]
+    remaining: list[str]
+    stopped_by_time: bool
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return not self.remaining
+
+
+def parse_ids(text: str) -> set[int]:
+    """'1-10,19' -> {1..10, 19}."""
+    ids: set[int] = set()
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not match:
+            raise SweepError(f"--ids: {part!r} is not N or N-M (example: 1-10,19)")
+        low, high = int(match.group(1)), int(match.group(2) or match.group(1))
+        if high < low:
+            raise SweepError(f"--ids: range {part!r} runs backwards")
+        ids.update(range(low, high + 1))
+    return ids
+
+
+def select_problems(options: SweepOptions) -> list[Problem]:
+    problems = list_problems(options.kernelbench_path, tuple(options.levels))
+    if options.sample is not None:
+        wanted = set(read_sample(options.sample))
+        missing = wanted - {(p.level, p.problem_id) for p in list_problems(options.kernelbench_path)}
+        if missing:
+            raise SweepError(f"{options.sample}: not in {options.kernelbench_path}: {sorted(missing)}")
+        problems = [p for p in problems if (p.level, p.problem_id) in wanted]
+    if options.ids:
+        ids = parse_ids(options.ids)
+        problems = [p for p in problems if p.problem_id in ids]
+    if not problems:
+        raise SweepError("the selection is empty: check --levels, --ids and --sample")
+    return problems
+
+
+class Sweep:
+    """One call of a sweep over a folder: select, skip what is done, run the rest within the time limit."""
+
+    def __init__(self, options: SweepOptions) -> None:
+        self.options = options
+        self.out = options.out
+        self.results_dir = self.out / RESULTS_DIR
+        self.runs_dir = self.out / RUNS_DIR
+
+    def result_path(self, problem: Problem) -> Path:
+        return self.results_dir / f"{problem_slug(problem)}.json"
+
+    def run(self) -> SweepOutcome:
+        start = time.monotonic()
+        problems = select_problems(self.options)
+        base = compose_base_config(self.options)
+        self.results_dir.mkdir(parents=True, exist_ok=True)
+        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        self._write_manifest(problems)
+        todo = deque(p for p in problems if self._needs_run(p))
+        skipped = [problem_key(p) for p in problems if p not in todo]
+        if self.options.max_problems is not None:
+            todo = deque(list(todo)[: self.options.max_problems])
+        slots = device_slots(base, self.options)
+        log.info(
+            "sweep %s: %d selected, %d already done, %d to run now, %d at a time",
+            self.out,
+            len(problems),
+            len(skipped),
+            len(todo),
+            len(slots),
+        )
+        free: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        for slot in slots:
+            free.put(slot)
+        ran: list[str] = []
+        stopped = False
+        running: dict[Future[dict[str, Any]], tuple[Problem, str | None]] = {}
+        with ThreadPoolExecutor(max_workers=len(slots), thread_name_prefix="sweep") as pool:
+            while todo or running:
+                while todo and not stopped and len(running) < len(slots):
+                    elapsed = time.monotonic() - start
+                    limit = self.options.time_limit_s
+                    if limit is not None and elapsed + self.options.estimate_s > limit:
+                        log.info(
+                            "time limit: %.0f s elapsed + %.0f s estimate > %.0f s; no new problem starts",
+                            elapsed,
+                            self.options.estimate_s,
+                            limit,
+                        )
+                        stopped = True
+                        break
+                    problem, device = todo.popleft(), free.get()
+                    cfg = problem_config(base, problem, self.runs_dir, device)
+                    log.info(
+                        "%s %s: starting%s",
+                        problem_key(problem),
+                        problem.name,
+                        f" on {device}" if device else "",
+                    )
+                    running[pool.submit(run_problem, cfg, problem)] = (problem, device)
+                if not running:
+                    break
+                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for future in done:
+                    problem, device = running.pop(future)
+                    free.put(device)
+                    self._store(future.result())
+                    ran.append(problem_key(problem))
+        summary = write_summary(self.out)
+        remaining = [key for p in problems if (key := problem_key(p)) not in ran and self._needs_run(p)]
+        self._log_call(start, ran, stopped)
+        return SweepOutcome([problem_key(p) for p in problems], ran, skipped, remaining, stopped, summary)
+
+    def _needs_run(self, problem: Problem) -> bool:
+        path = self.result_path(problem)
+        if not path.is_file():
+            return True
+        if not self.options.retry_failed:
+            return False
+        try:
+            return json.loads(path.read_text()).get("status") == "run_failed"
+        except (OSError, json.JSONDecodeError):
+            return True
+
+    def _store(self, record: dict[str, Any]) -> None:
+        path = self.results_dir / f"L{record['level']}_{int(record['problem_id']):03d}.json"
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(record, indent=2, default=str))
+        tmp.replace(path)
+        with (self.out / RESULTS_JSONL).open("a") as handle:
+            handle.write(json.dumps(record, default=str) + "\n")
+        speedup = record.get("speedup_vs_eager")
+        log.info(
+            "%s %s: %s%s, %s evaluations, %.0f s",
+            record["problem"],
+            record["name"],
+            record["status"],
+            f" {speedup:.2f}x eager" if speedup else "",
+            record.get("evaluations", 0),
+            record["wall_s"],
+        )
+        write_summary(self.out)
+
+    def _settings(self) -> dict[str, Any]:
+        options = asdict(self.options)
+        settings = {key: options[key] for key in (*_FIXED_SETTINGS, "evaluator", "time_limit_s")}
+        settings["sets"] = list(self.options.sets)
+        settings["kernelbench_path"] = str(self.options.kernelbench_path)
+        return settings
+
+    def _write_manifest(self, problems: list[Problem]) -> None:
+        path = self.out / MANIFEST
+        manifest: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
+        settings = self._settings()
+        old = manifest.get("settings")
+        if old:
+            changed = [key for key in _FIXED_SETTINGS if old.get(key) != settings[key]]
+            if changed:
+                raise SweepError(
+                    f"{self.out} was swept with different {', '.join(changed)} "
+                    f"({ {k: old.get(k) for k in changed} }); use another --out to compare settings"
+                )
+        selected = list(dict.fromkeys([*manifest.get("selected", []), *(problem_key(p) for p in problems)]))
+        manifest.update(settings=settings, selected=selected)
+        path.write_text(json.dumps(manifest, indent=2))
+
+    def _log_call(self, start: float, ran: list[str], stopped: bool) -> None:
+        path = self.out / MANIFEST
+        manifest = json.loads(path.read_text())
+        manifest.setdefault("calls", []).append(
+            {
+                "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "wall_s": time.monotonic() - start,
+                "ran": ran,
+                "stopped_by_time_limit": stopped,
+            }
+        )
+        path.write_text(json.dumps(manifest, indent=2))
+
+
+# ------------------------------------------------------------------------------------ CLI
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m kernelevolve.sweep", description=__doc__.split("\n\n")[0]
+    )
+    default_path = os.environ.get("KERNELBENCH_PATH") or str(DEFAULT_KERNELBENCH)
+    parser.add_argument(
+        "--kernelbench-path",
+        type=Path,
+        default=Path(default_path),
+        help="KernelBench checkout or problems.jsonl (default: $KERNELBENCH_PATH or %(default)s)",
+    )
+    parser.add_argument("--out", type=Path, required=True, help="sweep folder (created; reused to resume)")
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--ids", help="problem ids within each level, e.g. 1-10,19")
+    parser.add_argument("--sample", type=Path, help="a sample list (see experiments/sweep_sample.md)")
+    parser.add_argument("--platform", default="cpu")
+    parser.add_argument("--budget-evals", type=int, default=20, help="evaluations per problem")
+    parser.add_argument("--budget-seconds", type=float, default=120.0, help="search wall clock per problem")
+    parser.add_argument("--time-limit-s", type=float, help="start no problem that would end after this")
+    parser.add_argument(
+        "--baseline-allowance-s",
+        type=float,
+        default=60.0,
+        help="added to --budget-seconds to estimate one problem (worker start, baselines)",
+    )
+    parser.add_argument("--evaluator", choices=("local", "ray"), default="local")
+    parser.add_argument("--parallel", type=int, help="problems at once (default: one per accelerator)")
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra Hydra overrides for every problem (search=islands, platform.eval.timing_trials=50)",
+    )
+    parser.add_argument("--retry-failed", action="store_true", help="run again the problems whose run failed")
+    parser.add_argument("--max-problems", type=int, help="run at most this many problems in this call")
+    parser.add_argument("--summary-only", action="store_true", help="rewrite summary.md/json and stop")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
+    if args.summary_only:
+        write_summary(args.out)
+        print(f"summary: {args.out / 'summary.md'}")
+        return 0
+    options = SweepOptions(
+        kernelbench_path=args.kernelbench_path.expanduser().resolve(),
+        out=args.out,
+        platform=args.platform,
+        levels=tuple(args.levels),
+        ids=args.ids,
+        sample=args.sample,
+        budget_evals=args.budget_evals,
+        budget_seconds=args.budget_seconds,
+        time_limit_s=args.time_limit_s,
+        baseline_allowance_s=args.baseline_allowance_s,
+        evaluator=args.evaluator,
+        parallel=args.parallel,
+        sets=tuple(args.sets),
+        retry_failed=args.retry_failed,
+        max_problems=args.max_problems,
+    )
+    try:
+        outcome = Sweep(options).run()
+    except (SweepError, FileNotFoundError) as exc:
+        log.error("%s", exc)
+        return 2
+    overall = outcome.summary.get("overall", {})
+    print(
+        f"sweep {options.out}: ran {len(outcome.ran)} now, {len(outcome.selected) - len(outcome.remaining)}"
+        f"/{len(outcome.selected)} have results; correct {overall.get('correct', 0)}/{overall.get('problems', 0)}"
+    )
+    if outcome.remaining:
+        reason = "time limit" if outcome.stopped_by_time else "--max-problems"
+        print(f"stopped by the {reason}: {len(outcome.remaining)} left; run the same command again to resume")
+    print(f"summary: {options.out / 'summary.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,219 @@
+"""One problem of a sweep: its config (composed from conf/ as the Hydra CLI would), its device, its record.
+
+`run_problem` never raises: a run that fails is a record with status "run_failed" and the error.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import re
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernelevolve.kernelbench import Problem
+from kernelevolve.paths import CONF_DIR
+
+log = logging.getLogger("kernelevolve.sweep")
+
+
+class SweepError(ValueError):
+    """A bad sweep request; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    kernelbench_path: Path
+    out: Path
+    platform: str = "cpu"
+    levels: tuple[int, ...] = (1, 2, 3)
+    ids: str | None = None
+    sample: Path | None = None
+    budget_evals: int = 20
+    budget_seconds: float = 120.0
+    time_limit_s: float | None = None
+    baseline_allowance_s: float = 60.0
+    evaluator: str = "local"
+    parallel: int | None = None
+    sets: tuple[str, ...] = ()
+    retry_failed: bool = False
+    max_problems: int | None = None
+
+    @property
+    def estimate_s(self) -> float:
+        """What one problem is expected to take: its search budget plus start-up and baselines."""
+        return self.budget_seconds + self.baseline_allowance_s
+
+
+def problem_key(problem: Problem) -> str:
+    return f"L{problem.level}/{problem.problem_id}"
+
+
+def problem_slug(problem: Problem) -> str:
+    return f"L{problem.level}_{problem.problem_id:03d}"
+
+
+# ---------------------------------------------------------------------------------- config
+def compose_base_config(options: SweepOptions) -> dict[str, Any]:
+    """conf/config.yaml + groups with the sweep's overrides, as the Hydra CLI would compose it."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    overrides = [
+        f"platform={options.platform}",
+        f"evaluator={options.evaluator}",
+        f"search.termination.max_evaluations={options.budget_evals}",
+        f"search.termination.wall_clock_s={options.budget_seconds:g}",
+        "progress=false",
+    ]
+    if options.evaluator == "ray":
+        overrides.append("evaluator.num_actors=1")  # each problem's run holds one accelerator
+    overrides += list(options.sets)
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            cfg = compose(config_name="config", overrides=overrides)
+        plain: dict[str, Any] = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
+    except Exception as exc:  # Hydra's override and composition errors name what is wrong
+        raise SweepError(f"cannot compose the config (overrides {overrides}): {exc}") from exc
+    plain["kernelbench"] = {**(plain.get("kernelbench") or {}), "path": str(options.kernelbench_path)}
+    return plain
+
+
+def problem_config(
+    base: dict[str, Any], problem: Problem, runs_dir: Path, device: str | None
+) -> dict[str, Any]:
+    cfg = copy.deepcopy(base)
+    cfg["spec"] = f"kernelbench:{problem.level}/{problem.problem_id}"
+    cfg["run"] = {**(cfg.get("run") or {}), "root": str(runs_dir), "name": problem_slug(problem)}
+    partial = _resumable_run(runs_dir, problem_slug(problem))
+    if partial is not None:
+        cfg["resume"] = str(partial)
+    if device is not None:
+        cfg["platform"]["devices"] = [device]
+    return cfg
+
+
+def _resumable_run(runs_dir: Path, slug: str) -> Path | None:
+    """The newest run directory of this problem that has a checkpoint (a run cut off earlier)."""
+    found = [
+        p for p in runs_dir.glob(f"{slug}*") if (p / "graph.jsonl").is_file() and (p / "spec.json").is_file()
+    ]
+    found = [p for p in found if p.name == slug or re.fullmatch(rf"{slug}-\d+", p.name)]
+    return max(found, key=lambda p: p.stat().st_mtime) if found else None
+
+
+def device_slots(base: dict[str, Any], options: SweepOptions) -> list[str | None]:
+    """One entry per concurrent problem: a device for the local evaluator, None where Ray places runs."""
+    platform_cfg = base["platform"]
+    if options.evaluator == "ray":
+        from kernelevolve.eval.ray_evaluator import connect
+
+        connect((base.get("evaluator") or {}).get("address"))  # once, here, before runs start in threads
+        return [None] * (options.parallel or _ray_accelerators(base))
+    if str(platform_cfg["name"]) == "cpu" or platform_cfg.get("devices") == ["cpu"]:
+        return ["cpu"] * (options.parallel or 1)
+    devices = [str(d) for d in platform_cfg.get("devices") or _visible_gpus()]
+    if options.parallel and options.parallel < len(devices):
+        devices = devices[: options.parallel]
+    elif options.parallel and options.parallel > len(devices):
+        log.warning("--parallel %d > %d device(s): one problem per device", options.parallel, len(devices))
+    return list(devices)
+
+
+def _visible_gpus() -> list[str]:
+    import torch
+
+    count = torch.cuda.device_count()
+    if count == 0:
+        raise SweepError("no GPU is visible: use --platform cpu, or run where the platform's GPUs are")
+    return [f"cuda:{i}" for i in range(count)]
+
+
+def _ray_accelerators(base: dict[str, Any]) -> int:
+    from kernelevolve.eval.ray_evaluator import cluster_accelerators
+
+    evaluator = base.get("evaluator") or {}
+    if str(base["platform"]["name"]) == "cpu" and not evaluator.get("num_gpus_per_actor"):
+        return 1
+    gpus = float(evaluator.get("num_gpus_per_actor") or 1.0)
+    count = cluster_accelerators(
+        gpus, evaluator.get("accelerator_type"), dict(evaluator.get("resources") or {})
+    )
+    if count < 1:
+        raise SweepError("the Ray cluster has no accelerator this platform's actors can use")
+    return count
+
+
+# ----------------------------------------------------------------------------------- runs
+def run_problem(cfg: dict[str, Any], problem: Problem) -> dict[str, Any]:
+    """One search; never raises for a failed run (that is a 'run_failed' record)."""
+    from kernelevolve.app import run_search
+
+    start = time.monotonic()
+    record: dict[str, Any] = {
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "problem": problem_key(problem),
+        "level": problem.level,
+        "problem_id": problem.problem_id,
+        "name": problem.name,
+        "platform": cfg["platform"]["name"],
+        "evaluator": (cfg.get("evaluator") or {}).get("name", "local"),
+    }
+    try:
+        result = run_search(cfg)
+    except Exception as exc:
+        log.exception("%s %s: the run failed", problem_key(problem), problem.name)
+        record.update(_failed(exc))
+    else:
+        record.update(record_from_results(result.results))
+        record["run_dir"] = str(result.run_dir)
+    record["wall_s"] = time.monotonic() - start
+    record["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    return record
+
+
+def _failed(exc: BaseException) -> dict[str, Any]:
+    return {
+        "status": "run_failed",
+        "correct": False,
+        "error": f"{type(exc).__name__}: {exc}",
+        "traceback": "".join(traceback.format_exception(exc))[-4000:],
+    }
+
+
+def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
+    """The per-problem fields of a sweep record, from a run's results.json."""
+    best = results.get("best")
+    baselines = results.get("baselines") or {}
+    eager = [b["eager"]["median_ms"] for b in baselines.values()]
+    compiled = [(b.get("compiled") or {}).get("median_ms") for b in baselines.values()]
+    record: dict[str, Any] = {
+        "status": "ok" if best else "no_correct_kernel",
+        "correct": bool(best),
+        "eager_ms": sum(eager) if eager else None,
+        "compile_ms": sum(compiled) if compiled and None not in compiled else None,  # type: ignore[arg-type]
+        "best_ms": None,
+        "speedup_vs_eager": None,
+        "speedup_vs_compile": None,
+        "winner_backend": None,
+        "winner_operator": None,
+        "evaluations": results.get("evaluations", 0),
+        "evaluations_by_status": {k: v for k, v in (results.get("evaluations_by_status") or {}).items() if v},
+        "stop_reason": results.get("stop_reason", ""),
+        "search_wall_s": (results.get("time") or {}).get("wall_s"),
+        "scaling": ((results.get("spec") or {}).get("scaling") or {}).get("constants"),
+        "error": None,
+    }
+    if best:
+        times = [row["best_ms"] for row in best.get("shapes", [])]
+        record.update(
+            best_ms=sum(times) if times and None not in times else None,
+            speedup_vs_eager=best.get("speedup_vs_eager"),
+            speedup_vs_compile=best.get("speedup_vs_compile"),
+            winner_backend=best.get("backend"),
+            winner_operator=best.get("operator"),
+        )
+    return record

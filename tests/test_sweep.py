@@ -1,0 +1,261 @@
+"""KernelBench sweeps: selection, the stratified sample, config composition, KernelBench-style summary,
+and a real sweep over five level-1 problems on platform=cpu that is cut by its time limit and resumed."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kernelevolve.kernelbench import list_problems
+from kernelevolve.sweep import Sweep, main, parse_ids, select_problems
+from kernelevolve.sweep_run import (
+    SweepError,
+    SweepOptions,
+    compose_base_config,
+    problem_config,
+    record_from_results,
+)
+from kernelevolve.sweep_sample import op_family, read_sample, sample_markdown, stratified_sample
+from kernelevolve.sweep_summary import load_records, summarize, summary_markdown
+
+KERNELBENCH = Path(
+    os.environ.get(
+        "KERNELBENCH_PATH",
+        Path(__file__).resolve().parents[2] / "shared/benchmarks/kernelbench/problems.jsonl",
+    )
+)
+needs_kernelbench = pytest.mark.skipif(not KERNELBENCH.exists(), reason="KernelBench problems not found")
+SAMPLE_FILE = Path(__file__).resolve().parents[1] / "experiments" / "sweep_sample.md"
+# Few trials, no torch.compile baseline (Inductor's C++ build takes longer than the search here), no KB.
+FAST_SETS = (
+    "platform.eval.timing_trials=3",
+    "platform.eval.correctness_trials=2",
+    "platform.eval.warmup_trials=1",
+    "platform.eval.measure_compile_baseline=false",
+    "kb.enabled=false",
+    "kb.record_past_wins=false",
+    "kernelbench.cpu_budget_elements=4096",
+)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KERNELEVOLVE_CACHE", str(tmp_path / "cache"))
+
+
+def _options(tmp_path: Path, **changes: Any) -> SweepOptions:
+    defaults: dict[str, Any] = dict(
+        kernelbench_path=KERNELBENCH,
+        out=tmp_path / "sweep",
+        platform="cpu",
+        levels=(1,),
+        budget_evals=3,
+        budget_seconds=40.0,
+        baseline_allowance_s=20.0,
+        sets=FAST_SETS,
+    )
+    defaults.update(changes)
+    return SweepOptions(**defaults)
+
+
+def test_parse_ids() -> None:
+    assert parse_ids("1-3,19, 7") == {1, 2, 3, 7, 19}
+    with pytest.raises(SweepError, match="N-M"):
+        parse_ids("1-x")
+    with pytest.raises(SweepError, match="backwards"):
+        parse_ids("9-3")
+
+
+@needs_kernelbench
+def test_selection_by_levels_ids_and_sample(tmp_path: Path) -> None:
+    chosen = select_problems(_options(tmp_path, levels=(1, 2), ids="19-20"))
+    assert [(p.level, p.problem_id) for p in chosen] == [(1, 19), (1, 20), (2, 19), (2, 20)]
+    sample = tmp_path / "sample.md"
+    sample.write_text("rule text mentioning L1/1 is not a list line\n- L2/5 x\n* L1/19 relu (activation)\n")
+    assert read_sample(sample) == [(2, 5), (1, 19)]
+    chosen = select_problems(_options(tmp_path, levels=(1, 2, 3), sample=sample))
+    assert [(p.level, p.problem_id) for p in chosen] == [(1, 19), (2, 5)]
+    with pytest.raises(SweepError, match="empty"):
+        select_problems(_options(tmp_path, levels=(3,), sample=sample))
+
+
+@needs_kernelbench
+def test_stratified_sample_is_seeded_varied_and_matches_the_shipped_list(tmp_path: Path) -> None:
+    problems = list_problems(KERNELBENCH, (1, 2, 3))
+    sample = stratified_sample(problems, {1: 10, 2: 10, 3: 5}, seed=0)
+    assert stratified_sample(problems, {1: 10, 2: 10, 3: 5}, seed=0) == sample
+    assert [sum(p.level == level for p in sample) for level in (1, 2, 3)] == [10, 10, 5]
+    for level in (1, 2, 3):  # round robin: no family twice before every family has one
+        families = [op_family(p) for p in sample if p.level == level]
+        available = {op_family(p) for p in problems if p.level == level}
+        assert len(set(families)) == min(len(families), len(available))
+    assert stratified_sample(problems, {1: 10}, seed=1) != sample[:10]
+    pairs = [(p.level, p.problem_id) for p in sample]
+    written = tmp_path / "sample.md"
+    written.write_text(sample_markdown(sample, 0, "problems.jsonl"))
+    assert read_sample(written) == pairs
+    assert read_sample(SAMPLE_FILE) == pairs  # experiments/sweep_sample.md is this rule's output
+
+
+@needs_kernelbench
+def test_config_is_composed_like_the_cli(tmp_path: Path) -> None:
+    options = _options(tmp_path, evaluator="ray", sets=("search=islands", "platform.eval.timing_trials=7"))
+    base = compose_base_config(options)
+    assert base["search"]["policy"] == "islands"
+    assert base["search"]["termination"]["max_evaluations"] == 3
+    assert base["evaluator"]["name"] == "ray" and base["evaluator"]["num_actors"] == 1
+    assert base["platform"]["eval"]["timing_trials"] == 7
+    with pytest.raises(SweepError, match="no_such_search"):
+        compose_base_config(_options(tmp_path, sets=("search=no_such_search",)))
+    problem = select_problems(_options(tmp_path, ids="19"))[0]
+    runs = tmp_path / "runs"
+    cfg = problem_config(base, problem, runs, "cuda:1")
+    assert cfg["spec"] == "kernelbench:1/19" and cfg["run"] == {"root": str(runs), "name": "L1_019"}
+    assert cfg["platform"]["devices"] == ["cuda:1"] and cfg.get("resume") is None
+    assert base["platform"]["devices"] == ["cpu"]  # the shared base is not modified
+    cut_off = runs / "L1_019"  # a run killed mid-way has its checkpoint: the next call resumes it
+    cut_off.mkdir(parents=True)
+    (cut_off / "graph.jsonl").write_text("")
+    (cut_off / "spec.json").write_text("{}")
+    assert problem_config(base, problem, runs, None)["resume"] == str(cut_off)
+
+
+def _record(
+    problem: str, status: str, eager: float | None = None, compiled: float | None = None
+) -> dict[str, Any]:
+    level, pid = problem[1:].split("/")
+    return {
+        "problem": problem,
+        "level": int(level),
+        "problem_id": int(pid),
+        "name": f"{pid}_op",
+        "status": status,
+        "correct": status == "ok",
+        "speedup_vs_eager": eager,
+        "speedup_vs_compile": compiled,
+        "error": "RuntimeError: boom\nmore" if status == "run_failed" else None,
+        "stop_reason": "max_evaluations",
+        "evaluations": 3,
+        "wall_s": 10.0,
+    }
+
+
+def test_summary_in_kernelbench_terms() -> None:
+    records = [
+        _record("L1/1", "ok", 2.0, 1.2),
+        _record("L1/2", "ok", 0.9, None),
+        _record("L1/3", "no_correct_kernel"),
+        _record("L2/1", "ok", 1.6, 0.7),
+        _record("L2/2", "run_failed"),
+    ]
+    summary = summarize(records, selected=["L1/1", "L1/2", "L1/3", "L2/1", "L2/2", "L3/9"])
+    overall = summary["overall"]
+    assert overall["problems"] == 5 and overall["correct"] == 3 and overall["correctness_rate"] == 0.6
+    assert overall["fast_p_vs_eager"] == {"0": 0.6, "0.5": 0.6, "0.8": 0.6, "1": 0.4, "1.5": 0.4, "2": 0.0}
+    assert overall["fast_p_vs_compile"]["0"] == 0.4 and overall["fast_p_vs_compile"]["1"] == 0.2
+    assert math.isclose(overall["geomean_speedup_vs_eager"], (2.0 * 0.9 * 1.6) ** (1 / 3))
+    assert math.isclose(overall["geomean_speedup_vs_compile"], (1.2 * 0.7) ** 0.5)
+    assert overall["correct_without_compile_baseline"] == 1
+    assert summary["levels"]["1"]["problems"] == 3 and summary["levels"]["2"]["fast_p_vs_eager"]["1.5"] == 0.5
+    assert [(f["problem"], f["status"], f["detail"]) for f in summary["failures"]] == [
+        ("L1/3", "no_correct_kernel", "max_evaluations"),
+        ("L2/2", "run_failed", "RuntimeError: boom"),
+    ]
+    assert summary["pending"] == ["L3/9"]
+    text = summary_markdown(summary)
+    assert "| overall | 5 | 60% | 1.42x | 60% | 60% | 60% | 40% | 40% | 0% |" in text
+    assert "L3/9" in text and "run_failed" in text
+
+
+def test_record_from_run_results() -> None:
+    eager = {"median_ms": 2.0}
+    results = {
+        "best": {
+            "backend": "triton",
+            "operator": "tune",
+            "speedup_vs_eager": 4.0,
+            "speedup_vs_compile": None,
+            "shapes": [{"best_ms": 0.5}],
+        },
+        "baselines": {"default": {"eager": eager, "compiled": None}},
+        "evaluations": 7,
+        "evaluations_by_status": {"ok": 5, "incorrect": 2, "timeout": 0},
+        "stop_reason": "plateau",
+    }
+    record = record_from_results(results)
+    assert record["status"] == "ok" and record["correct"] and record["winner_backend"] == "triton"
+    assert (record["best_ms"], record["eager_ms"], record["compile_ms"]) == (0.5, 2.0, None)
+    assert record["evaluations_by_status"] == {"ok": 5, "incorrect": 2}
+    empty = record_from_results({**results, "best": None})
+    assert empty["status"] == "no_correct_kernel" and empty["best_ms"] is None and not empty["correct"]
+
+
+@needs_kernelbench
+def test_failed_runs_are_recorded_not_raised(tmp_path: Path) -> None:
+    broken = _options(tmp_path, ids="19", sets=(*FAST_SETS, "search.policy=no_such_policy"))
+    outcome = Sweep(broken).run()
+    assert outcome.ran == ["L1/19"] and outcome.complete
+    (record,) = load_records(broken.out)
+    assert record["status"] == "run_failed" and "no_such_policy" in record["error"]
+    assert Sweep(broken).run().ran == []  # a result, even a failure, is not redone...
+    assert Sweep(replace(broken, retry_failed=True)).run().ran == ["L1/19"]  # ...unless asked
+    with pytest.raises(SweepError, match="budget_evals"):
+        Sweep(_options(tmp_path, ids="19", budget_evals=5, sets=broken.sets)).run()
+    barren = _options(
+        tmp_path, ids="20", out=tmp_path / "barren", sets=(*FAST_SETS, "search.operators=[tune]")
+    )
+    Sweep(barren).run()  # tuning needs a parent and nothing seeds one: no kernel at all
+    (record,) = load_records(barren.out)
+    assert record["status"] == "no_correct_kernel" and record["evaluations"] == 0
+    assert "no_correct_kernel" in (barren.out / "summary.md").read_text()
+
+
+@needs_kernelbench
+@pytest.mark.slow
+def test_sweep_stops_at_its_time_limit_and_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # One problem's estimate is 60 s (budget 40 + allowance 20); with a 64 s limit a problem starts only
+    # in the first 4 s of the call, so the first one does and the five never all fit.
+    options = _options(tmp_path, ids="5,19-22", time_limit_s=64.0)
+    first = Sweep(options).run()
+    assert first.stopped_by_time and 1 <= len(first.ran) < 5 and len(first.remaining) == 5 - len(first.ran)
+    done = {path: path.read_text() for path in (options.out / "results").glob("*.json")}
+    assert len(done) == len(first.ran)
+    second = Sweep(replace(options, time_limit_s=None)).run()
+    assert second.skipped == first.ran and sorted(second.ran) == sorted(first.remaining) and second.complete
+    assert all(path.read_text() == text for path, text in done.items())  # finished problems untouched
+    lines = (options.out / "results.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["problem"] for line in lines) == [
+        "L1/19",
+        "L1/20",
+        "L1/21",
+        "L1/22",
+        "L1/5",
+    ]
+    assert len(list((options.out / "runs").iterdir())) == 5  # nothing was run twice
+    records = load_records(options.out)
+    assert {r["status"] for r in records} <= {"ok", "no_correct_kernel"}
+    assert all(r["scaling"] for r in records)  # CPU scaling applied to every problem
+    summary = json.loads((options.out / "summary.json").read_text())
+    assert summary["overall"]["problems"] == 5 and summary["pending"] == []
+    assert summary["overall"]["correct"] == sum(r["correct"] for r in records) >= 1
+    argv = [
+        "--kernelbench-path",
+        str(KERNELBENCH),
+        "--out",
+        str(options.out),
+        "--levels",
+        "1",
+        "--ids",
+        "5,19-22",
+    ]
+    argv += ["--budget-evals", "3", "--budget-seconds", "40", "--set", *FAST_SETS]
+    assert main(argv) == 0  # a third call finds everything done
+    assert "ran 0 now, 5/5 have results" in capsys.readouterr().out

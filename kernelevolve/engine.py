@@ -116,6 +116,7 @@ class Engine:
         self.rng = random.Random(settings.seed)
         self._ready: deque[Candidate] = deque()
         self._barren_rounds = 0
+        self._barren_at = -1  # session evaluation count when the last proposal round gave nothing
         self._best_objective: float | None = None
         self._since_improvement = 0
         self._session_evaluations = 0
@@ -256,7 +257,10 @@ class Engine:
                 while self._ready and len(evaluations) < self.evaluator.capacity:
                     candidate = self._ready.popleft()
                     evaluations[self._submit(candidate)] = candidate
-                want_more = len(self._ready) + len(evaluations) < 2 * self.evaluator.capacity
+                # After a barren round, wait for a new report before asking again: until then the
+                # graph is unchanged and operators would only repeat themselves (and LLM calls cost).
+                stale = self._barren_at == self._session_evaluations and bool(evaluations)
+                want_more = not stale and len(self._ready) + len(evaluations) < 2 * self.evaluator.capacity
                 while want_more and len(proposals) < self.settings.proposal_concurrency:
                     job = self._next_job()
                     if job is None:
@@ -287,6 +291,8 @@ class Engine:
                             log.exception("operator %s failed", name)
                             fresh = 0
                         self._barren_rounds = 0 if fresh else self._barren_rounds + 1
+                        if not fresh:
+                            self._barren_at = self._session_evaluations
             self._drain(evaluations)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,101 @@
+"""A whole search with llm=openai pointed at a real chat-completions server on loopback.
+
+The server answers like a model would: a broken first kernel, a fix when asked to repair, and
+correct but different kernels when asked to improve. The run must show LLM-made nodes, a repair
+that fixed a broken parent, and token counts in results.json.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.llm_server import KERNEL, REFERENCE, LoopbackLLMServer, fenced
+
+pytest.importorskip("openai")
+
+BROKEN = KERNEL.replace("out = torch.empty_like(x)", "out = torch.empty_like(x_missing)")
+
+
+def _variant(block: int) -> str:
+    return KERNEL.replace("triton.cdiv(n, 1024)", f"triton.cdiv(n, {block})").replace(
+        "BLOCK=1024", f"BLOCK={block}"
+    )
+
+
+class ScriptedModel:
+    """Answers by the task line of the prompt, as a model following our prompts would."""
+
+    def __init__(self) -> None:
+        self.variants = iter([256, 512, 2048, 128, 64, 4096])
+        self.tasks: list[str] = []
+
+    def __call__(self, request: dict[str, Any]) -> str:
+        prompt = request["messages"][-1]["content"]
+        if "Task: write a first" in prompt:
+            self.tasks.append("generate")
+            return fenced(BROKEN, "A first version.")
+        if "fails; fix it" in prompt:
+            self.tasks.append("repair")
+            return fenced(KERNEL, "The output was allocated from an undefined name; fixed.")
+        self.tasks.append("other")
+        return fenced(_variant(next(self.variants, 32)), "Different block size.")
+
+
+def _compose(overrides: list[str]) -> dict[str, Any]:
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from kernelevolve.paths import CONF_DIR
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=overrides)
+    return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
+
+
+def test_llm_search_end_to_end(tmp_path: Path) -> None:
+    from kernelevolve.app import run_search
+
+    body = "\n".join("  " + line for line in REFERENCE.splitlines())
+    spec_file = tmp_path / "scaled_relu.yaml"
+    spec_file.write_text(f"name: scaled_relu\nreference_code: |\n{body}\n")
+    model = ScriptedModel()
+    with LoopbackLLMServer(model) as server:
+        cfg = _compose(
+            [
+                f"+spec={spec_file}",
+                "platform=cpu",
+                "llm=vllm",
+                f"llm.base_url={server.base_url}",
+                "llm.model=scripted",
+                "llm.max_retries=0",
+                "search.operators=[]",
+                "search.termination.max_evaluations=5",
+                "search.termination.wall_clock_s=240",
+                "platform.eval.measure_compile_baseline=false",
+                "platform.eval.timing_trials=2",
+                "platform.eval.correctness_trials=2",
+                f"run.root={tmp_path / 'runs'}",
+                "kb.enabled=false",
+                "progress=false",
+            ]
+        )
+        result = run_search(cfg)
+    results = json.loads((result.run_dir / "results.json").read_text())
+    assert results["evaluations_by_operator"]["llm"]["ok"] >= 1
+    assert results["best"] is not None and results["best"]["operator"] == "llm"
+    llm = results["operators"]["llm"]
+    assert llm["accounting"]["prompt_tokens"] > 0 and llm["accounting"]["completion_tokens"] > 0
+    assert llm["modes"].get("repair", 0) >= 1
+
+    from kernelevolve.graph import SearchGraph
+
+    graph = SearchGraph.load(result.run_dir / "graph.jsonl")
+    repairs = [n for n in graph.nodes() if n.candidate.mode == "repair" and n.report and n.report.ok]
+    assert repairs, "no repair fixed its parent"
+    parent = graph.node(repairs[0].candidate.parent_ids[0])
+    assert parent.report is not None and not parent.report.ok
+    assert model.tasks[0] == "generate" and "repair" in model.tasks

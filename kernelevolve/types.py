@@ -25,6 +25,7 @@ class Status(str, Enum):
     INCORRECT = "incorrect"
     TIMEOUT = "timeout"
     WORKER_CRASH = "worker_crash"
+    COMPILED_ONLY = "compiled_only"  # compiled on a platform that cannot run the backend; never feasible
     OK = "ok"
 
 

@@ -135,6 +135,8 @@ def _run_stages(request: EvalRequest, platform: Platform, device: str, module_na
         raise _Stop(_fail(Status.REJECTED_STATIC, "unknown_backend", str(exc))) from None
     _check_backend_allowed(candidate.backend, spec, platform)
     _static_stage(candidate.source, candidate.backend, backend, settings.strict)
+    if platform.support(candidate.backend) == "compile_only":
+        raise _Stop(_compile_only_stage(request, platform, backend))
 
     timers.bind_clocks()  # before candidate code can patch the clocks
     try:
@@ -199,7 +201,7 @@ def _check_backend_allowed(backend_name: str, spec: KernelSpec, platform: Platfo
             )
         )
     support = platform.support(backend_name)
-    if support != "full":
+    if support == "none":
         raise _Stop(
             _fail(
                 Status.REJECTED_STATIC,
@@ -208,6 +210,34 @@ def _check_backend_allowed(backend_name: str, spec: KernelSpec, platform: Platfo
                 "it cannot run and time it",
             )
         )
+
+
+def _compile_only_stage(request: EvalRequest, platform: Platform, backend: Backend) -> dict[str, Any]:
+    """Compile every kernel at every shape without running anything (e.g. CuTe DSL on a CPU machine)."""
+    compile_only = getattr(backend, "compile_only", None)
+    if compile_only is None:
+        return _fail(
+            Status.REJECTED_STATIC,
+            "backend_not_runnable",
+            f"platform {platform.name!r} can only compile backend {request.candidate.backend!r}, "
+            "and that backend has no compile-only path",
+        )
+    from kernelevolve.backends.cute import cute_arch
+
+    arch = cute_arch(platform.arch)
+    compiled: list[str] = []
+    for shape in request.spec.shapes:
+        outcome = compile_only(request.candidate.source, request.spec, shape, arch=arch)
+        if not outcome.ok:
+            return _fail(outcome.status, outcome.error_name, f"at shape {shape.name!r}: {outcome.feedback}")
+        compiled.append(f"{shape.name} ({', '.join(outcome.kernels)}, {outcome.seconds:.1f} s)")
+    return _fail(
+        Status.COMPILED_ONLY,
+        "execution_skipped",
+        f"compiled for {arch} at every shape: {'; '.join(compiled)}. Execution skipped: platform "
+        f"{platform.name!r} runs backend {request.candidate.backend!r} compile-only, so correctness and "
+        "timing need a GPU platform.",
+    )
 
 
 def _static_stage(source: str, backend_name: str, backend: Backend, strict: bool) -> None:

@@ -1,9 +1,8 @@
 # good: elementwise relu written with import aliases: `from triton import jit as triton_jit`,
 # `import triton.language as language`; the decorator is still triton.jit
 # spec: relu
-# known-issue: harness false positive: kernelevolve/backends/triton.py `_is_jit` accepts a decorator
-# only when its last dotted component is `jit`, so `from triton import jit as triton_jit` gets
-# no_backend_kernel from the backend's static_issues (kernelevolve.eval.static_checks resolves aliases)
+# known-issue: Triton 3.6's interpreter (CPU) rejects `BLOCK: language.constexpr` under a module alias
+# ("arange's arguments must be of type tl.constexpr"); the static checks and the backend accept the kernel
 import torch
 import torch.nn as nn
 import triton.language as language

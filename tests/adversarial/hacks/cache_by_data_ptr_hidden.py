@@ -2,10 +2,8 @@
 # harness only catches it if some call sees the same storage refilled with new values
 # spec: relu
 # expect: incorrect mismatch
-# known-issue: harness gap: no correctness trial deliberately reuses an input's storage with new values
-# (same data_ptr, new contents). With 2 trials it can never happen (trial 2's inputs are allocated
-# while trial 1's are alive), so this cache passes correctness; with 3+ trials the allocator may
-# hand back trial 1's storage and catch it by chance. Timing then skips the work (3 input sets rotate)
+# caught by the harness: from the second correctness trial on, new values are copied into the
+# previous trial's input storage (same data_ptr, new contents), so a pointer-keyed cache returns stale output
 import torch
 import torch.nn as nn
 import triton

@@ -2,10 +2,9 @@
 # timing rotates only 3 input sets, so every timed call after the first three skips the work
 # spec: relu
 # strict: false
-# expect: incorrect mismatch
-# known-issue: harness gap: timing reuses 3 input sets and nothing checks that timed calls do the work (inputs are
-# never refilled with new values between timed calls, and no output of a timed call is verified), so a
-# contents-keyed cache that static checks miss stays OK and its timing is inflated
+# expect: ok
+# neutralised, not rejected: its outputs are always right, and the harness gives every warm-up and timed
+# call fresh inputs, so the cache never hits and the timing is the real work (no gain from the hack)
 import torch
 import torch.nn as nn
 import triton

@@ -70,7 +70,7 @@ KB_LEVEL1_UNSUPPORTED = {
     1: "aten.mm",
     33: "mutates",  # BatchNorm2d in training mode updates its running stats
     35: "native_group_norm",
-    41: "max_pool",
+    41: "MaxPool1d",
     50: "Conv2d",
     51: "argmax",
     89: "cumsum",

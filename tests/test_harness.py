@@ -144,8 +144,19 @@ def test_apply_shape_names_valid_constants_and_resets_between_shapes(add_spec: K
     assert module.get_inputs()[0].shape == (7,)
     apply_shape(module, ShapeCase("default"))
     assert module.n == 64
-    with pytest.raises(ReferenceSpecError, match=r"unknown constant\(s\) \['batch'\].*defines: n"):
+    with pytest.raises(ReferenceSpecError, match=r"unknown constant\(s\) \['batch'\].*defines \['n'\]"):
         apply_shape(module, ShapeCase("bad", {"batch": 2}))
+
+
+def test_apply_shape_recomputes_derived_constants() -> None:
+    source = "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def forward(self, x):\n        return x\n\n"
+    source += "channels = 64\nbias_shape = (channels, 1, 1)\n\ndef get_inputs():\n    return [torch.randn(bias_shape)]\n\n"
+    source += "def get_init_inputs():\n    return []\n"
+    module = load_reference(source)
+    apply_shape(module, ShapeCase("small", {"channels": 8}))
+    assert module.bias_shape == (8, 1, 1) and module.get_inputs()[0].shape == (8, 1, 1)
+    apply_shape(module, ShapeCase("default"))
+    assert module.bias_shape == (64, 1, 1)
 
 
 # ------------------------------------------------------------------------------------ correctness

@@ -12,14 +12,14 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from kernelevolve.reference_module import shaped_source
 from kernelevolve.types import ShapeCase
 
 if TYPE_CHECKING:
     import torch
 
 REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
-_DEFAULTS_ATTR = "__kernelevolve_constant_defaults__"
-_CONSTANT_TYPES = (bool, int, float, str, tuple)
+_SOURCE_ATTR = "__kernelevolve_reference_source__"
 _counter = itertools.count()
 
 
@@ -37,32 +37,23 @@ def load_reference(source: str) -> types.ModuleType:
         raise ReferenceSpecError(
             f"reference module lacks {missing}; KernelBench form needs {', '.join(REQUIRED_NAMES)}"
         )
-    setattr(module, _DEFAULTS_ATTR, size_constants(module))
+    setattr(module, _SOURCE_ATTR, source)
     return module
 
 
-def size_constants(module: types.ModuleType) -> dict[str, Any]:
-    """Module-level plain values (ints, floats, bools, strings, tuples) that a shape may rebind."""
-    return {
-        name: value
-        for name, value in vars(module).items()
-        if not name.startswith("_") and isinstance(value, _CONSTANT_TYPES)
-    }
-
-
 def apply_shape(module: types.ModuleType, shape: ShapeCase) -> None:
-    """Restore the constants as written, then rebind those that `shape` overrides."""
-    defaults: dict[str, Any] = getattr(module, _DEFAULTS_ATTR, None) or size_constants(module)
-    unknown = sorted(set(shape.params) - set(defaults))
-    if unknown:
-        raise ReferenceSpecError(
-            f"shape {shape.name!r} sets unknown constant(s) {unknown}; "
-            f"the reference defines: {', '.join(sorted(defaults)) or '(none)'}"
-        )
-    for name, value in defaults.items():
-        setattr(module, name, value)
-    for name, value in shape.params.items():
-        setattr(module, name, value)
+    """Re-run the reference with `shape`'s constants written into its assignments.
+
+    Rewriting the source (rather than setattr on the constants) keeps derived constants right:
+    `bias_shape = (out_channels, 1, 1)` follows a new `out_channels`. Constants a shape does not
+    set go back to their written values.
+    """
+    source = getattr(module, _SOURCE_ATTR)
+    try:
+        shaped = shaped_source(source, shape.params)
+    except ValueError as exc:
+        raise ReferenceSpecError(f"shape {shape.name!r}: {exc}") from None
+    exec(compile(shaped, f"<reference {module.__name__} at {shape.name}>", "exec"), module.__dict__)
 
 
 def torch_dtype(name: str) -> torch.dtype:

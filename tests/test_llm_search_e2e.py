@@ -99,3 +99,38 @@ def test_llm_search_end_to_end(tmp_path: Path) -> None:
     parent = graph.node(repairs[0].candidate.parent_ids[0])
     assert parent.report is not None and not parent.report.ok
     assert model.tasks[0] == "generate" and "repair" in model.tasks
+
+
+def test_unreachable_endpoint_is_recorded_and_the_search_goes_on(tmp_path: Path, caplog: Any) -> None:
+    from kernelevolve.app import run_search
+
+    server = LoopbackLLMServer(["unused"]).start()
+    base_url = server.base_url
+    server.stop()  # the port is closed: every call is refused
+    cfg = _compose(
+        [
+            "+spec=softmax",
+            "platform=cpu",
+            "llm=vllm",
+            f"llm.base_url={base_url}",
+            "llm.max_retries=0",
+            "search.operators=[template,tune]",
+            "search.termination.max_evaluations=4",
+            "platform.eval.measure_compile_baseline=false",
+            "platform.eval.timing_trials=2",
+            "platform.eval.correctness_trials=2",
+            f"run.root={tmp_path / 'runs'}",
+            "kb.enabled=false",
+            "progress=false",
+        ]
+    )
+    with caplog.at_level("WARNING"):
+        result = run_search(cfg)
+    results = result.results
+    assert results["evaluations"] == 4 and results["best"] is not None
+    assert results["best"]["operator"] in ("template", "tune")
+    llm = results["operators"]["llm"]
+    assert llm["failures"] and all(f["kind"] == "unavailable" for f in llm["failures"])
+    assert "llm" not in results["evaluations_by_operator"]
+    warnings = [r.getMessage() for r in caplog.records if "unavailable" in r.getMessage().lower()]
+    assert len(warnings) == 1, warnings  # said clearly, once

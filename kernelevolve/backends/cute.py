@@ -15,22 +15,18 @@ shapes and dtypes alone, without reading tensor data or launching.
 from __future__ import annotations
 
 import ast
-import atexit
-import importlib.util
 import itertools
 import linecache
 import logging
 import re
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from types import FrameType, ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any
 
+from kernelevolve.backends.loading import SourceLoader, exception_chain
 from kernelevolve.types import ShapeCase, StaticIssue, Status
 
 if TYPE_CHECKING:
@@ -95,7 +91,7 @@ class CuteBackend:
     name = "cute"
 
     def __init__(self) -> None:
-        self._source_dir: Path | None = None
+        self._loader = SourceLoader(_SOURCE_DIR_PREFIX)
 
     # ------------------------------------------------------------------------------- static
     def static_issues(self, source: str) -> list[StaticIssue]:
@@ -121,32 +117,14 @@ class CuteBackend:
             dsl.envar.arch = DEFAULT_COMPILE_ARCH
 
     def load(self, source: str, module_name: str) -> ModuleType:
-        """Import the source from a real file: the DSL reads each jit/kernel function's source when compiling."""
-        path = self._source_root() / f"{module_name}.py"
-        path.write_text(source)
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot build an import spec for {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module  # dataclasses, typing and the DSL look modules up here
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            sys.modules.pop(module_name, None)
-            raise
-        return module
-
-    def _source_root(self) -> Path:
-        if self._source_dir is None:
-            self._source_dir = Path(tempfile.mkdtemp(prefix=_SOURCE_DIR_PREFIX))
-            atexit.register(shutil.rmtree, self._source_dir, True)
-        return self._source_dir
+        """Import the source from a real file: the DSL reads kernel source through `inspect`."""
+        return self._loader.load(source, module_name)
 
     def classify_error(self, exc: BaseException, stage: str) -> Status:
         """Raised while loading or inside cute.compile: COMPILE_ERROR; launches and everything else: RUNTIME_ERROR."""
         if stage == "load":
             return Status.COMPILE_ERROR
-        for error in _exception_chain(exc):
+        for error in exception_chain(exc):
             frames = {frame.f_code.co_name for frame in _frames(error.__traceback__) if _in_cutlass(frame)}
             if frames & _COMPILE_FRAMES:
                 return Status.COMPILE_ERROR
@@ -291,15 +269,6 @@ def _check_compiled(compiled: Any) -> tuple[tuple[str, ...], str]:
     if wrong:
         return (), f"{contract}; not compiled functions: {', '.join(wrong)}"
     return tuple(str(name) for name in compiled), ""
-
-
-def _exception_chain(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or current.__context__
 
 
 def _frames(tb: TracebackType | None) -> Iterator[FrameType]:

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import ast
-import atexit
-import importlib.util
 import logging
 import os
-import shutil
-import sys
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from kernelevolve.backends.loading import SourceLoader, exception_chain
 from kernelevolve.types import StaticIssue, Status
 
 if TYPE_CHECKING:
@@ -31,7 +25,7 @@ class TritonBackend:
     name = "triton"
 
     def __init__(self) -> None:
-        self._source_dir: Path | None = None
+        self._loader = SourceLoader("kernelevolve-triton-")
 
     # ------------------------------------------------------------------------------- static
     def static_issues(self, source: str) -> list[StaticIssue]:
@@ -77,34 +71,14 @@ class TritonBackend:
             log.warning("triton is not installed; Triton candidates will fail to load")
 
     def load(self, source: str, module_name: str) -> ModuleType:
-        """Import the source from a real file: triton reads kernel source through `inspect`."""
-        path = self._source_root() / f"{module_name}.py"
-        path.write_text(source)
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot build an import spec for {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module  # dataclasses and typing look modules up here
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            sys.modules.pop(module_name, None)
-            raise
-        return module
-
-    def _source_root(self) -> Path:
-        if self._source_dir is None:
-            # An evaluation worker names a scratch folder that its parent removes even if we are killed.
-            scratch = os.environ.get("KERNELEVOLVE_SCRATCH") or None
-            self._source_dir = Path(tempfile.mkdtemp(prefix="kernelevolve-triton-", dir=scratch))
-            atexit.register(shutil.rmtree, self._source_dir, True)
-        return self._source_dir
+        """Import the source from a real file: the DSL reads kernel source through `inspect`."""
+        return self._loader.load(source, module_name)
 
     def classify_error(self, exc: BaseException, stage: str) -> Status:
         if stage == "load":
             return Status.COMPILE_ERROR
         compile_types = _compile_error_types()
-        for error in _exception_chain(exc):
+        for error in exception_chain(exc):
             if compile_types and isinstance(error, compile_types):
                 return Status.COMPILE_ERROR
             if isinstance(error, RuntimeError) and any(m in str(error) for m in _COMPILE_MARKERS):
@@ -158,15 +132,6 @@ def _compile_error_types() -> tuple[type[BaseException], ...]:
     except ImportError:
         return ()
     return (CompilationError, OutOfResources)
-
-
-def _exception_chain(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or current.__context__
 
 
 # ----------------------------------------------------------------------------------- AST helpers

@@ -255,7 +255,18 @@ def run_search(cfg_in: Any) -> RunResult:
         _record_past_win(cfg, spec, platform, results, outcome.best)
     (run_dir / "graph_export.json").write_text(json.dumps(graph.export(), indent=2, default=str))
     write_results(run_dir, results)
+    _write_report(run_dir)
     return RunResult(run_dir=run_dir, results=results, best=outcome.best)
+
+
+def _write_report(run_dir: Path) -> None:
+    """report.html beside results.json; a report problem never fails a finished search."""
+    try:
+        from kernelevolve.report import write_run_report
+
+        write_run_report(run_dir)
+    except Exception:
+        log.exception("report.html not written for %s", run_dir)
 
 
 class _Progress:

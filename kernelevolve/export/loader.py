@@ -1,0 +1,92 @@
+"""Import a winning kernel's source in this process and return its `ModelNew` class.
+
+Sources are written to content-addressed files under the cache dir (Triton reads kernel source
+through `inspect`, so it must come from a real file) and imported once per process and device kind.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import sys
+import threading
+
+from kernelevolve.types import candidate_id
+
+log = logging.getLogger(__name__)
+
+_load_lock = threading.Lock()
+_loaded: dict[str, type] = {}
+
+
+class KernelLoadError(ValueError):
+    """A kernel source that cannot be imported here; the message says why."""
+
+
+def _use_interpreter() -> None:
+    """Run Triton on CPU tensors: its interpreter must be on before triton is first imported.
+
+    Triton decides at import time whether its own helpers (tl.cdiv, tl.sum...) are interpreted, and
+    reads TRITON_INTERPRET again when a kernel is decorated and first launched; so, like an
+    evaluation worker, the process keeps TRITON_INTERPRET=1 once a CPU kernel is loaded.
+    """
+    if "triton" in sys.modules and not interpreter_ready():
+        raise KernelLoadError(
+            "triton was imported before TRITON_INTERPRET=1 was set (torch._dynamo imports it), so its "
+            "helpers are compiled, not interpreted, and Triton kernels cannot run on CPU tensors here; "
+            "set TRITON_INTERPRET=1 in the environment, or in os.environ before importing torch._dynamo"
+        )
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        log.info("setting TRITON_INTERPRET=1 for this process to run Triton kernels on the CPU")
+        os.environ["TRITON_INTERPRET"] = "1"
+
+
+def interpreter_ready() -> bool:
+    """True when triton is not imported yet, or was imported with its interpreter on."""
+    if "triton" not in sys.modules:
+        return True
+    import triton.language.standard as standard
+    from triton.runtime.interpreter import InterpretedFunction
+
+    return isinstance(standard.cdiv, InterpretedFunction)
+
+
+def load_kernel_class(source: str, backend: str = "triton", device: str = "cpu") -> type:
+    """Import a kernel source (from a real file: Triton reads kernels through `inspect`) -> its ModelNew.
+
+    Files are content-addressed under the cache dir; a source is imported once per process and
+    device kind. Loading for the CPU sets TRITON_INTERPRET=1 for the process (see `_use_interpreter`).
+    """
+    from kernelevolve.paths import cache_dir
+
+    digest = candidate_id(source, backend)
+    interpret = device.split(":")[0] == "cpu"
+    module_name = f"kernelevolve_kernel_{digest}_{'interp' if interpret else 'native'}"
+    with _load_lock:
+        if module_name in _loaded:
+            return _loaded[module_name]
+        folder = cache_dir() / "kernels"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{digest}.py"
+        if not path.is_file() or path.read_text() != source:
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(source)
+            tmp.replace(path)
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            raise KernelLoadError(f"cannot import kernel file {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            if interpret and backend == "triton":
+                _use_interpreter()
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(module_name, None)
+            raise
+        model_new = getattr(module, "ModelNew", None)
+        if not isinstance(model_new, type):
+            raise KernelLoadError(f"kernel {digest} does not define class ModelNew")
+        _loaded[module_name] = model_new
+        return model_new

@@ -1,0 +1,236 @@
+"""Figures for the HTML reports: matplotlib (Agg backend) rendered to base64 PNG strings.
+
+Every function takes plain data (lists and dicts read from a run or sweep folder) and returns the
+PNG's base64 text, ready for ``<img src="data:image/png;base64,...">``. matplotlib is the `report`
+extra; importing this module without it raises ImportError, which `kernelevolve.report` handles.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display; must precede pyplot
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+STATUS_COLOURS = {
+    "ok": "#2ca02c",
+    "incorrect": "#d62728",
+    "runtime_error": "#ff7f0e",
+    "compile_error": "#9467bd",
+    "rejected_static": "#8c564b",
+    "timeout": "#e377c2",
+    "worker_crash": "#7f7f7f",
+    "pending": "#c7c7c7",
+}
+_OTHER = "#17becf"  # a status this module does not know yet
+_DPI = 110
+
+
+def _encode(fig: Any) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=_DPI, bbox_inches="tight")
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _log_scale_fits(values: Sequence[float]) -> bool:
+    """Speedups are ratios: a log axis once they span more than 4x or include a large slow-down."""
+    positive = [v for v in values if v and v > 0]
+    return bool(positive) and (max(positive) / min(positive) > 4 or min(positive) < 0.25)
+
+
+def fitness_over_time(evaluations: Sequence[Mapping[str, Any]]) -> str:
+    """Each evaluation's objective in evaluation order (failures at the bottom), and the best so far."""
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    feasible = [(e["index"], e["objective"]) for e in evaluations if e.get("feasible") and e.get("objective")]
+    failed = [e["index"] for e in evaluations if not e.get("feasible")]
+    best: list[tuple[int, float]] = []
+    running = 0.0
+    for e in evaluations:
+        if e.get("feasible") and (e.get("objective") or 0) > running:
+            running = float(e["objective"])
+        if running > 0:
+            best.append((e["index"], running))
+    values = [v for _, v in feasible]
+    if _log_scale_fits(values):
+        ax.set_yscale("log")
+    floor = min(values) / 2 if values else 0.5
+    if feasible:
+        xs, ys = zip(*feasible, strict=True)
+        ax.scatter(xs, ys, s=18, color=STATUS_COLOURS["ok"], label="correct", zorder=3)
+    if failed:
+        ax.scatter(
+            failed, [floor] * len(failed), s=18, marker="x", color=STATUS_COLOURS["incorrect"], label="failed"
+        )
+    if best:
+        ax.step(*zip(*best, strict=True), where="post", color="black", linewidth=1.5, label="best so far")
+    ax.axhline(1.0, color="grey", linestyle=":", linewidth=1)
+    ax.set_xlabel("evaluation (in order of completion)")
+    ax.set_ylabel("geomean speedup vs eager")
+    ax.set_title("Fitness over time")
+    ax.grid(alpha=0.3)
+    if evaluations:
+        ax.legend(loc="best", fontsize=8)
+    else:
+        ax.text(0.5, 0.5, "no evaluations", ha="center", va="center", transform=ax.transAxes)
+    return _encode(fig)
+
+
+def search_graph(export: Mapping[str, Any], best_id: str | None = None) -> str:
+    """The search graph: nodes by generation (depth) left to right, coloured by status; best starred."""
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    for node in export.get("nodes", []):
+        graph.add_node(node["id"], depth=int(node.get("depth", 0)), status=node.get("status", "pending"))
+    for edge in export.get("edges", []):
+        if edge["source"] in graph and edge["target"] in graph:
+            graph.add_edge(edge["source"], edge["target"])
+    count = graph.number_of_nodes()
+    depth = max((d for _, d in graph.nodes(data="depth")), default=0)
+    fig, ax = plt.subplots(figsize=(min(4 + 1.6 * depth, 14), min(3 + 0.12 * count, 9)))
+    if count:
+        positions = nx.multipartite_layout(graph, subset_key="depth", align="vertical")
+        size = max(20, 260 - 2 * count)
+        nx.draw_networkx_edges(graph, positions, ax=ax, alpha=0.35, arrows=True, arrowsize=7, node_size=size)
+        statuses = sorted({s for _, s in graph.nodes(data="status")})
+        for status in statuses:
+            members = [n for n, s in graph.nodes(data="status") if s == status]
+            nx.draw_networkx_nodes(
+                graph,
+                positions,
+                nodelist=members,
+                node_color=STATUS_COLOURS.get(status, _OTHER),
+                node_size=size,
+                ax=ax,
+            )
+        handles = [
+            Line2D([0], [0], marker="o", linestyle="", color=STATUS_COLOURS.get(s, _OTHER), label=s)
+            for s in statuses
+        ]
+        if best_id in graph:
+            nx.draw_networkx_nodes(
+                graph,
+                positions,
+                nodelist=[best_id],
+                node_shape="*",
+                node_color="gold",
+                edgecolors="black",
+                node_size=size * 3,
+                ax=ax,
+            )
+            handles.append(
+                Line2D(
+                    [0],
+                    [0],
+                    marker="*",
+                    linestyle="",
+                    markersize=12,
+                    color="gold",
+                    markeredgecolor="black",
+                    label="best",
+                )
+            )
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    ax.set_title(f"Search graph: {count} candidates, {depth + 1 if count else 0} generation(s)")
+    ax.set_axis_off()
+    return _encode(fig)
+
+
+def shape_speedups(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Best kernel's speedup per shape vs eager and vs torch.compile."""
+    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(rows) + 2), 3.4))
+    names = [str(r["shape"]) for r in rows]
+    width = 0.38
+    for offset, key, label, colour in (
+        (-width / 2, "speedup_vs_eager", "vs eager", "#1f77b4"),
+        (width / 2, "speedup_vs_compile", "vs torch.compile", "#ff7f0e"),
+    ):
+        values = [r.get(key) or 0.0 for r in rows]
+        ax.bar([i + offset for i in range(len(rows))], values, width, label=label, color=colour)
+    ax.axhline(1.0, color="black", linestyle=":", linewidth=1)
+    if _log_scale_fits([r.get(k) or 0 for r in rows for k in ("speedup_vs_eager", "speedup_vs_compile")]):
+        ax.set_yscale("log")
+    ax.set_xticks(range(len(rows)), names, rotation=20, ha="right")
+    ax.set_ylabel("speedup (x)")
+    ax.set_title("Best kernel per shape")
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    return _encode(fig)
+
+
+def failures_by_operator(by_operator: Mapping[str, Mapping[str, int]]) -> str:
+    """Evaluations per operator, stacked by status."""
+    operators = sorted(by_operator)
+    present = {s for o in operators for s, n in by_operator[o].items() if n}
+    statuses = [s for s in STATUS_COLOURS if s in present] + sorted(present - set(STATUS_COLOURS))
+    fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(operators) + 2), 3.4))
+    bottoms = [0] * len(operators)
+    for status in statuses:
+        counts = [int(by_operator[o].get(status, 0)) for o in operators]
+        ax.bar(operators, counts, bottom=bottoms, color=STATUS_COLOURS.get(status, _OTHER), label=status)
+        bottoms = [b + c for b, c in zip(bottoms, counts, strict=True)]
+    ax.set_ylabel("evaluations")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title("Evaluations by operator and status")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    ax.grid(axis="y", alpha=0.3)
+    return _encode(fig)
+
+
+def fast_p_curves(summary: Mapping[str, Any]) -> str:
+    """KernelBench fast_p (share correct and faster than p x) against p, vs eager and vs torch.compile."""
+    overall = summary["overall"]
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    for baseline, colour in (("eager", "#1f77b4"), ("compile", "#ff7f0e")):
+        table = overall.get(f"fast_p_vs_{baseline}") or {}
+        points = sorted((float(p), v) for p, v in table.items() if v is not None)
+        if points:
+            ax.plot(*zip(*points, strict=True), marker="o", color=colour, label=f"vs {baseline}")
+    ax.set_xlabel("speedup threshold p")
+    ax.set_ylabel("fast_p")
+    ax.set_ylim(0, 1.02)
+    ax.set_title("fast_p over all problems")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _encode(fig)
+
+
+def problem_speedups(problems: Sequence[Mapping[str, Any]]) -> str:
+    """Speedup vs eager of every problem (failed problems as red ticks at the bottom), sorted."""
+    rows = sorted(problems, key=lambda r: r.get("speedup_vs_eager") or 0.0)
+    fig, ax = plt.subplots(figsize=(max(6, 0.18 * len(rows) + 3), 3.4))
+    values = [r.get("speedup_vs_eager") or 0.0 for r in rows]
+    colours = [STATUS_COLOURS["ok"] if v > 0 else STATUS_COLOURS["incorrect"] for v in values]
+    positive = [v for v in values if v > 0]
+    floor = min(positive) / 2 if positive else 0.5
+    ax.bar(range(len(rows)), [v if v > 0 else floor for v in values], color=colours)
+    ax.axhline(1.0, color="black", linestyle=":", linewidth=1)
+    if _log_scale_fits(positive):
+        ax.set_yscale("log")
+    if len(rows) <= 40:
+        ax.set_xticks(
+            range(len(rows)), [str(r.get("problem", "")) for r in rows], rotation=60, ha="right", fontsize=7
+        )
+    else:
+        ax.set_xticks([])
+    ax.set_ylabel("speedup vs eager (x)")
+    ax.set_title("Per-problem speedup (red: no correct kernel)")
+    ax.legend(
+        handles=[
+            Line2D([0], [0], color=STATUS_COLOURS["ok"], lw=6),
+            Line2D([0], [0], color=STATUS_COLOURS["incorrect"], lw=6),
+        ],
+        labels=["correct", "failed"],
+        fontsize=8,
+    )
+    ax.grid(axis="y", alpha=0.3)
+    return _encode(fig)

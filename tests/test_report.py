@@ -1,0 +1,140 @@
+"""HTML reports: a real run's report.html (plots, best kernel, tables), the CLI, the sweep report from a
+summary.json written by kernelevolve.sweep_summary, and the table-only fallback without matplotlib."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("matplotlib")
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+from kernelevolve.api import OptimizeResult, optimize  # noqa: E402
+from kernelevolve.report import ReportError, write_report, write_run_report, write_sweep_report  # noqa: E402
+from kernelevolve.sweep_run import record_from_results  # noqa: E402
+from kernelevolve.sweep_summary import write_summary  # noqa: E402
+
+FAST = (
+    "kb.enabled=false",
+    "platform.eval.timing_trials=2",
+    "platform.eval.correctness_trials=2",
+    "platform.eval.warmup_trials=1",
+    "platform.eval.measure_compile_baseline=false",
+)
+PNG = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OptimizeResult]:
+    """A real CPU search on the shipped softmax spec: template and fusion seeds, then tuning."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KERNELEVOLVE_CACHE", str(tmp_path_factory.mktemp("cache")))
+        yield optimize(
+            "softmax",
+            budget=4,
+            operators=["template", "fusion_seed", "tune"],
+            run_root=tmp_path_factory.mktemp("runs"),
+            overrides=FAST,
+        )
+
+
+def _images(text: str) -> list[bytes]:
+    return [base64.b64decode(m) for m in PNG.findall(text)]
+
+
+def test_run_report_has_plots_tables_and_the_best_kernel(run: OptimizeResult) -> None:
+    path = write_run_report(run.run_dir)
+    assert path == run.run_dir / "report.html"
+    text = path.read_text()
+    assert run.best_id and run.best_id in text
+    for heading in ("Fitness over time", "Search graph", "Best kernel per shape", "Evaluations by status"):
+        assert heading in text
+    images = _images(text)
+    assert len(images) == 4 and all(image.startswith(b"\x89PNG\r\n\x1a\n") for image in images)
+    assert "<svg" not in text
+    # The best kernel's source, escaped, and one row per shape.
+    assert "@triton.jit" in text and "class ModelNew" in text
+    assert "<td>cpu</td>" in text and "<td>cpu_long</td>" in text
+    evaluations = json.loads((run.run_dir / "results.json").read_text())["evaluations"]
+    assert f"<td>{evaluations} (" in text
+
+
+def test_report_cli_and_folder_detection(run: OptimizeResult, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "kernelevolve.report", str(run.run_dir), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert out.is_file() and run.best_id in out.read_text()
+    with pytest.raises(ReportError, match="neither a run directory"):
+        write_report(tmp_path)
+    bad = subprocess.run(
+        [sys.executable, "-m", "kernelevolve.report", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode == 2 and "neither a run directory" in bad.stderr
+
+
+def test_sweep_report_renders_summary_json(run: OptimizeResult, tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep"
+    (sweep / "results").mkdir(parents=True)
+    results = json.loads((run.run_dir / "results.json").read_text())
+    solved = {
+        **record_from_results(results),
+        "level": 1,
+        "problem_id": 23,
+        "problem": "L1/23",
+        "name": "23_Softmax",
+        "wall_s": 9.0,
+    }
+    failed = {
+        **record_from_results({**results, "best": None}),
+        "level": 1,
+        "problem_id": 40,
+        "problem": "L1/40",
+        "name": "40_LayerNorm",
+        "wall_s": 4.0,
+        "error": "no correct kernel in 4 evaluations",
+    }
+    for record in (solved, failed):
+        (sweep / "results" / f"L1_{record['problem_id']:03d}.json").write_text(json.dumps(record))
+    summary = write_summary(sweep)  # kernelevolve.sweep_summary writes summary.json
+    assert summary["overall"]["correctness_rate"] == 0.5
+    path = write_sweep_report(sweep)
+    text = path.read_text()
+    assert path == sweep / "report.html"
+    assert "50%" in text and "fast_1.5" in text and "23_Softmax" in text and "40_LayerNorm" in text
+    assert "no_correct_kernel" in text
+    images = _images(text)
+    assert len(images) == 2 and all(image.startswith(b"\x89PNG") for image in images)
+    assert write_report(sweep) == path
+
+
+def test_report_without_matplotlib_still_has_the_tables(run: OptimizeResult, tmp_path: Path) -> None:
+    out = tmp_path / "plain.html"
+    code = (
+        "import sys; sys.modules['matplotlib'] = None\n"  # import matplotlib now raises ImportError
+        "from kernelevolve.report import write_run_report\n"
+        f"write_run_report({str(run.run_dir)!r}, {str(out)!r})\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=dict(os.environ)
+    )
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert not PNG.search(text) and "plots need matplotlib" in text
+    assert run.best_id and run.best_id in text and "<td>cpu_long</td>" in text

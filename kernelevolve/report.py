@@ -22,6 +22,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.sweep_summary import format_ms as _ms
+from kernelevolve.sweep_summary import format_percent as _pct
+from kernelevolve.sweep_summary import format_speedup as _x
+
 log = logging.getLogger(__name__)
 
 REPORT_FILE = "report.html"
@@ -45,20 +49,6 @@ class ReportError(ValueError):
 
 def _e(value: Any) -> str:
     return html.escape(str(value))
-
-
-def _x(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.2f}x" if value >= 0.1 else f"{value:.2g}x"
-
-
-def _ms(value: float | None) -> str:
-    return f"{value:.4g}" if value is not None else "-"
-
-
-def _pct(value: float | None) -> str:
-    return f"{100 * value:.0f}%" if value is not None else "-"
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

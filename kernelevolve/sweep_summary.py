@@ -122,17 +122,17 @@ def _first_line(text: str) -> str:
     return lines[0][:200] if lines else ""
 
 
-def _pct(value: float | None) -> str:
+def format_percent(value: float | None) -> str:
     return f"{100 * value:.0f}%" if value is not None else "-"
 
 
-def _x(value: float | None) -> str:
+def format_speedup(value: float | None) -> str:
     if value is None:
         return "-"
     return f"{value:.2f}x" if value >= 0.1 else f"{value:.2g}x"
 
 
-def _ms(value: float | None) -> str:
+def format_ms(value: float | None) -> str:
     return f"{value:.4g}" if value is not None else "-"
 
 
@@ -157,9 +157,9 @@ def summary_markdown(summary: dict[str, Any], title: str = "KernelBench sweep", 
         for name, metrics in groups:
             fast = metrics[f"fast_p_vs_{baseline}"]
             lines.append(
-                f"| {name} | {metrics['problems']} | {_pct(metrics['correctness_rate'])} | "
-                f"{_x(metrics[f'geomean_speedup_vs_{baseline}'])} | "
-                + " | ".join(_pct(fast[_p_key(p)]) for p in FAST_P)
+                f"| {name} | {metrics['problems']} | {format_percent(metrics['correctness_rate'])} | "
+                f"{format_speedup(metrics[f'geomean_speedup_vs_{baseline}'])} | "
+                + " | ".join(format_percent(fast[_p_key(p)]) for p in FAST_P)
                 + " |"
             )
         missing = summary["overall"][f"correct_without_{baseline}_baseline"]
@@ -174,9 +174,9 @@ def summary_markdown(summary: dict[str, Any], title: str = "KernelBench sweep", 
     ]
     for row in summary["problems"]:
         lines.append(
-            f"| {row['problem']} | {row['name']} | {row['status']} | {_ms(row['best_ms'])} | "
-            f"{_ms(row['eager_ms'])} | {_ms(row['compile_ms'])} | {_x(row['speedup_vs_eager'])} | "
-            f"{_x(row['speedup_vs_compile'])} | {row['evaluations'] or 0} | {row['winner_backend'] or '-'} | "
+            f"| {row['problem']} | {row['name']} | {row['status']} | {format_ms(row['best_ms'])} | "
+            f"{format_ms(row['eager_ms'])} | {format_ms(row['compile_ms'])} | {format_speedup(row['speedup_vs_eager'])} | "
+            f"{format_speedup(row['speedup_vs_compile'])} | {row['evaluations'] or 0} | {row['winner_backend'] or '-'} | "
             f"{row['wall_s']:.0f} |"
         )
     lines += ["", "## Failures", ""]

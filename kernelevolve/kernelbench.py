@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import logging
 import re
@@ -96,6 +97,98 @@ _TAG_RULES = (
 )
 
 
+# Exact reference forms served by family templates: (Model.__init__ parameters, __init__ body
+# without docstring and super() call, forward parameters, forward body without docstring), as
+# ast.unparse writes them. Any other wording, extra op or constructor difference gets no tag.
+_DIM_INIT = (("dim",), ("self.dim = dim",))
+EXACT_FAMILY_FORMS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "argmax_dim": (*_DIM_INIT, ("x",), ("return torch.argmax(x, dim=self.dim)",)),
+    "argmin_dim": (*_DIM_INIT, ("x",), ("return torch.argmin(x, dim=self.dim)",)),
+    "cumsum_dim": (*_DIM_INIT, ("x",), ("return torch.cumsum(x, dim=self.dim)",)),
+    "cumprod_dim": (*_DIM_INIT, ("x",), ("return torch.cumprod(x, dim=self.dim)",)),
+    "cumsum_reverse_dim": (
+        *_DIM_INIT,
+        ("x",),
+        ("return torch.cumsum(x.flip(self.dim), dim=self.dim).flip(self.dim)",),
+    ),
+    "cumsum_exclusive_dim": (
+        *_DIM_INIT,
+        ("x",),
+        (
+            "cumsum = torch.cumsum(x.narrow(dim=self.dim, start=0, length=x.size(self.dim) - 1), dim=self.dim)",
+            "return torch.cat((torch.zeros_like(x.select(self.dim, 0).unsqueeze(self.dim)), cumsum), dim=self.dim)",
+        ),
+    ),
+    "max_pool1d": (
+        ("kernel_size", "stride", "padding", "dilation", "return_indices"),
+        (
+            "self.maxpool = nn.MaxPool1d(kernel_size=kernel_size, stride=stride, padding=padding, "
+            "dilation=dilation, return_indices=return_indices)",
+        ),
+        ("x",),
+        ("return self.maxpool(x)",),
+    ),
+    "max_pool2d": (
+        ("kernel_size", "stride", "padding", "dilation"),
+        (
+            "self.maxpool = nn.MaxPool2d(kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)",
+        ),
+        ("x",),
+        ("return self.maxpool(x)",),
+    ),
+    "avg_pool1d": (
+        ("kernel_size", "stride", "padding"),
+        ("self.avg_pool = nn.AvgPool1d(kernel_size=kernel_size, stride=stride, padding=padding)",),
+        ("x",),
+        ("return self.avg_pool(x)",),
+    ),
+    "avg_pool2d": (
+        ("kernel_size", "stride", "padding"),
+        ("self.avg_pool = nn.AvgPool2d(kernel_size=kernel_size, stride=stride, padding=padding)",),
+        ("x",),
+        ("return self.avg_pool(x)",),
+    ),
+}
+
+
+def _body_text(func: ast.FunctionDef) -> tuple[str, ...]:
+    lines = []
+    for stmt in func.body:
+        if (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str)
+        ):
+            continue  # docstring
+        text = ast.unparse(stmt)
+        if text.startswith("super(") and text.endswith(".__init__()"):
+            continue
+        lines.append(text)
+    return tuple(lines)
+
+
+def _model_form(
+    code: str,
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+    """The reference Model's form as `EXACT_FAMILY_FORMS` spells it, or None when it has another shape."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
+    if model is None:
+        return None
+    methods = {n.name: n for n in model.body if isinstance(n, ast.FunctionDef)}
+    if set(methods) != {"__init__", "forward"}:
+        return None
+    init, forward = methods["__init__"], methods["forward"]
+    if init.args.vararg or init.args.kwarg or forward.args.vararg or forward.args.kwarg:
+        return None
+    init_params = tuple(a.arg for a in init.args.args[1:])
+    forward_params = tuple(a.arg for a in forward.args.args[1:])
+    return init_params, _body_text(init), forward_params, _body_text(forward)
+
+
 def problem_tags(problem: Problem) -> tuple[str, ...]:
     lowered = problem.name.lower()
     tags = [f"kernelbench_level{problem.level}"]
@@ -105,6 +198,8 @@ def problem_tags(problem: Problem) -> tuple[str, ...]:
     # Exact family tags that templates of ours serve, only when the reference is that exact form.
     if re.search(r"^\d+_softmax$", lowered) and "torch.softmax(x, dim=1)" in problem.code:
         tags.append("softmax")
+    form = _model_form(problem.code)
+    tags.extend(family for family, expected in EXACT_FAMILY_FORMS.items() if form == expected)
     return tuple(dict.fromkeys(tags))
 
 

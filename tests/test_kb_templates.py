@@ -1,0 +1,178 @@
+"""Family templates for KernelBench level-1 problems our fusion compiler does not cover.
+
+Argmax/argmin over a dim (51, 52), the cumsum family (89-92) and 1D/2D max/avg pooling (41, 42,
+44, 45): each problem is tagged with its template's family, finds the template, and the template
+matches the reference (fp32, 1e-4) at its CPU-scaled size and at other sizes and constructor
+arguments under the Triton interpreter. One problem also goes through the real harness.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    # Triton decides at import time whether its own helpers (tl.cdiv, ...) are interpreted.
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+triton = pytest.importorskip("triton")
+
+from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
+
+from kernelevolve.backends.triton import TritonBackend  # noqa: E402
+from kernelevolve.eval.harness import evaluate  # noqa: E402
+from kernelevolve.kernelbench import Problem, load_problem, problem_tags, problem_to_spec, scale_for_cpu  # noqa: E402
+from kernelevolve.platforms import load_platform  # noqa: E402
+from kernelevolve.reference_module import load_reference_module  # noqa: E402
+from kernelevolve.types import Candidate, EvalRequest, EvalSettings, Status  # noqa: E402
+from kernelevolve.variation.template_library import Template, templates_for  # noqa: E402
+from kernelevolve.variation.tunables import apply_values  # noqa: E402
+
+# Triton 3.6's interpreter converts 1-element arrays with int(); NumPy 2.3 warns on every loop bound.
+pytestmark = pytest.mark.filterwarnings("ignore:Conversion of an array with ndim > 0:DeprecationWarning")
+
+KERNELBENCH = Path(
+    os.environ.get(
+        "KERNELBENCH_PATH",
+        Path(__file__).resolve().parents[1] / "../shared/benchmarks/kernelbench/problems.jsonl",
+    )
+)
+INTERPRETED = isinstance(triton.language.standard.cdiv, InterpretedFunction)
+CPU_BUDGET = 4096
+
+# problem id -> (family, [(size constants, constructor args or None for the problem's, tunables)]).
+# The second case changes sizes (odd, non-power-of-two) and, where the reference takes them, dims
+# and window parameters; small tunables force several chunks, partial chunks and several programs.
+CASES: dict[int, tuple[str, list[tuple[dict[str, Any], list[Any] | None, dict[str, Any]]]]] = {
+    51: ("argmax_dim", [({"batch_size": 3, "dim1": 37, "dim2": 5}, None, {"COL_BLOCK": 8, "COL_LANES": 4}),
+                        ({"batch_size": 3, "dim1": 6, "dim2": 75}, [-1], {"BLOCK_SIZE": 16})]),
+    52: ("argmin_dim", [({"batch_size": 5, "dim1": 7, "dim2": 3}, [0], {"COL_BLOCK": 4}),
+                        ({"batch_size": 3, "dim1": 6, "dim2": 75}, [2], {"BLOCK_SIZE": 16})]),
+    89: ("cumsum_dim", [({"batch_size": 3, "input_shape": (50, 7)}, None, {"COL_BLOCK": 8}),
+                        ({"batch_size": 4, "input_shape": (301,)}, None, {"BLOCK_SIZE": 64})]),
+    90: ("cumprod_dim", [({"batch_size": 3, "input_shape": (20, 7)}, [0], {"COL_BLOCK": 4}),
+                         ({"batch_size": 4, "input_shape": (45,)}, None, {"BLOCK_SIZE": 16})]),
+    91: ("cumsum_reverse_dim", [({"batch_size": 3, "input_shape": (50, 7)}, None, {"COL_BLOCK": 8}),
+                                ({"batch_size": 4, "input_shape": (301,)}, [-1], {"BLOCK_SIZE": 64})]),
+    92: ("cumsum_exclusive_dim", [({"batch_size": 3, "input_shape": (50, 7)}, None, {"COL_BLOCK": 8}),
+                                  ({"batch_size": 4, "input_shape": (301,)}, None, {"BLOCK_SIZE": 64})]),
+    41: ("max_pool1d", [({"batch_size": 2, "features": 3, "sequence_length": 37}, [4, 2, 2, 2, True], {}),
+                        ({"batch_size": 2, "features": 5, "sequence_length": 50}, [3, None, 1, 1, False],
+                         {"BLOCK_SIZE": 32})]),
+    42: ("max_pool2d", [({"batch_size": 2, "channels": 3, "height": 13, "width": 10}, [3, 2, 1, 2], {}),
+                        ({"batch_size": 1, "channels": 2, "height": 9, "width": 14}, [(2, 3), (1, 2), (1, 0), (2, 1)],
+                         {"BLOCK_SIZE": 32})]),
+    44: ("avg_pool1d", [({"batch_size": 2, "in_channels": 3, "input_length": 29}, [5, 3, 2], {}),
+                        ({"batch_size": 3, "in_channels": 2, "input_length": 40}, [4, None, 0], {"BLOCK_SIZE": 16})]),
+    45: ("avg_pool2d", [({"batch_size": 2, "channels": 3, "height": 23, "width": 17}, [3, None, 1], {}),
+                        ({"batch_size": 1, "channels": 2, "height": 11, "width": 15}, [(3, 4), (2, 3), (1, 2)],
+                         {"BLOCK_SIZE": 32})]),
+}  # fmt: skip
+
+needs_kernelbench = pytest.mark.skipif(
+    not KERNELBENCH.is_file(), reason="KernelBench problems.jsonl not found"
+)
+_BACKEND = TritonBackend()
+_counter = iter(range(1 << 30))
+
+
+@pytest.fixture
+def interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not INTERPRETED:
+        pytest.skip("triton was imported in compiled mode (TRITON_INTERPRET unset): these tests need it set")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+
+def _problem(problem_id: int) -> Problem:
+    return load_problem(KERNELBENCH, 1, problem_id)
+
+
+def _template(problem: Problem, family: str) -> Template:
+    spec = problem_to_spec(problem)
+    found = [t for t in templates_for(spec, "triton") if t.family == family]
+    assert len(found) == 1, (
+        f"{problem.name}: templates_for found {[t.name for t in templates_for(spec, 'triton')]}"
+    )
+    return found[0]
+
+
+def _flat(value: Any) -> list[Any]:
+    return [t for v in value for t in _flat(v)] if isinstance(value, (tuple, list)) else [value]
+
+
+def _compare(problem: Problem, template: Template, constants: dict[str, Any], init: list[Any] | None,
+             tunables: dict[str, Any], inputs: list[Any] | None = None) -> None:  # fmt: skip
+    module = load_reference_module(problem.code, constants)
+    candidate = _BACKEND.load(apply_values(template.source, tunables), f"kb_template_{next(_counter)}")
+    args = module.get_init_inputs() if init is None else init
+    torch.manual_seed(0)
+    reference = module.Model(*args)
+    torch.manual_seed(0)
+    model = candidate.ModelNew(*args)
+    if inputs is None:
+        torch.manual_seed(1)
+        inputs = module.get_inputs()
+    where = f"{template.name} {constants} init={args} {tunables}"
+    with torch.no_grad():
+        expected, got = _flat(reference(*inputs)), _flat(model(*inputs))
+    assert len(expected) == len(got), where
+    for e, g in zip(expected, got, strict=True):
+        assert g.shape == e.shape and g.dtype == e.dtype, (
+            f"{where}: got {g.shape} {g.dtype}, want {e.shape} {e.dtype}"
+        )
+        assert torch.allclose(g.double(), e.double(), atol=1e-4, rtol=1e-4), (
+            f"{where}: max abs error {(g.double() - e.double()).abs().max().item():.3g}"
+        )
+
+
+@needs_kernelbench
+@pytest.mark.parametrize("problem_id", sorted(CASES))
+def test_template_matches_kernelbench_problem(interpreter: None, problem_id: int) -> None:
+    family, cases = CASES[problem_id]
+    problem = _problem(problem_id)
+    assert family in problem_tags(problem)
+    template = _template(problem, family)
+    scaled = scale_for_cpu(problem_to_spec(problem), CPU_BUDGET)
+    assert scaled.scaling, f"{problem.name} was not scaled for the CPU"
+    constants = dict(scaled.shapes[0].params)
+    _compare(problem, template, constants, None, {})
+    for sizes, init, tunables in cases:
+        _compare(problem, template, sizes, init, tunables)
+
+
+@needs_kernelbench
+@pytest.mark.parametrize(("problem_id", "dim"), [(51, 1), (52, 1), (51, 0), (52, 2)])
+def test_argreduce_ties_keep_the_first_index(interpreter: None, problem_id: int, dim: int) -> None:
+    problem = _problem(problem_id)
+    template = _template(problem, CASES[problem_id][0])
+    # Few distinct values: every line has many equal extremes, some in later chunks.
+    x = torch.randint(0, 3, (3, 40, 6), generator=torch.Generator().manual_seed(2)).float()
+    _compare(problem, template, {}, [dim], {"BLOCK_SIZE": 16, "COL_BLOCK": 4}, [x])
+
+
+@needs_kernelbench
+def test_tags_only_for_the_exact_reference_form() -> None:
+    problem = _problem(89)
+    assert "cumsum_dim" in problem_tags(problem)
+    changed = problem.code.replace(
+        "return torch.cumsum(x, dim=self.dim)", "return torch.cumsum(x, dim=self.dim) * 2"
+    )
+    assert changed != problem.code
+    tags = problem_tags(Problem(1, 89, problem.name, changed))
+    assert "cumsum_dim" not in tags and "scan" in tags
+
+
+@needs_kernelbench
+def test_harness_accepts_a_template_strictly(interpreter: None) -> None:
+    problem = _problem(51)
+    spec = scale_for_cpu(problem_to_spec(problem), CPU_BUDGET)
+    template = _template(problem, "argmax_dim")
+    settings = EvalSettings(
+        correctness_trials=2, timing_trials=2, warmup_trials=1, measure_compile_baseline=False
+    )
+    request = EvalRequest(Candidate(template.source, "triton", "template"), spec, "cpu", settings)
+    report = evaluate(request, load_platform("cpu"))
+    assert report.status is Status.OK, report.feedback

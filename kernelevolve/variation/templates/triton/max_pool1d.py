@@ -53,7 +53,7 @@ class ModelNew(nn.Module):
     def __init__(
         self,
         kernel_size: int,
-        stride: int = None,
+        stride: int | None = None,
         padding: int = 0,
         dilation: int = 1,
         return_indices: bool = False,

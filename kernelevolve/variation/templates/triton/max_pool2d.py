@@ -60,7 +60,7 @@ def _pair(value) -> tuple[int, int]:
 
 
 class ModelNew(nn.Module):
-    def __init__(self, kernel_size: int, stride: int = None, padding: int = 0, dilation: int = 1):
+    def __init__(self, kernel_size: int, stride: int | None = None, padding: int = 0, dilation: int = 1):
         super().__init__()
         self.kernel = _pair(kernel_size)
         self.stride = _pair(stride) if stride else self.kernel

@@ -1,0 +1,223 @@
+"""The call path from ModelNew.forward, and the check that the work reaches the chosen backend.
+
+The call path is ``ModelNew.forward`` plus every local function, method and class it calls or
+passes along (never ``__init__`` of ModelNew, never kernel bodies). ``Checker`` grows that set to a
+fixpoint: each unit is walked by ``static_flow.Flow`` with the kinds its call sites pass (see
+``static_values``), and a unit is walked again whenever those kinds grow.
+
+``no_backend_kernel``: triton needs a ``@triton.jit`` kernel launched (``kernel[grid](...)``) from
+code reachable from ``ModelNew.forward``; cute needs a ``@cute.kernel``/``@cute.jit`` function used
+from ``ModelNew``, where its ``__init__`` counts too (compiling there is the usual CuTe idiom).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kernelevolve.eval.static_flow import Flow
+from kernelevolve.eval.static_module import Module, callee_name, is_static, positional
+from kernelevolve.eval.static_module_rules import ModuleRules, syntactic_compute
+from kernelevolve.eval.static_rules import MEMOIZERS
+from kernelevolve.eval.static_values import EMPTY, INPUT, A, D, Kinds, T
+from kernelevolve.types import StaticIssue
+
+
+class Checker:
+    """Runs the whole-module rules, then the call-path analysis from ModelNew.forward; holds the issues."""
+
+    def __init__(self, tree: ast.Module, backend: str, strict: bool) -> None:
+        self.mod = Module(tree)
+        self.backend = backend
+        self.strict = strict
+        self.issues: dict[tuple[str, int], StaticIssue] = {}
+        self.rules = ModuleRules(self.mod, strict, self.issue)
+        self.persistent_names = self.mod.module_names | set(self.mod.functions) | set(self.mod.classes)
+        self.units: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, str | None]] = {}
+        self.params: dict[str, dict[str, Kinds]] = {}
+        self.summaries: dict[str, Kinds] = {}
+        self.changed = False
+        self.launches = 0
+        self.cute_used = False
+        self.tensor_attrs: dict[str, set[str]] = {}
+        self.local_attrs: dict[str, dict[str, str]] = {}
+        self.torch_modules: dict[str, set[str]] = {}
+        self.torch_using: set[str] = set()
+
+    def issue(self, code: str, node: ast.AST, message: str) -> None:
+        line = int(getattr(node, "lineno", 0))
+        self.issues.setdefault((code, line), StaticIssue(code, message, line))
+
+    def run(self) -> None:
+        self.rules.run()
+        model = self.mod.classes.get("ModelNew")
+        methods = self.mod.class_methods("ModelNew")
+        if model is None or "forward" not in methods:
+            where: ast.AST = model if model is not None else self.mod.tree
+            self.issue(
+                "missing_model_new",
+                where,
+                "the candidate must define class ModelNew(nn.Module) with a forward method",
+            )
+            return
+        self._collect_attrs()
+        self._collect_torch_using()
+        forward = methods["forward"]
+        scalar = ("int", "float", "bool", "str")
+        self.params["ModelNew.forward"] = {
+            a.arg: frozenset({D})
+            if isinstance(a.annotation, ast.Name) and a.annotation.id in scalar
+            else INPUT
+            for a in (*forward.args.posonlyargs, *forward.args.args[1:], *forward.args.kwonlyargs)
+        }
+        self.units["ModelNew.forward"] = (forward, "ModelNew")
+        for _ in range(12):  # kinds only grow, so this reaches a fixpoint quickly
+            self.changed = False
+            for qual, (node, owner) in list(self.units.items()):
+                returned = Flow(
+                    self, node, owner, self.params.get(qual, {}), qual == "ModelNew.forward"
+                ).run()
+                merged = self.summaries.get(qual, EMPTY) | returned
+                if merged != self.summaries.get(qual, EMPTY):
+                    self.summaries[qual] = merged
+                    self.changed = True
+            if not self.changed:
+                break
+        self._backend_check(model, methods)
+
+    # ---- call-path bookkeeping ----------------------------------------------------------------
+
+    def _collect_attrs(self) -> None:
+        """Per class: self attributes made in __init__ that hold tensors, local modules or nn layers."""
+        for cls in self.mod.classes:
+            tensors, local, layers = set(), {}, set()
+            init = self.mod.class_methods(cls).get("__init__")
+            for node in ast.walk(init) if init else ():
+                if (
+                    isinstance(node, ast.Call)
+                    and callee_name(node.func) in ("register_buffer", "register_parameter")
+                    and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                    and isinstance(node.args[0].value, str)
+                ):
+                    tensors.add(node.args[0].value)
+                if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+                    continue
+                for target in node.targets:
+                    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
+                        continue
+                    callee = self.mod.resolve(node.value.func) or ""
+                    if isinstance(node.value.func, ast.Name) and node.value.func.id in self.mod.classes:
+                        local[target.attr] = node.value.func.id
+                    elif callee in ("torch.nn.Parameter", "torch.nn.Buffer") or (
+                        callee.startswith("torch.") and not callee.startswith("torch.nn.")
+                    ):
+                        tensors.add(target.attr)
+                    elif callee.startswith("torch.nn."):
+                        layers.add(target.attr)
+            self.tensor_attrs[cls], self.local_attrs[cls], self.torch_modules[cls] = tensors, local, layers
+
+    def _collect_torch_using(self) -> None:
+        """Local functions/methods that compute in PyTorch, directly or through local calls."""
+        bodies: dict[str, tuple[ast.AST, str | None]] = {n: (f, None) for n, f in self.mod.functions.items()}
+        for cls in self.mod.classes:
+            for name, node in self.mod.class_methods(cls).items():
+                bodies[f"{cls}.{name}"] = (node, cls)
+        calls: dict[str, set[str]] = {}
+        for qual, (body, owner) in bodies.items():
+            if id(body) in self.mod.device_defs:
+                continue
+            if any(True for _ in syntactic_compute(self.mod, body)):
+                self.torch_using.add(qual)
+            callees = calls.setdefault(qual, set())
+            for n in ast.walk(body):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+                    callees.add(n.func.id)
+                elif (
+                    isinstance(n, ast.Call)
+                    and isinstance(n.func, ast.Attribute)
+                    and isinstance(n.func.value, ast.Name)
+                ):
+                    base = n.func.value.id
+                    callees.add(f"{owner if base in ('self', 'cls') else base}.{n.func.attr}")
+        grew = True
+        while grew:
+            grew = False
+            for qual, callees in calls.items():
+                if qual not in self.torch_using and callees & self.torch_using:
+                    self.torch_using.add(qual)
+                    grew = True
+
+    def reach(
+        self,
+        qual: str,
+        node: ast.FunctionDef | ast.AsyncFunctionDef,
+        owner: str | None,
+        args: list[Kinds],
+        kw: dict[str | None, Kinds],
+        skip_first: bool,
+    ) -> Kinds:
+        """Add a unit to the call path with the kinds its call site passes; return its summary."""
+        if id(node) in self.mod.device_defs:
+            self.cute_used = self.cute_used or node.name in self.mod.cute_funcs
+            return EMPTY
+        passed = frozenset().union(*args, *kw.values())
+        if passed & {T, D, A} and any(
+            self.mod.resolve(d.func if isinstance(d, ast.Call) else d) in MEMOIZERS
+            for d in node.decorator_list
+        ):
+            self.issue("state_between_calls", node, f"{node.name} memoizes results of calls that get tensors")
+        names = positional(node)[1 if skip_first and not is_static(node) else 0 :]
+        current = self.params.get(qual, {})
+        merged = dict(current)
+        for name, kinds in [*zip(names, args, strict=False), *kw.items()]:
+            if name is not None:
+                merged[name] = merged.get(name, EMPTY) | kinds
+        if qual not in self.units or merged != current:
+            self.units[qual] = (node, owner)
+            self.params[qual] = merged
+            self.changed = True
+        return self.summaries.get(qual, EMPTY)
+
+    def reach_method(
+        self, cls: str, name: str, args: list[Kinds], kw: dict[str | None, Kinds], skip_first: bool = True
+    ) -> Kinds:
+        node = self.mod.class_methods(cls).get(name)
+        if node is None and name == "forward":
+            node = self.mod.class_methods(cls).get("__call__")
+        return self.reach(f"{cls}.{node.name}", node, cls, args, kw, skip_first) if node else EMPTY
+
+    def reach_class(
+        self, cls: str, args: list[Kinds], kw: dict[str | None, Kinds], instantiated: bool
+    ) -> None:
+        for name in self.mod.class_methods(cls):
+            if name != "__init__" or instantiated:
+                self.reach_method(
+                    cls, name, args if name == "__init__" else [], kw if name == "__init__" else {}
+                )
+
+    def _backend_check(self, model: ast.ClassDef, methods: dict[str, ast.FunctionDef]) -> None:
+        if self.backend == "triton":
+            if self.launches:
+                return
+            kernels = ", ".join(sorted(self.mod.triton_kernels))
+            message = (
+                f"ModelNew.forward never launches its @triton.jit kernel(s) ({kernels}) as kernel[grid](...)"
+                if kernels
+                else "no @triton.jit kernel: the work must be done by a Triton kernel launched from ModelNew.forward"
+            )
+            self.issue("no_backend_kernel", model, message)
+            return
+        init = methods.get("__init__")
+        for node in ast.walk(init) if init else ():
+            if callee_name(node) in self.mod.cute_funcs:
+                self.cute_used = True
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in self.mod.classes
+            ):
+                self.reach_class(node.func.id, [], {}, instantiated=False)
+        if not self.cute_used:
+            self.issue(
+                "no_backend_kernel", model, "no @cute.kernel / @cute.jit function is used from ModelNew"
+            )

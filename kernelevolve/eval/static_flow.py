@@ -1,0 +1,142 @@
+"""One source-ordered pass over a call-path function: its statements.
+
+The expression side (kinds of values, PyTorch compute, stores) is ``static_values.Values``; this
+adds the statement rules. ``try_except_fallback``: in the call path, a bare ``except``, a handler
+that computes in PyTorch (or calls the reference / a helper that does), or a handler that swallows
+a failure of the kernel work without re-raising. ``state_between_calls``: ``global`` statements
+(never in ``__init__``), mutable default arguments, storing the tensor that forward returns, and
+returning a tensor held on self or in a module-level container. ``returns_input``: forward returns
+one of its inputs or a view of one.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kernelevolve.eval.static_module import callee_name, positional
+from kernelevolve.eval.static_values import EMPTY, A, F, Kinds, S, T, Values
+
+
+class Flow(Values):
+    """One source-ordered pass over a call-path function, tracking what each local name may hold."""
+
+    def run(self) -> Kinds:
+        for default in [*self.node.args.defaults, *self.node.args.kw_defaults]:
+            if isinstance(default, (ast.Dict, ast.List, ast.Set)) or (
+                isinstance(default, ast.Call) and callee_name(default.func) in ("dict", "list", "set")
+            ):
+                self.c.issue(
+                    "state_between_calls",
+                    default,
+                    f"{self.node.name}: a mutable default argument keeps state between calls",
+                )
+        self._block(self.node.body)
+        if self.is_forward:
+            for name in sorted(self.returned & set(self.stored)):
+                self.c.issue(
+                    "state_between_calls",
+                    self.stored[name],
+                    f"forward keeps its output {name!r} for later calls",
+                )
+        return self.returns
+
+    # ---- statements ---------------------------------------------------------------------------
+
+    def _block(self, stmts: list[ast.stmt]) -> None:
+        for stmt in stmts:
+            self._stmt(stmt)
+
+    def _stmt(self, s: ast.stmt) -> None:
+        if isinstance(s, ast.Assign):
+            kinds = self.kinds(s.value)
+            for target in s.targets:
+                self._bind(target, kinds, s.value, s)
+        elif isinstance(s, ast.AnnAssign):
+            if s.value is not None:
+                self._bind(s.target, self.kinds(s.value), s.value, s)
+        elif isinstance(s, ast.AugAssign):
+            value, current = self.kinds(s.value), self.kinds(s.target)
+            if isinstance(s.op, ast.MatMult) or T in value | current:
+                self.compute(s, "in-place tensor arithmetic")
+            self._bind(s.target, (current | value) - {F}, s.value, s)
+        elif isinstance(s, ast.Return):
+            self._return(s)
+        elif isinstance(s, (ast.Expr, ast.Assert, ast.Raise)):
+            for child in ast.iter_child_nodes(s):
+                self.kinds(child)
+        elif isinstance(s, (ast.If, ast.While)):
+            self.kinds(s.test)
+            self._block(s.body)
+            self._block(s.orelse)
+        elif isinstance(s, (ast.For, ast.AsyncFor)):
+            self._bind(s.target, self.kinds(s.iter), None, s)
+            self._block(s.body)
+            self._block(s.orelse)
+        elif isinstance(s, (ast.With, ast.AsyncWith)):
+            for item in s.items:
+                kinds = self.kinds(item.context_expr)
+                if item.optional_vars is not None:
+                    self._bind(item.optional_vars, kinds, None, s)
+            self._block(s.body)
+        elif isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
+            self._try(s)  # type: ignore[arg-type]
+        elif isinstance(s, ast.Global):
+            if not self.is_init:
+                self.c.issue(
+                    "state_between_calls",
+                    s,
+                    f"global {', '.join(s.names)}: module state rebound from the call path",
+                )
+        elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if id(s) not in self.mod.device_defs:
+                saved = dict(self.env)
+                self.env.update({a: EMPTY for a in positional(s)})
+                self._block(s.body)
+                self.env = saved
+        elif isinstance(s, ast.Match):
+            self.kinds(s.subject)
+            for case in s.cases:
+                self._block(case.body)
+
+    def _return(self, s: ast.Return) -> None:
+        if s.value is None:
+            return
+        kinds = self.kinds(s.value)
+        self.returns |= kinds
+        if not self.is_forward:
+            return
+        parts = s.value.elts if isinstance(s.value, (ast.Tuple, ast.List)) else [s.value]
+        self.returned.update(p.id for p in parts if isinstance(p, ast.Name))
+        if A in kinds:
+            self.c.issue(
+                "returns_input", s, "forward returns one of its inputs (or a view of it); return a new tensor"
+            )
+        if S in kinds:
+            self.c.issue(
+                "state_between_calls",
+                s,
+                "forward returns a tensor kept between calls (on self or in a module-level container); "
+                "allocate the output afresh on every call",
+            )
+
+    def _try(self, s: ast.Try) -> None:
+        launches, local_calls = self.c.launches, self.local_calls
+        self._block(s.body)
+        did_work = self.c.launches > launches or self.local_calls > local_calls
+        for handler in s.handlers:
+            if handler.type is None:
+                self.c.issue("try_except_fallback", handler, "bare except on ModelNew's call path")
+            if handler.name:
+                self.env[handler.name] = EMPTY
+            before = self.compute_events
+            self._block(handler.body)
+            if self.compute_events > before:
+                self.c.issue(
+                    "try_except_fallback", handler, "exception handler falls back to PyTorch / the reference"
+                )
+            elif did_work and not (handler.body and isinstance(handler.body[-1], ast.Raise)):
+                self.c.issue(
+                    "try_except_fallback", handler, "exception handler swallows a failure of the kernel work"
+                )
+        self._block(s.orelse)
+        self._block(s.finalbody)

@@ -1,0 +1,125 @@
+"""Import-alias resolution and the top-level definitions of one candidate module.
+
+Every rule works on the syntax tree (never on the text) with import aliases resolved, so
+``import torch.nn.functional as F; F.softmax``, ``from torch import compile as c``, module-level
+``Event = torch.cuda.Event`` and ``getattr(torch, "compile")`` read the same as the spelled-out
+names. ``Module.resolve`` is that resolution; the rest records what the call-path analysis needs:
+local functions and classes, module-level names and containers, and the kernels (whose bodies are
+device code, never PyTorch host code).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kernelevolve.eval.static_rules import CUTE_DECORATORS, TRITON_JIT
+
+
+class Module:
+    """Import aliases, top-level definitions and kernels of one candidate module."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.aliases: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    self.aliases[a.asname or a.name.split(".")[0]] = (
+                        a.name if a.asname else a.name.split(".")[0]
+                    )
+            elif isinstance(node, ast.ImportFrom):
+                base = "." * node.level + (node.module or "")
+                for a in node.names:
+                    self.aliases[a.asname or a.name] = f"{base}.{a.name}"
+        for stmt in tree.body:  # module-level aliases of library names: `Event = torch.cuda.Event`
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, (ast.Name, ast.Attribute)):
+                target = self.resolve(stmt.value)
+                for t in stmt.targets:
+                    if target and isinstance(t, ast.Name):
+                        self.aliases[t.id] = target
+        self.functions = {
+            n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        self.classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        self.containers: set[str] = set()
+        self.triton_kernels: set[str] = set()
+        self.cute_funcs: set[str] = set()
+        self.device_defs: set[int] = set()  # id() of kernel bodies: device code, not PyTorch host code
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if any(self._mentions(d, TRITON_JIT) for d in node.decorator_list):
+                    self.triton_kernels.add(node.name)
+                    self.device_defs.add(id(node))
+                if any(self._mentions(d, CUTE_DECORATORS) for d in node.decorator_list):
+                    self.cute_funcs.add(node.name)
+                    self.device_defs.add(id(node))
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Assign):
+                names = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
+                if self._mentions(stmt.value, TRITON_JIT):
+                    self.triton_kernels.update(names)
+                elif isinstance(stmt.value, (ast.Dict, ast.List, ast.Set)) or (
+                    isinstance(stmt.value, ast.Call)
+                    and isinstance(stmt.value.func, (ast.Name, ast.Attribute))
+                    and (getattr(stmt.value.func, "id", "") or getattr(stmt.value.func, "attr", ""))
+                    in ("dict", "list", "set", "defaultdict", "OrderedDict", "deque")
+                ):
+                    self.containers.update(names)
+        # Names bound at module level: a store into one from the call path outlives the call.
+        self.module_names = {
+            t.id
+            for s in tree.body
+            if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+            for t in ast.walk(s)
+            if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
+        }
+
+    def resolve(self, node: ast.AST) -> str | None:
+        """Dotted name of an import-rooted Name/Attribute chain (getattr with a constant counts)."""
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            return f"{base}.{node.attr}" if base else None
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            base = self.resolve(node.args[0])
+            return f"{base}.{node.args[1].value}" if base else None
+        return None
+
+    def _mentions(self, node: ast.AST, names: frozenset[str]) -> bool:
+        return any(
+            self.resolve(n) in names for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute))
+        )
+
+    def class_methods(self, cls: str, seen: frozenset[str] = frozenset()) -> dict[str, ast.FunctionDef]:
+        """Methods of a module-level class, including those inherited from module-level bases."""
+        node = self.classes.get(cls)
+        if node is None or cls in seen:
+            return {}
+        methods: dict[str, ast.FunctionDef] = {}
+        for base in reversed(node.bases):
+            if isinstance(base, ast.Name):
+                methods.update(self.class_methods(base.id, seen | {cls}))
+        methods.update({n.name: n for n in node.body if isinstance(n, ast.FunctionDef)})  # type: ignore[misc]
+        return methods
+
+
+def is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+def positional(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    return [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+
+
+def callee_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else ""

@@ -1,0 +1,163 @@
+"""Whole-module rules: banned names anywhere in the candidate, PyTorch compute at module level.
+
+These read every node of the module, whatever ModelNew.forward reaches. ``if __name__ ==
+"__main__":`` self-tests are already gone (see ``static_checks``). Each maximal Name/Attribute
+chain and each import is resolved and matched against ``static_rules.NAME_RULES`` and friends;
+``torch_compute_op`` at module or class level (strict only) is found syntactically, since nothing
+there is on a call path to track.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable
+
+from kernelevolve.eval.static_module import Module
+from kernelevolve.eval.static_rules import (
+    BUILTIN_RULES,
+    COMPUTE_METHODS,
+    FRAME_ATTRS,
+    GLOBAL_STATE_CALLS,
+    GRAPH_NAMES,
+    MUTATORS,
+    NAME_RULES,
+    TORCH_OK,
+    matches,
+)
+
+IssueSink = Callable[[str, ast.AST, str], None]
+
+
+class ModuleRules:
+    """The rules that look at the whole module; issues go to `issue` (code, node, message)."""
+
+    def __init__(self, mod: Module, strict: bool, issue: IssueSink) -> None:
+        self.mod, self.strict, self.issue = mod, strict, issue
+        self.parents = {id(c): n for n in ast.walk(mod.tree) for c in ast.iter_child_nodes(n)}
+
+    def run(self) -> None:
+        self._name_rules()
+        if self.strict:
+            self._module_level_compute()
+
+    def _rule(self, node: ast.AST, name: str) -> None:
+        for prefixes, code, why in NAME_RULES:
+            if matches(name, prefixes):
+                self.issue(code, node, f"{name}: {why}")
+        if name.startswith("torch._") and not matches(name, NAME_RULES[0][0]):
+            self.issue("introspection", node, f"{name}: private PyTorch internals")
+        if matches(name, GLOBAL_STATE_CALLS):
+            self.issue("patching", node, f"{name} changes process-wide state the harness relies on")
+        if self.strict and matches(name, GRAPH_NAMES):
+            self.issue("cuda_graph", node, f"{name}: CUDA graphs are not allowed in strict mode")
+
+    def _name_rules(self) -> None:
+        mod = self.mod
+        defined = set(mod.functions) | set(mod.classes) | mod.module_names
+        for node in ast.walk(mod.tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    self._rule(node, a.name)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    self.issue(
+                        "reference_access", node, "relative import: the candidate must be self-contained"
+                    )
+                for a in node.names:
+                    self._rule(node, f"{node.module}.{a.name}" if node.module else a.name)
+            elif isinstance(node, ast.ClassDef):
+                if any(
+                    self.mod.resolve(b) in ("torch.Tensor", "torch._C.TensorBase") for b in node.bases
+                ) or any(
+                    isinstance(n, ast.FunctionDef) and n.name in ("__torch_function__", "__torch_dispatch__")
+                    for n in node.body
+                ):
+                    self.issue(
+                        "lazy_result",
+                        node,
+                        f"class {node.name} is a tensor subclass / torch function override",
+                    )
+            elif isinstance(node, (ast.Name, ast.Attribute)):
+                self._reference(node, defined)
+            elif isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
+                if mod.resolve(node.value):
+                    self.issue("patching", node, f"stores into {mod.resolve(node.value)}")
+            elif isinstance(node, ast.Call):
+                self._call_rules(node)
+
+    def _reference(self, node: ast.Name | ast.Attribute, defined: set[str]) -> None:
+        parent = self.parents.get(id(node))
+        maximal = not (isinstance(parent, ast.Attribute) and parent.value is node)
+        name = self.mod.resolve(node)
+        if name and maximal:
+            self._rule(node, name)
+        if isinstance(node, ast.Attribute):
+            if not isinstance(node.ctx, ast.Load) and self.mod.resolve(node.value):
+                self.issue("patching", node, f"assigns to {name}: candidates may not patch modules")
+            if node.attr == "__dict__" and self.mod.resolve(node.value):
+                self.issue("patching", node, f"{name} exposes a module's namespace")
+            if node.attr in FRAME_ATTRS:
+                self.issue("introspection", node, f".{node.attr} walks frames or code objects")
+            if node.attr in ("Model", "get_inputs", "get_init_inputs"):
+                self.issue("reference_access", node, f".{node.attr} reaches for the reference")
+            if node.attr in ("as_subclass", "_make_subclass") or (
+                node.attr == "__class__" and not isinstance(node.ctx, ast.Load)
+            ):
+                self.issue("lazy_result", node, f".{node.attr} makes a tensor subclass")
+        elif (
+            name is None
+            and isinstance(node.ctx, ast.Load)
+            and node.id in BUILTIN_RULES
+            and (node.id in ("Model", "get_inputs", "get_init_inputs") or node.id not in defined)
+        ):
+            code, why = BUILTIN_RULES[node.id]
+            self.issue(code, node, f"{node.id}: {why}")
+
+    def _call_rules(self, node: ast.Call) -> None:
+        func, mod = node.func, self.mod
+        resolved = mod.resolve(node)  # getattr(module, "name") reads like module.name
+        if resolved and isinstance(func, ast.Name):
+            self._rule(node, resolved)
+        if (
+            isinstance(func, ast.Name)
+            and func.id in ("getattr", "setattr", "delattr", "hasattr")
+            and node.args
+        ):
+            target = mod.resolve(node.args[0])
+            const = node.args[1] if len(node.args) > 1 else None
+            text = const.value if isinstance(const, ast.Constant) and isinstance(const.value, str) else None
+            if func.id in ("setattr", "delattr") and target:
+                self.issue("patching", node, f"{func.id} on module {target}")
+            if text in ("Model", "get_inputs", "get_init_inputs"):
+                self.issue("reference_access", node, f"{func.id}(..., {text!r}) reaches for the reference")
+            if func.id == "getattr" and text is None and target and target.split(".")[0] == "torch":
+                self.issue("dynamic_code", node, f"getattr on {target} with a computed name")
+        elif isinstance(func, ast.Attribute) and func.attr in MUTATORS and mod.resolve(func.value):
+            self.issue("patching", node, f"{mod.resolve(func.value)}.{func.attr}() mutates a module's state")
+
+    def _module_level_compute(self) -> None:
+        stmts: list[ast.stmt] = []
+        for stmt in self.mod.tree.body:
+            stmts.extend(stmt.body if isinstance(stmt, ast.ClassDef) else [stmt])
+        for stmt in stmts:
+            if not isinstance(
+                stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+            ):
+                for node, what in syntactic_compute(self.mod, stmt):
+                    self.issue("torch_compute_op", node, f"{what} computes in PyTorch at module/class level")
+
+
+def syntactic_compute(mod: Module, root: ast.AST) -> Iterable[tuple[ast.AST, str]]:
+    """PyTorch compute under `root`, read off the syntax alone (no tracking of what names hold)."""
+    for node in ast.walk(root):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            yield node, "the @ operator"
+        elif isinstance(node, ast.Call):
+            name = mod.resolve(node.func)
+            if name and name.startswith("torch.") and name not in TORCH_OK:
+                yield node, f"{name}()"
+            elif name is None and isinstance(node.func, ast.Attribute):
+                if node.func.attr.rstrip("_") in COMPUTE_METHODS:
+                    yield node, f".{node.func.attr}()"
+            elif isinstance(node.func, ast.Name) and node.func.id == "Model":
+                yield node, "the reference Model"

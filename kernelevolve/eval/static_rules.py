@@ -1,0 +1,156 @@
+"""Rule tables of the static checks: the PyTorch allow-lists and the banned-name prefixes.
+
+Every name here is a resolved dotted name (import aliases already expanded by ``static_module``).
+Strict mode lets ModelNew's call path use only allocation, view, copy and metadata calls from
+PyTorch (``TORCH_OK``); any other ``torch.*`` call computes. A method on a receiver known to hold a
+tensor computes unless it is in ``TENSOR_METHODS_OK``; on receivers of unknown type only the
+``COMPUTE_METHODS`` names count as computing.
+"""
+
+from __future__ import annotations
+
+
+def _names(text: str, prefix: str = "") -> frozenset[str]:
+    return frozenset(prefix + word for word in text.split())
+
+
+# Allocation / view / copy / metadata calls allowed in strict mode; every other torch.* call computes.
+TORCH_FRESH = _names(
+    "empty empty_like empty_strided zeros zeros_like ones ones_like full full_like arange", "torch."
+)
+TORCH_VIEWS = _names(
+    "reshape permute transpose t flatten unsqueeze squeeze narrow chunk split unbind as_strided", "torch."
+)
+TORCH_OK = (
+    TORCH_FRESH
+    | TORCH_VIEWS
+    | _names(
+        "tensor as_tensor clone numel Size device dtype finfo iinfo is_tensor is_floating_point is_grad_enabled "
+        "broadcast_shapes result_type promote_types get_default_dtype no_grad inference_mode enable_grad "
+        "cuda.synchronize cuda.current_device cuda.current_stream cuda.default_stream cuda.is_available "
+        "cuda.device cuda.device_count cuda.get_device_properties cuda.get_device_capability cuda.get_device_name "
+        "nn.Parameter nn.Buffer nn.Module nn.ModuleList nn.ModuleDict nn.ParameterList nn.ParameterDict",
+        "torch.",
+    )
+)
+META_METHODS = _names(
+    "size stride numel nelement dim ndimension is_contiguous data_ptr element_size storage_offset get_device "
+    "is_floating_point untyped_storage"
+)
+ALIAS_METHODS = _names(
+    "view view_as reshape reshape_as contiguous permute transpose t expand expand_as unsqueeze squeeze flatten "
+    "unflatten movedim chunk split unbind narrow as_strided select detach to cuda cpu float half bfloat16 double "
+    "int long bool type requires_grad_ copy_ zero_ fill_"
+)
+NEW_METHODS = _names("new_empty new_zeros new_ones new_full")
+TENSOR_METHODS_OK = META_METHODS | ALIAS_METHODS | NEW_METHODS | _names("clone item tolist new_tensor")
+COMPUTE_METHODS = _names(
+    "matmul mm bmm mv dot einsum softmax log_softmax relu gelu silu sigmoid tanh exp exp2 expm1 log log2 log1p sqrt "
+    "rsqrt sum mean var std amax amin max min argmax argmin cumsum cumprod prod norm abs neg pow mul div sub addmm "
+    "baddbmm addcmul addcdiv clamp clamp_min clamp_max clip where masked_fill layer_norm group_norm conv1d conv2d "
+    "conv3d linear lerp sin cos erf floor ceil round square reciprocal logsumexp topk scatter gather index_select"
+)
+MUTATORS = _names("append extend insert update setdefault add __setitem__ appendleft put")
+CONTAINER_READS = _names("get pop setdefault values items keys __getitem__")
+META_ATTRS = _names("shape dtype device ndim is_cuda layout itemsize nbytes requires_grad")
+PTR_KEYS = _names("data_ptr id hash untyped_storage storage _cdata")
+COMPILED = _names("cutlass.cute.compile triton.compile")
+TRITON_JIT = _names("triton.jit triton.runtime.jit.jit triton.runtime.jit")
+CUTE_DECORATORS = _names("cutlass.cute.kernel cutlass.cute.jit")
+
+# Resolved-name prefixes -> (code, why). Checked on imports and on every maximal Name/Attribute chain.
+NAME_RULES: tuple[tuple[frozenset[str], str, str], ...] = (
+    (
+        _names("torch.compile torch.jit torch._dynamo torch._inductor torch.export torch.fx"),
+        "torch_compile",
+        "uses the PyTorch compiler, which hides the work the kernel must do",
+    ),
+    (
+        _names(
+            "torch.cuda.Stream torch.cuda.stream torch.cuda.set_stream torch.cuda.Event torch.cuda.ExternalStream "
+            "torch.cuda.StreamContext torch.cuda.streams torch.Stream torch.Event"
+        ),
+        "side_stream",
+        "creates or switches CUDA streams/events; work must run on the current stream",
+    ),
+    (
+        _names(
+            "threading _thread multiprocessing concurrent asyncio subprocess signal pty sched torch.multiprocessing "
+            "torch.futures os.fork os.forkpty os.system os.popen os.posix_spawn os.posix_spawnp os.kill os.spawnl "
+            "os.spawnle os.spawnlp os.spawnlpe os.spawnv os.spawnve os.spawnvp os.spawnvpe os.execl os.execle "
+            "os.execlp os.execlpe os.execv os.execve os.execvp os.execvpe"
+        ),
+        "thread_spawn",
+        "starts threads, processes or async work",
+    ),
+    (
+        _names(
+            "ctypes _ctypes cffi gc inspect traceback dis sys._getframe sys.settrace sys.setprofile sys.modules "
+            "sys._current_frames"
+        ),
+        "introspection",
+        "inspects or manipulates the interpreter",
+    ),
+    (_names("builtins unittest.mock mock contextvars"), "patching", "can patch the harness's functions"),
+    (
+        _names(
+            "importlib runpy pickle marshal code codeop dill cloudpickle types.FunctionType types.CodeType "
+            "types.ModuleType torch.utils.cpp_extension cupy numba pycuda"
+        ),
+        "dynamic_code",
+        "builds or loads code at run time (or kernels outside the chosen backend)",
+    ),
+    (
+        _names(
+            "reference __main__ kernelevolve io pathlib shutil tempfile glob socket urllib http requests os.open "
+            "os.read os.listdir os.scandir os.walk torch.load torch.save numpy.load"
+        ),
+        "reference_access",
+        "reads files, the reference or the harness",
+    ),
+    (
+        _names(
+            "torch.utils._python_dispatch torch.overrides torch.Tensor._make_subclass torch.Tensor.as_subclass"
+        ),
+        "lazy_result",
+        "makes tensor subclasses whose work can be deferred",
+    ),
+    (_names("contextlib.suppress"), "try_except_fallback", "suppresses failures of the kernel work"),
+)
+GRAPH_NAMES = _names(
+    "torch.cuda.CUDAGraph torch.cuda.graph torch.cuda.graphs torch.cuda.make_graphed_callables"
+)
+GLOBAL_STATE_CALLS = _names(
+    "torch.manual_seed torch.seed torch.set_rng_state torch.random torch.cuda.manual_seed torch.cuda.manual_seed_all "
+    "torch.cuda.set_rng_state torch.set_default_dtype torch.set_default_device torch.set_default_tensor_type "
+    "torch.set_float32_matmul_precision torch.set_flush_denormal torch.use_deterministic_algorithms "
+    "torch.set_deterministic_debug_mode torch.set_num_threads torch.set_num_interop_threads torch.cuda.set_device "
+    "numpy.random.seed random.seed"
+)
+BUILTIN_RULES = {
+    "exec": ("dynamic_code", "exec runs code built at run time"),
+    "eval": ("dynamic_code", "eval runs code built at run time"),
+    "compile": ("dynamic_code", "compile builds code at run time"),
+    "__import__": ("dynamic_code", "__import__ loads modules dynamically"),
+    "open": ("reference_access", "open reads or writes files"),
+    "globals": ("introspection", "globals() reaches module state by name"),
+    "locals": ("introspection", "locals() reaches frame state by name"),
+    "vars": ("introspection", "vars() reaches object/module state by name"),
+    "__builtins__": ("patching", "__builtins__ can patch builtins"),
+    "Model": ("reference_access", "uses the reference Model; compute the result in your own kernel"),
+    "get_inputs": ("reference_access", "uses the reference's get_inputs"),
+    "get_init_inputs": ("reference_access", "uses the reference's get_init_inputs"),
+}
+FRAME_ATTRS = _names(
+    "f_back f_locals f_globals f_code tb_frame gi_frame cr_frame __globals__ __closure__ __code__ "
+    "__subclasses__"
+)
+
+
+MEMOIZERS = _names("functools.lru_cache functools.cache")
+
+
+def matches(name: str, prefixes: frozenset[str]) -> bool:
+    """Whether a dotted name is one of `prefixes` or lies under one of them."""
+    parts = name.split(".")
+    return any(".".join(parts[:i]) in prefixes for i in range(1, len(parts) + 1))

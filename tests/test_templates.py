@@ -336,5 +336,27 @@ def test_template_operator_seeds_each_matching_template_once() -> None:
 def test_template_source_files_are_package_data_beside_the_loader() -> None:
     folder = Path(__file__).resolve().parents[1] / "kernelevolve" / "variation" / "templates" / "triton"
     names = {p.stem for p in folder.glob("*.py") if not p.name.startswith("_")}
-    assert names == {t.name for t in TRITON_TEMPLATES}
+    variants = {t.name for t in TRITON_TEMPLATES if t.name not in names}
+    assert names <= {t.name for t in TRITON_TEMPLATES}
+    assert variants == {"cumprod_dim", "cumsum_reverse_dim", "cumsum_exclusive_dim"}  # from cumsum_dim.py
     assert os.path.isfile(folder.parent / "__init__.py")
+
+
+def test_variant_lines_expand_into_complete_templates() -> None:
+    from kernelevolve.variation.template_library import TemplateError, _expand_variants
+
+    source = (
+        "# kernelevolve-template: name=scan family=scan backend=triton\n"
+        "# kernelevolve-variant: name=rscan family=rscan REVERSE=True\n"
+        "REVERSE = False\nBLOCK = 64  # tune: 32, 64\n"
+    )
+    header = {"name": "scan", "family": "scan", "backend": "triton"}
+    (base_header, base), (variant_header, variant) = _expand_variants(source, header, "t")
+    assert base_header == header and "variant" not in base and "REVERSE = False" in base
+    assert variant_header == {"name": "rscan", "family": "rscan", "backend": "triton"}
+    assert variant.startswith("# kernelevolve-template: name=rscan family=rscan backend=triton\n")
+    assert (
+        "REVERSE = True" in variant and "variant" not in variant and "BLOCK = 64  # tune: 32, 64" in variant
+    )
+    with pytest.raises(TemplateError, match="MISSING"):
+        _expand_variants(source.replace("REVERSE=True", "MISSING=1"), header, "t")

@@ -8,10 +8,18 @@ Every template is a complete candidate source (it defines ``ModelNew``) kept und
 and its tunables are module-level constants with a ``# tune:`` comment listing the choices
 (read by `kernelevolve.variation.tunables`, which the tuning operator edits with). A spec is
 served by every template whose family is one of the spec's tags (or the spec's name).
+
+One file can serve several families that differ only in module-level constants (the cumsum,
+reverse, exclusive and product scans share one kernel); each further header line
+
+    # kernelevolve-variant: name=cumprod_dim family=cumprod_dim PRODUCT=True
+
+yields another complete template, with its own header and those constants rewritten.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import logging
 from dataclasses import dataclass, field
@@ -28,6 +36,7 @@ log = logging.getLogger(__name__)
 
 TEMPLATE_PACKAGE = "kernelevolve.variation.templates"
 HEADER_PREFIX = "# kernelevolve-template:"
+VARIANT_PREFIX = "# kernelevolve-variant:"
 HEADER_KEYS = ("name", "family", "backend")
 _HEADER_SEARCH_LINES = 5  # the header must sit at the top of the file
 
@@ -55,12 +64,7 @@ def parse_header(source: str, origin: str = "<template>") -> dict[str, str] | No
     for line in source.splitlines()[:_HEADER_SEARCH_LINES]:
         if not line.startswith(HEADER_PREFIX):
             continue
-        fields: dict[str, str] = {}
-        for item in line[len(HEADER_PREFIX) :].split():
-            key, sep, value = item.partition("=")
-            if not sep or not key or not value:
-                raise TemplateError(f"{origin}: header item {item!r} is not key=value")
-            fields[key] = value
+        fields = _key_values(line[len(HEADER_PREFIX) :], origin)
         missing = [k for k in HEADER_KEYS if k not in fields]
         if missing:
             raise TemplateError(
@@ -84,6 +88,61 @@ def tunable_values(source: str) -> dict[str, Any]:
     return {t.name: t.value for t in find_tunables(source) if t.declared}
 
 
+def _key_values(text: str, origin: str) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for item in text.split():
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise TemplateError(f"{origin}: header item {item!r} is not key=value")
+        fields[key] = value
+    return fields
+
+
+def _with_constants(source: str, values: dict[str, str], origin: str) -> str:
+    """`source` with the module-level ``NAME = literal`` assignments of `values` rewritten."""
+    lines = source.splitlines(keepends=True)
+    found: set[str] = set()
+    for node in ast.parse(source).body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in values
+            and isinstance(node.value, ast.Constant)
+            and node.value.end_col_offset is not None
+        ):
+            name, line = node.targets[0].id, node.value.lineno - 1
+            text = lines[line]
+            lines[line] = text[: node.value.col_offset] + values[name] + text[node.value.end_col_offset :]
+            found.add(name)
+    missing = sorted(set(values) - found)
+    if missing:
+        raise TemplateError(f"{origin}: variant sets {missing}, which are not module-level literals")
+    return "".join(lines)
+
+
+def _expand_variants(source: str, header: dict[str, str], origin: str) -> list[tuple[dict[str, str], str]]:
+    """(header, source) for the file's own template and each of its variants, variant lines removed."""
+    variant_lines = [line for line in source.splitlines() if line.startswith(VARIANT_PREFIX)]
+    base = "".join(line for line in source.splitlines(keepends=True) if not line.startswith(VARIANT_PREFIX))
+    expanded = [(header, base)]
+    for line in variant_lines:
+        fields = _key_values(line[len(VARIANT_PREFIX) :], origin)
+        if "name" not in fields or "family" not in fields:
+            raise TemplateError(f"{origin}: variant line lacks name= or family=: {line!r}")
+        variant_header = {
+            "name": fields.pop("name"),
+            "family": fields.pop("family"),
+            "backend": header["backend"],
+        }
+        own_header = f"{HEADER_PREFIX} " + " ".join(f"{k}={v}" for k, v in variant_header.items())
+        variant = "\n".join(
+            own_header if text.startswith(HEADER_PREFIX) else text for text in base.split("\n")
+        )
+        expanded.append((variant_header, _with_constants(variant, fields, origin)))
+    return expanded
+
+
 def _read_backend_folder(folder: Traversable) -> list[Template]:
     templates = []
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
@@ -99,15 +158,16 @@ def _read_backend_folder(folder: Traversable) -> list[Template]:
             raise TemplateError(
                 f"{origin}: header says backend={header['backend']} but it lives in {folder.name}/"
             )
-        templates.append(
-            Template(
-                name=header["name"],
-                family=header["family"],
-                backend=header["backend"],
-                source=source,
-                tunables=parse_tunables(source),
+        for fields, text in _expand_variants(source, header, origin):
+            templates.append(
+                Template(
+                    name=fields["name"],
+                    family=fields["family"],
+                    backend=fields["backend"],
+                    source=text,
+                    tunables=parse_tunables(text),
+                )
             )
-        )
     return templates
 
 

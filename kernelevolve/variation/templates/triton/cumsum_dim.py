@@ -1,9 +1,13 @@
 # kernelevolve-template: name=cumsum_dim family=cumsum_dim backend=triton
-"""torch.cumsum(x, dim=self.dim) for any dim and size (KernelBench 89 form), fp32 accumulation.
+# kernelevolve-variant: name=cumprod_dim family=cumprod_dim PRODUCT=True
+# kernelevolve-variant: name=cumsum_reverse_dim family=cumsum_reverse_dim REVERSE=True
+# kernelevolve-variant: name=cumsum_exclusive_dim family=cumsum_exclusive_dim EXCLUSIVE=True
+"""Scans along any dim and size, fp32 accumulation: torch.cumsum(x, dim=self.dim) (KernelBench 89
+form), and through variants cumprod (90), reverse cumsum (91) and exclusive cumsum (92).
 
 The contiguous input is viewed as (outer, n, inner): each of the outer * inner lanes is one
 line along the scanned dim, `inner` elements apart. A program owns LANES lanes and scans them
-chunk by chunk: a scan inside the chunk plus the running total of the chunks before it. When
+chunk by chunk: a scan inside the chunk plus the running total (or product) of the chunks before (or after) it. When
 the dim is the last one the lanes are rows read along their length; otherwise neighbouring
 lanes are neighbouring addresses, so loads stay coalesced. The same kernel serves the reverse,
 exclusive and product scans (constexpr flags), so the variants tune alike.

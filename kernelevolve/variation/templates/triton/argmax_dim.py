@@ -1,5 +1,7 @@
 # kernelevolve-template: name=argmax_dim family=argmax_dim backend=triton
-"""torch.argmax(x, dim=self.dim) for any dim and size (KernelBench 51 form).
+# kernelevolve-variant: name=argmin_dim family=argmin_dim FIND_MIN=True
+"""torch.argmax(x, dim=self.dim) for any dim and size (KernelBench 51 form); through its variant,
+torch.argmin (52) as the argmax of -x, which keeps the same first-index tie rule.
 
 The contiguous input is viewed as (outer, n, inner): each of the outer * inner lanes is one
 line along the reduced dim, `inner` elements apart. A program owns LANES lanes and walks the
@@ -24,9 +26,22 @@ COL_LANES = 64  # tune: 16, 32, 64, 128
 COL_BLOCK = 16  # tune: 4, 8, 16, 32
 COL_NUM_WARPS = 4  # tune: 2, 4, 8
 
+# What this template computes (fixed by the problem, not a tunable).
+FIND_MIN = False
+
 
 @triton.jit
-def _argmax_kernel(x_ptr, out_ptr, n_lanes, n, inner, n_chunks, LANES: tl.constexpr, BLOCK: tl.constexpr):
+def _arg_extreme_kernel(
+    x_ptr,
+    out_ptr,
+    n_lanes,
+    n,
+    inner,
+    n_chunks,
+    LANES: tl.constexpr,
+    BLOCK: tl.constexpr,
+    FIND_MIN: tl.constexpr,
+):
     lanes = tl.program_id(0) * LANES + tl.arange(0, LANES)
     lane_ok = lanes < n_lanes
     lanes64 = lanes.to(tl.int64)
@@ -38,7 +53,10 @@ def _argmax_kernel(x_ptr, out_ptr, n_lanes, n, inner, n_chunks, LANES: tl.conste
         pos = i * BLOCK + k
         mask = lane_ok[:, None] & (pos[None, :] < n)
         offs = base[:, None] + pos[None, :].to(tl.int64) * inner
-        x = tl.load(x_ptr + offs, mask=mask, other=float("-inf")).to(tl.float32)
+        if FIND_MIN:  # argmin(x) == argmax(-x); masked slots still read as -inf after negation
+            x = -tl.load(x_ptr + offs, mask=mask, other=float("inf")).to(tl.float32)
+        else:
+            x = tl.load(x_ptr + offs, mask=mask, other=float("-inf")).to(tl.float32)
         m, j = tl.max(x, axis=1, return_indices=True, return_indices_tie_break_left=True)
         # Strictly greater: an equal maximum in a later chunk never replaces the first one.
         better = m > best
@@ -69,7 +87,16 @@ class ModelNew(nn.Module):
             block = min(COL_BLOCK, triton.next_power_of_2(n))
             lanes = min(COL_LANES, triton.next_power_of_2(n_lanes))
             warps = COL_NUM_WARPS
-        _argmax_kernel[(triton.cdiv(n_lanes, lanes),)](
-            x, out, n_lanes, n, inner, triton.cdiv(n, block), LANES=lanes, BLOCK=block, num_warps=warps
+        _arg_extreme_kernel[(triton.cdiv(n_lanes, lanes),)](
+            x,
+            out,
+            n_lanes,
+            n,
+            inner,
+            triton.cdiv(n, block),
+            LANES=lanes,
+            BLOCK=block,
+            FIND_MIN=FIND_MIN,
+            num_warps=warps,
         )
         return out

@@ -202,7 +202,7 @@ def spec(name: str) -> KernelSpec:
 # Candidate files: tests/adversarial/{hacks,good}/*.py with a header of "# key: value" lines.
 
 HERE = Path(__file__).parent
-_KEYS = ("hack", "good", "spec", "expect", "strict", "requires", "known-issue", "backend", "run")
+_KEYS = ("hack", "good", "spec", "expect", "strict", "requires", "known-issue", "known-issue-on", "backend", "run")
 
 
 @dataclass(frozen=True)
@@ -251,6 +251,11 @@ class CandidateCase:
     def known_issue(self) -> str:
         """Why the harness currently gets this case wrong (its test is a strict xfail until fixed)."""
         return self.header.get("known-issue", "")
+
+    @property
+    def known_issue_where(self) -> str:
+        """Where the known issue shows: "cpu" (the Triton interpreter), "gpu" or "both" (the default)."""
+        return self.header.get("known-issue-on", "both")
 
 
 def _parse_header(source: str) -> dict[str, str]:

@@ -36,7 +36,8 @@ def _params(gpu: bool) -> Iterator[object]:
     for case in CASES:
         if not case.runnable or (case.needs_gpu and not gpu):
             continue
-        marks = [pytest.mark.xfail(strict=True, reason=case.known_issue)] if case.known_issue else []
+        applies = case.known_issue and case.known_issue_where in ("both", "gpu" if gpu else "cpu")
+        marks = [pytest.mark.xfail(strict=True, reason=case.known_issue)] if applies else []
         yield pytest.param(case, id=case.name, marks=marks)
 
 

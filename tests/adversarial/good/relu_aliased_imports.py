@@ -3,6 +3,7 @@
 # spec: relu
 # known-issue: Triton 3.6's interpreter (CPU) rejects `BLOCK: language.constexpr` under a module alias
 # ("arange's arguments must be of type tl.constexpr"); the static checks and the backend accept the kernel
+# known-issue-on: cpu
 import torch
 import torch.nn as nn
 import triton.language as language

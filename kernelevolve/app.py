@@ -81,13 +81,13 @@ def build_evaluator(cfg: Mapping[str, Any], platform: Platform, settings: EvalSe
     name = evaluator_cfg.pop("name", "local")
     devices = cfg["platform"].get("devices")
     if name == "local":
-        from kernelevolve.eval.local import LocalEvaluator
+        from kernelevolve.eval.local import LocalEvaluator, workers_per_device
 
         return LocalEvaluator(
             platform,
             settings,
             devices=list(devices) if devices else None,
-            workers_per_device=int(evaluator_cfg.get("workers_per_device", 1)),
+            workers_per_device=workers_per_device(evaluator_cfg.get("workers_per_device"), platform),
         )
     if name == "ray":
         from kernelevolve.eval.ray_evaluator import RayEvaluator

@@ -167,6 +167,7 @@ class TimingStats:
     max_ms: float
     trials: int
     method: str = "wall"  # "cuda_event" or "wall"
+    host_ms: float | None = None  # median host time to issue one timed call (GPU timing only)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -176,7 +177,10 @@ class TimingStats:
         return TimingStats(**data)
 
     @staticmethod
-    def from_samples(samples_ms: list[float], method: str) -> TimingStats:
+    def from_samples(
+        samples_ms: list[float], method: str, host_samples_ms: list[float] | None = None
+    ) -> TimingStats:
+        host = TimingStats.from_samples(host_samples_ms, "wall").median_ms if host_samples_ms else None
         ordered = sorted(samples_ms)
         n = len(ordered)
         if n == 0:
@@ -185,7 +189,7 @@ class TimingStats:
         median = ordered[mid] if n % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])
         mean = sum(ordered) / n
         std = math.sqrt(sum((x - mean) ** 2 for x in ordered) / n)
-        return TimingStats(median, mean, std, ordered[0], ordered[-1], n, method)
+        return TimingStats(median, mean, std, ordered[0], ordered[-1], n, method, host)
 
 
 @dataclass(frozen=True)
@@ -224,6 +228,9 @@ class EvalSettings:
     seed: int = 0
     strict: bool = True  # no PyTorch compute ops for the work itself
     flush_l2: bool = True
+    # GPU busy-wait queued before each timed call, so the host's time to issue the call (Python,
+    # launch) is hidden up to this much and host jitter does not reach the measured GPU time.
+    launch_cover_us: float = 100.0
     max_speedup: float = 50.0  # beyond this a result is re-verified on a fresh worker
     measure_compile_baseline: bool = True
 
@@ -274,6 +281,7 @@ class EvalReport:
     flags: tuple[str, ...] = ()  # excessive_speedup, guard_band, input_mutated, reverified, ...
     worker: str = ""
     wall_s: float = 0.0
+    phase_s: dict[str, float] = field(default_factory=dict)  # stage -> seconds (load, correctness, ...)
 
     @property
     def ok(self) -> bool:
@@ -291,6 +299,7 @@ class EvalReport:
             "flags": list(self.flags),
             "worker": self.worker,
             "wall_s": self.wall_s,
+            "phase_s": dict(self.phase_s),
         }
 
     @staticmethod
@@ -306,6 +315,7 @@ class EvalReport:
             flags=tuple(data.get("flags", ())),
             worker=data.get("worker", ""),
             wall_s=float(data.get("wall_s", 0.0)),
+            phase_s={k: float(v) for k, v in data.get("phase_s", {}).items()},
         )
 
 

@@ -8,6 +8,7 @@ reference itself fails) raises `ReferenceSpecError`. Run this only inside an eva
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
 import logging
@@ -17,11 +18,12 @@ import socket
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from kernelevolve.eval import correctness, reference, timers
+from kernelevolve.eval import correctness, device_lock, reference, timers
+from kernelevolve.eval.precompile import precompile
 from kernelevolve.eval.reference import ReferenceSpecError
 from kernelevolve.types import (
     Baseline,
@@ -77,8 +79,10 @@ def evaluate(
     start = time.perf_counter()
     module_name = f"kernelevolve_candidate_{request.candidate.id}_{next(_counter)}"
     fields: dict[str, Any]
+    phases: dict[str, float] = {}
     try:
-        fields = _run_stages(request, platform, device, module_name)
+        fields = _run_stages(request, platform, device, module_name, phases)
+        _drain_device(device)  # a late fault of this candidate's kernels is this candidate's
     except _Stop as stop:
         fields = stop.fields
     except ReferenceSpecError:
@@ -87,14 +91,73 @@ def evaluate(
         fields = _unexpected_error_fields(exc, request.candidate.id, module_name)
     finally:
         sys.modules.pop(module_name, None)
-        gc.collect()
-    return _report(request, label, start, fields)
+        _drain_device(device, quiet=True)
+        _release_candidate_memory(device)
+    return _report(request, label, start, fields, phases)
 
 
-def _report(request: EvalRequest, label: str, start: float, fields: dict[str, Any]) -> EvalReport:
+def _report(
+    request: EvalRequest, label: str, start: float, fields: dict[str, Any], phases: dict[str, float]
+) -> EvalReport:
     return EvalReport(
-        candidate_id=request.candidate.id, worker=label, wall_s=time.perf_counter() - start, **fields
+        candidate_id=request.candidate.id,
+        worker=label,
+        wall_s=time.perf_counter() - start,
+        phase_s={k: round(v, 4) for k, v in phases.items()},
+        **fields,
     )
+
+
+def _drain_device(device: str, quiet: bool = False) -> None:
+    """Wait for every stream on the device: work a candidate left in flight (a side stream, a delayed
+    kernel) must not write into memory the next evaluation is given by the caching allocator."""
+    if not device.startswith("cuda"):
+        return
+    import torch
+
+    try:
+        torch.cuda.synchronize(device)
+    except Exception:
+        if not quiet:
+            raise
+        # the worker's recycle check (a sticky error) replaces this process
+
+
+FULL_GC_EVERY = 16  # a full collection costs ~0.1 s with torch loaded: more than a whole CPU evaluation
+_GPU_MEMORY_FOR_FULL_GC = 1 << 30
+
+
+def _release_candidate_memory(device: str) -> None:
+    """Free what the last candidate left: young cycles every time, everything now and then.
+
+    A candidate's module, kernels and failed frames sit in reference cycles; a young-generation
+    pass frees most of them. A full pass runs every FULL_GC_EVERY evaluations, or at once when
+    device memory is still held (large tensors kept alive by a cycle must not pile up).
+    """
+    gc.collect(1)
+    if next(_collections) % FULL_GC_EVERY == 0 or _device_memory_held(device) > _GPU_MEMORY_FOR_FULL_GC:
+        gc.collect()
+
+
+_collections = itertools.count(1)
+
+
+def _device_memory_held(device: str) -> int:
+    if not device.startswith("cuda"):
+        return 0
+    import torch
+
+    return int(torch.cuda.memory_allocated())
+
+
+@contextlib.contextmanager
+def _phase(phases: dict[str, float], name: str) -> Iterator[None]:
+    """Add the time spent in the block to `phases[name]`: where evaluation time goes, per report."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        phases[name] = phases.get(name, 0.0) + time.perf_counter() - started
 
 
 def _unexpected_error_fields(exc: Exception, candidate_id: str, module_name: str) -> dict[str, Any]:
@@ -125,7 +188,9 @@ def _is_device_fault(exc: BaseException) -> bool:
     return type(exc).__name__ == "AcceleratorError" or bool(_DEVICE_FAULT.search(str(exc)))
 
 
-def _run_stages(request: EvalRequest, platform: Platform, device: str, module_name: str) -> dict[str, Any]:
+def _run_stages(
+    request: EvalRequest, platform: Platform, device: str, module_name: str, phases: dict[str, float]
+) -> dict[str, Any]:
     from kernelevolve.backends import get_backend
 
     candidate, spec, settings = request.candidate, request.spec, request.settings
@@ -134,13 +199,16 @@ def _run_stages(request: EvalRequest, platform: Platform, device: str, module_na
     except KeyError as exc:
         raise _Stop(_fail(Status.REJECTED_STATIC, "unknown_backend", str(exc))) from None
     _check_backend_allowed(candidate.backend, spec, platform)
-    _static_stage(candidate.source, candidate.backend, backend, settings.strict)
+    with _phase(phases, "static"):
+        _static_stage(candidate.source, candidate.backend, backend, settings.strict)
     if platform.support(candidate.backend) == "compile_only":
-        raise _Stop(_compile_only_stage(request, platform, backend))
+        with _phase(phases, "compile"):
+            raise _Stop(_compile_only_stage(request, platform, backend))
 
     timers.bind_clocks()  # before candidate code can patch the clocks
     try:
-        module = backend.load(candidate.source, module_name)
+        with _phase(phases, "load"):
+            module = backend.load(candidate.source, module_name)
     except (Exception, SystemExit) as exc:
         raise _Stop(_exception_fields(exc, backend, "load", "loading the kernel", module_name)) from None
     model_new = getattr(module, "ModelNew", None)
@@ -151,18 +219,64 @@ def _run_stages(request: EvalRequest, platform: Platform, device: str, module_na
 
     ref_module = reference.load_reference(spec.reference_source)
     dtype = reference.torch_dtype(spec.dtype)
+    if _precompiles(device, candidate.backend, settings):
+        with _phase(phases, "precompile"):
+            precompile(model_new, ref_module, spec.shapes, settings.seed, device, dtype)
+    with _device_held(device, phases):
+        max_error = _correctness_stage(
+            request, ref_module, model_new, device, dtype, backend, module_name, phases
+        )
+        latency = _timing_stage(
+            request, platform, ref_module, model_new, device, dtype, backend, module_name, phases
+        )
+    return {"status": Status.OK, "max_abs_error": max_error, "latency": latency, "flags": ()}
+
+
+def _precompiles(device: str, backend_name: str, settings: EvalSettings) -> bool:
+    """Compile before taking the device: Triton on a GPU, strict mode (no library work in forward)."""
+    return device.startswith("cuda") and backend_name == "triton" and settings.strict
+
+
+@contextlib.contextmanager
+def _device_held(device: str, phases: dict[str, float]) -> Iterator[None]:
+    if not device.startswith("cuda"):
+        yield
+        return
+    with device_lock.hold(device_lock.cuda_device_key(device)) as waited:
+        phases["device_wait"] = phases.get("device_wait", 0.0) + waited
+        yield
+
+
+def _correctness_stage(
+    request: EvalRequest,
+    ref_module: ModuleType,
+    model_new: type,
+    device: str,
+    dtype: Any,
+    backend: Backend,
+    module_name: str,
+    phases: dict[str, float],
+) -> float:
+    """Every shape, `correctness_trials` fresh seeded input sets each; returns the max abs error."""
+    spec, settings = request.spec, request.settings
     max_error = 0.0
-    flags: list[str] = []
     for index, shape in enumerate(spec.shapes):
         where = _shape_text(shape.name, shape.params, len(spec.shapes))
-        models = _build_models(
-            ref_module, model_new, shape, settings.seed, device, dtype, backend, module_name, where
-        )
+        with _phase(phases, "build"):
+            models = _build_models(
+                ref_module, model_new, shape, settings.seed, device, dtype, backend, module_name, where
+            )
         seeds = [trial_seed(settings.seed, index, t) for t in range(settings.correctness_trials)]
         try:
-            verdict = correctness.check_correctness(
-                models[0], models[1], _input_maker(ref_module, device, dtype), seeds, spec.atol, spec.rtol
-            )
+            with _phase(phases, "correctness"):
+                verdict = correctness.check_correctness(
+                    models[0],
+                    models[1],
+                    _input_maker(ref_module, device, dtype),
+                    seeds,
+                    spec.atol,
+                    spec.rtol,
+                )
         except correctness.CandidateFailure as failure:
             fields = _exception_fields(
                 failure.original, backend, "run", f"running ModelNew{where}", module_name
@@ -174,21 +288,38 @@ def _run_stages(request: EvalRequest, platform: Platform, device: str, module_na
             fields.update(max_abs_error=verdict.max_abs_error, flags=verdict.flags)
             raise _Stop(fields)
         del models
+    return max_error
+
+
+def _timing_stage(
+    request: EvalRequest,
+    platform: Platform,
+    ref_module: ModuleType,
+    model_new: type,
+    device: str,
+    dtype: Any,
+    backend: Backend,
+    module_name: str,
+    phases: dict[str, float],
+) -> dict[str, TimingStats]:
+    spec, settings = request.spec, request.settings
     latency: dict[str, TimingStats] = {}
     for index, shape in enumerate(spec.shapes):
         where = _shape_text(shape.name, shape.params, len(spec.shapes))
-        models = _build_models(
-            ref_module, model_new, shape, settings.seed, device, dtype, backend, module_name, where
-        )
-        input_sets = _timing_inputs(ref_module, settings, index, device, dtype)
+        with _phase(phases, "build"):
+            models = _build_models(
+                ref_module, model_new, shape, settings.seed, device, dtype, backend, module_name, where
+            )
+            input_sets = _timing_inputs(ref_module, settings, index, device, dtype)
         try:
-            latency[shape.name] = _time(models[1], input_sets, device, settings, platform)
+            with _phase(phases, "timing"):
+                latency[shape.name] = _time(models[1], input_sets, device, settings, platform)
         except (Exception, SystemExit) as exc:
             raise _Stop(
                 _exception_fields(exc, backend, "run", f"timing ModelNew{where}", module_name)
             ) from None
         del models, input_sets
-    return {"status": Status.OK, "max_abs_error": max_error, "latency": latency, "flags": tuple(flags)}
+    return latency
 
 
 def _check_backend_allowed(backend_name: str, spec: KernelSpec, platform: Platform) -> None:
@@ -347,6 +478,7 @@ def _time(
         warmup=settings.warmup_trials,
         flush_l2=settings.flush_l2,
         l2_bytes=platform.l2_bytes,
+        launch_cover_us=settings.launch_cover_us,
     )
 
 
@@ -354,12 +486,25 @@ def measure_baselines(
     spec: KernelSpec, platform: Platform, settings: EvalSettings, device: str | None = None
 ) -> dict[str, Baseline]:
     """Eager and torch.compile (default mode) timings of the reference at every shape, same timer."""
-    import torch
 
     device = device or default_device(platform)
     timers.bind_clocks()
     ref_module = reference.load_reference(spec.reference_source)
     dtype = reference.torch_dtype(spec.dtype)
+    with _device_held(device, {}):
+        return _measure_baselines(spec, platform, settings, device, ref_module, dtype)
+
+
+def _measure_baselines(
+    spec: KernelSpec,
+    platform: Platform,
+    settings: EvalSettings,
+    device: str,
+    ref_module: ModuleType,
+    dtype: Any,
+) -> dict[str, Baseline]:
+    import torch
+
     baselines: dict[str, Baseline] = {}
     for index, shape in enumerate(spec.shapes):
         reference.apply_shape(ref_module, shape)

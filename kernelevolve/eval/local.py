@@ -32,6 +32,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MIN_BASELINE_TIMEOUT_S = 600.0
+GPU_WORKERS_PER_DEVICE = 2  # one child compiles the next candidate while the other holds the device
+
+
+def workers_per_device(configured: Any, platform: Platform) -> int:
+    """Evaluation children per device: as configured, else 2 on GPUs (runs are serialised by the
+    device lock while compiles overlap them) and 1 on the CPU (where timings would interfere)."""
+    if configured is not None:
+        return int(configured)
+    return 1 if platform.device == "cpu" else GPU_WORKERS_PER_DEVICE
 
 
 class HarnessError(RuntimeError):

@@ -150,14 +150,19 @@ class RayEvaluator:
         num_actors: int | None = None,
         accelerator_type: str | None = None,
         resources: dict[str, float] | None = None,
-        max_in_flight_per_actor: int = 1,
+        max_in_flight_per_actor: int | None = None,
         max_restarts: int = 3,
         cpu_compile_workers: int = 0,
         num_gpus_per_actor: float | None = None,
         num_cpus_per_actor: float = 1.0,
-        workers_per_actor: int = 1,
+        workers_per_actor: int | None = None,
         max_replacements: int = 3,
     ) -> None:
+        from kernelevolve.eval.local import workers_per_device
+
+        workers_per_actor = workers_per_device(workers_per_actor, platform)
+        if max_in_flight_per_actor is None:
+            max_in_flight_per_actor = workers_per_actor  # keep every child of an actor busy
         if max_in_flight_per_actor < 1:
             raise ValueError(f"max_in_flight_per_actor must be >= 1, got {max_in_flight_per_actor}")
         if max_restarts < 0 or max_replacements < 0 or cpu_compile_workers < 0:

@@ -42,6 +42,7 @@ def time_callable(
     warmup: int,
     flush_l2: bool,
     l2_bytes: int,
+    launch_cover_us: float = 0.0,
 ) -> TimingStats:
     """Median/mean/std over `trials` calls after `warmup` calls.
 
@@ -60,8 +61,10 @@ def time_callable(
     with torch.no_grad():
         if torch.device(device).type == "cuda":
             flush_bytes = max(2 * l2_bytes, MIN_FLUSH_BYTES) if flush_l2 else 0
-            samples = _time_cuda(fn, inputs_for, torch.device(device), trials, warmup, flush_bytes)
-            return TimingStats.from_samples(samples, "cuda_event")
+            samples, host = _time_cuda(
+                fn, inputs_for, torch.device(device), trials, warmup, flush_bytes, launch_cover_us
+            )
+            return TimingStats.from_samples(samples, "cuda_event", host)
         return TimingStats.from_samples(_time_wall(fn, inputs_for, trials, warmup), "wall")
 
 
@@ -79,26 +82,63 @@ def _time_cuda(
     trials: int,
     warmup: int,
     flush_bytes: int,
-) -> list[float]:
+    launch_cover_us: float,
+) -> tuple[list[float], list[float]]:
+    """(GPU ms per call from CUDA events, host ms to issue each call)."""
     import torch
 
     synchronize = _clocks["synchronize"]
     event, record, elapsed = _clocks["event"], _clocks["record"], _clocks["elapsed_time"]
+    clock = _clocks["perf_counter"]
     flush = torch.empty(flush_bytes, dtype=torch.uint8, device=device) if flush_bytes else None
     for i in range(warmup):
         fn(*inputs_for(i))
     synchronize(device)
+    cover_cycles = int(launch_cover_us * sleep_cycles_per_us(device)) if launch_cover_us > 0 else 0
     starts = [event(enable_timing=True) for _ in range(trials)]
     ends = [event(enable_timing=True) for _ in range(trials)]
+    host: list[float] = []
     for i in range(trials):
         inputs = inputs_for(warmup + i)
         if flush is not None:
             flush.zero_()  # evict the previous trial's lines (and freshly made inputs) from L2
+        if cover_cycles:
+            torch.cuda._sleep(cover_cycles)  # the GPU waits here while the host issues the call
         record(starts[i])
+        issued = clock()
         fn(*inputs)
+        host.append(1e3 * (clock() - issued))
         record(ends[i])
     synchronize(device)
-    return [float(elapsed(start, end)) for start, end in zip(starts, ends, strict=True)]
+    samples = [float(elapsed(start, end)) for start, end in zip(starts, ends, strict=True)]
+    return samples, host
+
+
+_sleep_rates: dict[str, float] = {}
+
+
+def sleep_cycles_per_us(device: Any) -> float:
+    """How many `torch.cuda._sleep` cycles make a microsecond on `device` (measured once per process)."""
+    import torch
+
+    key = str(device)
+    if key not in _sleep_rates:
+        synchronize, event, record, elapsed = (
+            _clocks["synchronize"],
+            _clocks["event"],
+            _clocks["record"],
+            _clocks["elapsed_time"],
+        )
+        cycles = 2_000_000
+        torch.cuda._sleep(cycles // 10)  # warm the sleep kernel
+        start, end = event(enable_timing=True), event(enable_timing=True)
+        record(start)
+        torch.cuda._sleep(cycles)
+        record(end)
+        synchronize(device)
+        micros = max(float(elapsed(start, end)) * 1e3, 1.0)
+        _sleep_rates[key] = cycles / micros
+    return _sleep_rates[key]
 
 
 def _time_wall(

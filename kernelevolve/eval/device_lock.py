@@ -1,0 +1,56 @@
+"""One holder at a time for the GPU-executing part of an evaluation, across processes.
+
+Several evaluation children may share one GPU so that one compiles and loads a candidate while
+another runs it; only runs (correctness and timing, baselines) take this lock, so no measured
+kernel shares the device with another evaluation's work. It also keeps two kernelevolve runs on
+one machine from timing on the same GPU at once. The lock is an flock on a file named after the
+GPU's UUID, released by the kernel if its holder dies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+LOCK_DIR_ENV = "KERNELEVOLVE_LOCK_DIR"
+
+
+def lock_path(device_key: str) -> Path:
+    root = Path(os.environ.get(LOCK_DIR_ENV) or Path(tempfile.gettempdir()) / "kernelevolve-device-locks")
+    root.mkdir(parents=True, exist_ok=True)
+    return root / (re.sub(r"[^A-Za-z0-9_.-]", "_", device_key) + ".lock")
+
+
+@contextlib.contextmanager
+def hold(device_key: str) -> Iterator[float]:
+    """Hold the device's lock for the block; yields the seconds spent waiting for it."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): one evaluation child per device is the safe setting there
+        yield 0.0
+        return
+    started = time.perf_counter()
+    with open(lock_path(device_key), "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield time.perf_counter() - started
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def cuda_device_key(device: str) -> str:
+    """A machine-wide name for the GPU behind `device` in this process: its UUID where torch has it."""
+    import torch
+
+    index = torch.device(device).index or 0
+    uuid = getattr(torch.cuda.get_device_properties(index), "uuid", None)
+    if uuid:
+        return f"gpu-{uuid}"
+    visible = [d.strip() for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    physical = visible[index] if index < len(visible) else str(index)
+    return f"gpu-{physical}"

@@ -1,7 +1,8 @@
 """Timing reproducibility: the same kernel timed in two separate processes, for the shipped specs.
 
 For each shipped spec with a Triton template, the first template is evaluated by two independent
-LocalEvaluators (each a fresh child process and CUDA context), one after the other. Prints the
+LocalEvaluators (each a fresh child process and CUDA context): every spec in the first, then every
+spec in the second. Prints the
 median latency per shape from each process and their relative difference; writes JSON to --out.
 
     python3 experiments/timing_repro/run.py --platform h200 --out $OUT/timing_repro.json
@@ -34,31 +35,39 @@ def main() -> int:
     settings = EvalSettings(correctness_trials=2, measure_compile_baseline=False, timeout_s=120)
     names = args.specs.split(",") if args.specs else shipped_spec_names()
     rows, worst = [], 0.0
+    jobs = []
     for name in names:
         spec = resolve_spec(name, platform)
         templates = templates_for(spec, "triton")
-        if not templates:
+        if templates:
+            candidate = Candidate(source=templates[0].source, backend="triton", operator="template")
+            jobs.append((name, templates[0].name, EvalRequest(candidate, spec, platform.name, settings)))
+    # Every spec in process 1, then every spec in process 2: two children, two CUDA contexts.
+    medians: dict[str, list[dict[str, float] | None]] = {name: [] for name, _, _ in jobs}
+    details: dict[str, list[dict[str, object] | None]] = {name: [] for name, _, _ in jobs}
+    for _process in range(2):
+        evaluator = LocalEvaluator(platform, settings)
+        try:
+            for name, _template, request in jobs:
+                report = evaluator.submit(request).result()
+                medians[name].append({k: v.median_ms for k, v in report.latency.items()} if report.ok else None)
+                details[name].append({k: v.to_json() for k, v in report.latency.items()} if report.ok else None)
+                if not report.ok:
+                    print(f"{name}: {report.status.value} {report.error_name} {report.feedback[:300]}", flush=True)
+        finally:
+            evaluator.close()
+    for name, template, _request in jobs:
+        first, second = medians[name]
+        if first is None or second is None:
+            rows.append({"spec": name, "template": template, "status": "failed"})
             continue
-        candidate = Candidate(source=templates[0].source, backend="triton", operator="template")
-        medians = []
-        for _process in range(2):
-            evaluator = LocalEvaluator(platform, settings)
-            try:
-                report = evaluator.submit(EvalRequest(candidate, spec, platform.name, settings)).result()
-            finally:
-                evaluator.close()
-            medians.append({k: v.median_ms for k, v in report.latency.items()} if report.ok else None)
-            if not report.ok:
-                print(f"{name}: {report.status.value} {report.error_name} {report.feedback[:300]}", flush=True)
-        if None in medians:
-            rows.append({"spec": name, "template": templates[0].name, "status": "failed"})
-            continue
-        for shape in medians[0]:
-            a, b = medians[0][shape], medians[1][shape]
+        for shape in first:
+            a, b = first[shape], second[shape]
             diff = abs(a - b) / min(a, b)
             worst = max(worst, diff)
-            rows.append({"spec": name, "template": templates[0].name, "shape": shape, "ms_process_1": a,
-                         "ms_process_2": b, "relative_difference": diff})
+            rows.append({"spec": name, "template": template, "shape": shape, "ms_process_1": a,
+                         "ms_process_2": b, "relative_difference": diff,
+                         "stats": [d[shape] if d else None for d in details[name]]})
             print(f"{name:<24} {shape:<22} {a:10.4f} {b:10.4f} {100 * diff:6.2f}%", flush=True)
     summary = {"platform": args.platform, "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                "timing_trials": settings.timing_trials, "rows": rows, "worst_relative_difference": worst,

@@ -119,21 +119,47 @@ def build_results(
         "best": None,
     }
     if best is not None and best.fitness is not None and best.report is not None:
-        results["best"] = {
-            "id": best.id,
-            "backend": best.candidate.backend,
-            "operator": best.candidate.operator,
-            "mode": best.candidate.mode,
-            "metadata": best.candidate.metadata,
-            "speedup_vs_eager": best.fitness.objective,
-            "speedup_vs_compile": best.fitness.speedup_vs_compile,
-            "max_abs_error": best.report.max_abs_error,
-            "flags": list(best.report.flags),
-            "shapes": shape_rows(best, baselines),
-        }
+        results["best"] = _node_summary(best, baselines)
+    # The best verified kernel of each backend, so a CuTe winner is visible beside the Triton one.
+    results["best_by_backend"] = {
+        backend: _node_summary(node, baselines)
+        for backend, node in sorted(_best_by_backend(evaluated).items())
+    }
+    stages: Counter[str] = Counter()
+    for node in evaluated:
+        if node.report:
+            stages.update(node.report.phase_s)
+    results["time"]["evaluation_stages_s"] = {k: round(v, 3) for k, v in sorted(stages.items())}
     if extra:
         results.update(extra)
     return results
+
+
+def _node_summary(node: Node, baselines: dict[str, Baseline]) -> dict[str, Any]:
+    assert node.fitness is not None and node.report is not None
+    return {
+        "id": node.id,
+        "backend": node.candidate.backend,
+        "operator": node.candidate.operator,
+        "mode": node.candidate.mode,
+        "metadata": node.candidate.metadata,
+        "speedup_vs_eager": node.fitness.objective,
+        "speedup_vs_compile": node.fitness.speedup_vs_compile,
+        "max_abs_error": node.report.max_abs_error,
+        "flags": list(node.report.flags),
+        "shapes": shape_rows(node, baselines),
+    }
+
+
+def _best_by_backend(evaluated: list[Node]) -> dict[str, Node]:
+    best: dict[str, Node] = {}
+    for node in evaluated:
+        if node.fitness is None or node.report is None or not node.fitness.feasible:
+            continue
+        held = best.get(node.candidate.backend)
+        if held is None or (held.fitness is not None and node.fitness > held.fitness):
+            best[node.candidate.backend] = node
+    return best
 
 
 def write_results(run_dir: Path, results: dict[str, Any]) -> Path:
@@ -166,6 +192,12 @@ def summary_table(results: dict[str, Any]) -> str:
         f"best {best['id']} ({best['backend']}, {best['operator']}/{best['mode']}): "
         f"{_x(best['speedup_vs_eager'])} vs eager, {_x(best['speedup_vs_compile'])} vs torch.compile"
     )
+    others = {k: v for k, v in (results.get("best_by_backend") or {}).items() if k != best["backend"]}
+    for backend, entry in others.items():
+        lines.append(
+            f"best {backend}: {entry['id']} ({entry['operator']}/{entry['mode']}): "
+            f"{_x(entry['speedup_vs_eager'])} vs eager, {_x(entry['speedup_vs_compile'])} vs torch.compile"
+        )
     header = f"{'shape':<20} {'best ms':>10} {'eager ms':>10} {'compile ms':>11} {'vs eager':>9} {'vs compile':>11}"
     lines += [header, "-" * len(header)]
     for row in best["shapes"]:

@@ -81,6 +81,8 @@ def test_user_op_yaml_in_current_folder(tmp_path: Path) -> None:
     results = json.loads((run_dir / "results.json").read_text())
     assert results["spec"]["name"] == "my_softmax" and results["spec"]["shapes"][0]["name"] == "small"
     assert results["evaluations"] == 4 and results["best"] is not None
+    assert results["best_by_backend"]["triton"]["id"] == results["best"]["id"]  # only Triton runs on cpu
+    assert {"load", "correctness", "timing"} <= set(results["time"]["evaluation_stages_s"])
     assert (run_dir / "best" / "kernel.py").read_text().count("class ModelNew") == 1
     assert "best " in output and "vs eager" in output  # the summary table
     namespace: dict[str, object] = {}

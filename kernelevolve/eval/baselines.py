@@ -36,6 +36,7 @@ class BaselineKey:
     timing_trials: int
     warmup_trials: int
     flush_l2: bool
+    launch_cover_us: float
     measure_compile: bool
     seed: int
 
@@ -54,6 +55,7 @@ class BaselineKey:
             timing_trials=settings.timing_trials,
             warmup_trials=settings.warmup_trials,
             flush_l2=settings.flush_l2,
+            launch_cover_us=settings.launch_cover_us,
             measure_compile=settings.measure_compile_baseline,
             seed=settings.seed,
         )

@@ -7,7 +7,8 @@ at real sizes, swap the winners in as custom ops, and measure the model's speed 
 Device: one NVIDIA H200 (platform h200), bfloat16, LLaMA-7B-like MLP sizes (dim 4096, hidden 11008,
 8192 tokens, 4 blocks). Prints the measured end-to-end speedup of eager PyTorch with the swapped-in
 kernels over plain eager PyTorch, and the same under torch.compile (which traces through the custom
-ops). Exits 1 if the swapped model's output does not match the original's. Needs a CUDA GPU.
+ops). Exits 1 if the swapped model's output does not match the original's (norm-relative error above
+1e-2, as bf16 allows through 4 blocks). Needs a CUDA GPU.
 """
 
 from __future__ import annotations

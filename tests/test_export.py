@@ -174,6 +174,97 @@ def test_verification_disables_or_rejects_a_wrong_kernel(
     torch.testing.assert_close(unchecked(x, y), x - y)  # what verification protects against
 
 
+def test_verification_checks_as_the_search_does(
+    cache: Path, add_spec: KernelSpec, add_kernel: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The harness's input maker and trial seeds, the platform's trial count, the spec's tolerance."""
+    from kernelevolve.eval import correctness, harness
+    from kernelevolve.verify import platform_settings
+
+    calls: list[tuple[Any, ...]] = []
+    check = correctness.check_correctness
+
+    def spy(*args: Any) -> Any:
+        calls.append(args)
+        return check(*args)
+
+    monkeypatch.setattr(correctness, "check_correctness", spy)
+    right = Artifact(add_spec.key, add_spec.name, "cpu", "triton", "n100", add_kernel(), "hand", add_spec)
+    op = KernelOp.from_artifacts([right], verify=False)
+    assert op.verify(seed=5) == {"n100": ""}
+    (_, _, make_inputs, seeds, atol, rtol) = calls[0]
+    trials = platform_settings("cpu").correctness_trials
+    assert seeds == [harness.trial_seed(5, 1, t) for t in range(trials)]  # n100 is the spec's shape 1
+    assert (atol, rtol) == (add_spec.atol, add_spec.rtol)
+    namespace = op._namespace("n100")
+    searched = harness.input_maker(namespace, "cpu", torch.float32)(seeds[0])
+    for got, expected in zip(make_inputs(seeds[0]), searched, strict=True):
+        assert torch.equal(got, expected)
+
+
+class RoundingRMSNorm(torch.nn.Module):
+    """The example's RMSNorm as it was: every step rounded to the input's dtype."""
+
+    def __init__(self, dim: int, eps: float = 1e-6):
+        super().__init__()
+        self.dim = dim
+        self.eps = eps
+        self.weight = torch.nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: Any) -> Any:
+        inv_rms = torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps)
+        return x * inv_rms * self.weight
+
+
+# Plain PyTorch standing in for a Triton kernel that accumulates in fp32 and rounds once (the loader
+# runs no static checks): more accurate than either reference.
+FP32_RMSNORM = """
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        xf = x.float()
+        y = xf * torch.rsqrt(xf.pow(2).mean(dim=-1, keepdim=True) + self.eps) * self.weight.float()
+        return y.to(x.dtype)
+"""
+
+
+def _bf16_norm_op(cls: type, verify: bool) -> tuple[KernelOp, Any]:
+    from kernelevolve.module_spec import module_spec
+
+    torch.manual_seed(3)
+    module = cls(4096)
+    with torch.no_grad():
+        module.weight.uniform_(0.5, 1.5)  # as the example's model: a bf16 product with a rounding
+    module = module.to(torch.bfloat16).eval()
+    spec = module_spec(module, torch.randn(1024, 4096, dtype=torch.bfloat16))
+    artifact = Artifact(spec.key, spec.name, "cpu", "triton", "1024x4096", FP32_RMSNORM, "hand", spec)
+    return KernelOp.from_artifacts([artifact], verify=verify), module
+
+
+def test_an_fp32_kernel_passes_reverification_against_the_example_rmsnorm_in_bf16(cache: Path) -> None:
+    """bf16 at rtol 1e-2 leaves 1.3-2.6 ulps: the example's RMSNorm (fp32 inside, as LLaMA's) stays
+    within 1 ulp of an fp32 kernel at any weights; rounding every step in bf16 drifts 2 ulps, which
+    the search (weights all ones: an exact product) never saw and the load-time check did."""
+    op, module = _bf16_norm_op(RMSNorm, verify=True)
+    fast = op.wrap(module)  # verified with the module's own weights, perturbed
+    assert not op.disabled, op.disabled
+    x = torch.randn(1024, 4096, dtype=torch.bfloat16)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), module(x), atol=1e-2, rtol=1e-2)
+    assert op.calls[-1] == "kernel:1024x4096"
+    rounding, module = _bf16_norm_op(RoundingRMSNorm, verify=False)
+    outcome = rounding.verify(seed=0, trials=5, state=list(module.parameters()))
+    assert "mismatch" in outcome["1024x4096"] and "0.0625" in outcome["1024x4096"]
+
+
 # ------------------------------------------------------------------------------------------ store
 
 

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 
 class RMSNorm(nn.Module):
-    """x / sqrt(mean(x^2) + eps) * weight over the last dimension (LLaMA style)."""
+    """x / sqrt(mean(x^2) + eps) * weight over the last dimension, normalised in fp32 as LLaMA's is."""
 
     def __init__(self, dim: int, eps: float = 1e-6):
         super().__init__()
@@ -23,8 +23,12 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        inv_rms = torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps)
-        return x * inv_rms * self.weight
+        # In fp32, rounded once to x's dtype before the weight (LLaMA's RMSNorm): rounding every step
+        # in bf16 puts the reference 2 ulps from the exact result, beyond bf16's rtol, so a correct
+        # fp32-accumulating kernel would fail against it at some weights.
+        xf = x.float()
+        normed = xf * torch.rsqrt(xf.pow(2).mean(dim=-1, keepdim=True) + self.eps)
+        return normed.type_as(x) * self.weight
 
 
 class SwiGLU(nn.Module):

@@ -9,9 +9,10 @@ Steps: run the model once with hooks to capture the inputs each hot module (RMSN
 receives; `kernelevolve.optimize(module, inputs)` for each; swap every instance of that module for
 the winner -- a `torch.library` custom op wrapping the module (`--swap op`, traceable by
 torch.compile, falls back to PyTorch at shapes that were not searched) or the winning ModelNew
-carrying that instance's weights (`--swap module`); check the model's output still matches; time
-the model end to end before and after. On the CPU Triton runs under its interpreter, so the swapped
-model is much slower there: the CPU run checks the plumbing, a GPU run measures speed.
+carrying that instance's weights (`--swap module`); check the model's output still matches (by
+norm-relative error, `REL_TOLERANCE`); time the model end to end before and after. On the CPU
+Triton runs under its interpreter, so the swapped model is much slower there: the CPU run checks
+the plumbing, a GPU run measures speed.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import math
 import os
 import sys
 import time
@@ -27,6 +29,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))  # the repository root, for `examples.transformer_block.model`
+
+# Largest ||swapped - original|| / ||original|| of the model's output. Norm-relative, not elementwise:
+# through a stack of bf16 blocks a few elements drift by several ulps (0.09 at |x| ~ 8) even when
+# every kernel is within tolerance, while a wrong kernel moves the whole output.
+REL_TOLERANCE = {"float32": 1e-5, "float16": 1e-2, "bfloat16": 1e-2}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -81,6 +88,16 @@ def swap_in(model: Any, cls: type, result: Any, mode: str) -> tuple[int, Any]:
             new.load_state_dict(module.state_dict())  # this instance's weights, not the optimised one's
         setattr(parent, name.rpartition(".")[2], new)
     return len(targets), op
+
+
+def relative_error(got: Any, expected: Any) -> float:
+    """||got - expected|| / ||expected|| over all elements, in fp64 (inf if got is not finite)."""
+    out, ref = got.detach().double(), expected.detach().double()
+    if not bool(out.isfinite().all()):
+        return math.inf
+    scale = float(ref.norm())
+    error = float((out - ref).norm())
+    return error / scale if scale > 0 else error
 
 
 def time_model(model: Any, x: Any, trials: int) -> float:
@@ -158,15 +175,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with torch.no_grad():
         got = model(x)
     summary["max_abs_diff"] = float((got.float() - expected.float()).abs().max())
-    tolerance = 1e-4 if dtype == torch.float32 else 2e-2
-    summary["matches"] = bool(torch.allclose(got.float(), expected.float(), atol=tolerance, rtol=tolerance))
+    summary["rel_error"] = relative_error(got, expected)
+    summary["rel_tolerance"] = REL_TOLERANCE[args.dtype]
+    summary["matches"] = summary["rel_error"] <= summary["rel_tolerance"]
     summary["eager_ms"] = time_model(reference, x, args.trials)
     summary["swapped_ms"] = time_model(model, x, args.trials)
     summary["speedup"] = summary["eager_ms"] / summary["swapped_ms"]
     for name, op in ops:
         summary["ops"][name]["paths"] = dict(op.counts)
     print(
-        f"output matches the original model: {summary['matches']} (max abs diff {summary['max_abs_diff']:.3g})"
+        f"output matches the original model: {summary['matches']} (relative error {summary['rel_error']:.3g}, "
+        f"tolerance {summary['rel_tolerance']:g}; max abs diff {summary['max_abs_diff']:.3g})"
     )
     print(
         f"end to end: {summary['eager_ms']:.3f} ms before, {summary['swapped_ms']:.3f} ms after "

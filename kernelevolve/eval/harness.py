@@ -272,7 +272,7 @@ def _correctness_stage(
                 verdict = correctness.check_correctness(
                     models[0],
                     models[1],
-                    _input_maker(ref_module, device, dtype),
+                    input_maker(ref_module, device, dtype),
                     seeds,
                     spec.atol,
                     spec.rtol,
@@ -420,7 +420,9 @@ def _build_models(
     return ref_model, new_model
 
 
-def _input_maker(ref_module: ModuleType, device: str, dtype: Any) -> Callable[[int], list[Any]]:
+def input_maker(ref_module: ModuleType, device: str, dtype: Any) -> Callable[[int], list[Any]]:
+    """seed -> correctness inputs: the one recipe, also used by the export's re-verification on load."""
+
     # Made on the device: the reference runs on these same tensors, so nothing needs host-side values,
     # and host RNG plus a copy for GPU-sized inputs cost seconds per evaluation.
     def make(seed: int) -> list[Any]:

@@ -9,9 +9,12 @@ computation, because a kernel tuned for one shape can be slower, or wrong, at an
 path is recorded (`calls`, `counts`). The fake (meta) implementation and the backward run the
 reference itself on fake / saved tensors, so tracing needs no kernel and training still works.
 
-With `verify=True` every kernel is checked once when loaded by the harness's own correctness check
-(`kernelevolve.eval.correctness`) against the reference on fresh inputs and perturbed weights; a
-mismatch disables that shape (`on_mismatch="disable"`) or raises (`"raise"`).
+With `verify=True` every kernel is checked once when loaded exactly as the search checks it: the
+harness's inputs recipe and per-trial seeds (fresh ones), the platform's `correctness_trials`, the
+spec's tolerance and `kernelevolve.eval.correctness`. Only the weights differ, on purpose: the op
+serves any instance's weights, so it is checked with the module's own (or the spec's seeded ones),
+perturbed, where the search sees the spec's seeded init alone. A mismatch disables that shape
+(`on_mismatch="disable"`) or raises (`"raise"`).
 """
 
 from __future__ import annotations
@@ -342,18 +345,27 @@ class KernelOp:
         return "cuda" if torch.cuda.is_available() else None
 
     def verify(
-        self, config: int = 0, seed: int | None = None, trials: int = 2, state: Sequence[Any] | None = None
+        self,
+        config: int = 0,
+        seed: int | None = None,
+        trials: int | None = None,
+        state: Sequence[Any] | None = None,
     ) -> dict[str, str]:
         """Check each served shape's kernel against the reference once; returns shape -> problem ('' if ok).
 
-        `state` is the module's own parameters and buffers (default: the spec's seeded Model at each
-        shape); floating ones are perturbed so a kernel that ignores or caches weights shows up.
+        `trials` defaults to the platform's `correctness_trials`, as in the search. `state` is the
+        module's own parameters and buffers (default: the spec's seeded Model at each shape);
+        floating ones are perturbed so a kernel that ignores or caches weights shows up.
         """
+        from kernelevolve.verify import platform_settings
+
         device = self._verify_device()
         if device is None:
             log.info("%s: no %s device here; kernels not re-verified", self.qualname, self.platform.device)
             return {}
         base_seed = random.SystemRandom().randrange(1 << 30) if seed is None else seed
+        if trials is None:
+            trials = platform_settings(self.platform.name).correctness_trials
         outcome: dict[str, str] = {}
         for shape in [s for s in self._classes if (config, s) not in self.disabled]:
             problem = self._verify_shape(shape, config, device, base_seed, trials, state)
@@ -374,9 +386,10 @@ class KernelOp:
     ) -> str:
         import torch
 
-        from kernelevolve.eval import correctness, reference
+        from kernelevolve.eval import correctness, harness, reference
 
         namespace = self._namespace(shape)
+        index = [s.name for s in self.spec.shapes].index(shape)
         if state is None:
             model = reference.build_model(namespace.Model, namespace, self.seed, device, self.dtype)
             state = [*model.parameters(), *model.buffers()]
@@ -388,11 +401,12 @@ class KernelOp:
             for t in state
         ]
         try:
+            # The harness's own input maker and trial seeds: inputs made, and checked, as in the search.
             verdict = correctness.check_correctness(
                 lambda *x: self._reference_call(x, weights, config),
                 lambda *x: self._kernel_call(shape, x, weights),
-                lambda s: reference.make_inputs(namespace, s, device, self.dtype),
-                [seed + 7919 * t for t in range(trials)],
+                harness.input_maker(namespace, device, self.dtype),
+                [harness.trial_seed(seed, index, t) for t in range(trials)],
                 self.spec.atol,
                 self.spec.rtol,
             )

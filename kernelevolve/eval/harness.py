@@ -417,6 +417,7 @@ def _build_models(
         raise _Stop(
             _exception_fields(exc, backend, "run", f"building ModelNew{where}", module_name)
         ) from None
+    reference.perturb_constant_state(ref_model, new_model, seed)
     return ref_model, new_model
 
 

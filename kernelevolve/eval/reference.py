@@ -121,3 +121,49 @@ def build_model(
     model = model.to(device=device, dtype=dtype)
     model.eval()
     return model
+
+
+PERTURB_SCALE = 0.1
+
+
+def perturb_constant_state(reference_model: Any, candidate_model: Any, seed: int) -> list[str]:
+    """Give constant-initialised floating state (ones, zeros: norm weights, biases, running stats) the
+    same random values in both models; returns the names changed.
+
+    At their default init such tensors hide kernels that ignore them (a weight of ones, a running
+    mean of zeros). Only state present under the same name, shape and constant value in both models
+    is changed, so a ModelNew that organises its parameters differently is never made to disagree.
+    """
+    import torch
+
+    ours = _floating_state(candidate_model)
+    changed = []
+    for index, (name, ref_tensor) in enumerate(_floating_state(reference_model).items()):
+        new_tensor = ours.get(name)
+        if new_tensor is None or new_tensor.shape != ref_tensor.shape or ref_tensor.numel() == 0:
+            continue
+        value = _constant_value(ref_tensor)
+        if value is None or _constant_value(new_tensor) != value:
+            continue
+        generator = torch.Generator().manual_seed(seed * 7919 + index)
+        noise = torch.randn(ref_tensor.shape, generator=generator, dtype=torch.float32)
+        # zeros get small values; non-zero constants keep their sign (a variance stays positive)
+        fresh = PERTURB_SCALE * noise if value == 0 else value * torch.exp(PERTURB_SCALE * noise)
+        with torch.no_grad():
+            for tensor in (ref_tensor, new_tensor):
+                tensor.copy_(fresh.to(device=tensor.device, dtype=tensor.dtype))
+        changed.append(name)
+    return changed
+
+
+def _floating_state(model: Any) -> dict[str, Any]:
+    state = dict(model.named_parameters())
+    state.update((name, b) for name, b in model.named_buffers() if b is not None and b.is_floating_point())
+    return state
+
+
+def _constant_value(tensor: Any) -> float | None:
+    first = tensor.detach().reshape(-1)[0]
+    if not bool((tensor.detach() == first).all()):
+        return None
+    return float(first)

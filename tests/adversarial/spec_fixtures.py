@@ -178,6 +178,34 @@ def get_init_inputs():
 """
 )
 
+# nn.LayerNorm at its default init: weight ones, bias zeros. The harness perturbs such constant state
+# (the same values in Model and ModelNew) so a kernel that ignores it cannot pass.
+LAYERNORM_DEFAULT_INIT = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.norm = nn.LayerNorm(features)
+
+    def forward(self, x):
+        return self.norm(x)
+
+
+rows = 6
+features = 48
+
+
+def get_inputs():
+    return [torch.randn(rows, features)]
+
+
+def get_init_inputs():
+    return [features]
+"""
+)
+
 SPECS: dict[str, KernelSpec] = {
     name: KernelSpec(name=f"adversarial_{name}", reference_source=source, atol=1e-4, rtol=1e-4)
     for name, source in {
@@ -185,6 +213,7 @@ SPECS: dict[str, KernelSpec] = {
         "relu_positive": RELU_POSITIVE,
         "softmax": SOFTMAX,
         "layernorm": LAYERNORM,
+        "layernorm_default_init": LAYERNORM_DEFAULT_INIT,
         "linear_relu": LINEAR_RELU,
         "rowsum": ROWSUM,
         "sumsq": SUMSQ,
@@ -202,7 +231,18 @@ def spec(name: str) -> KernelSpec:
 # Candidate files: tests/adversarial/{hacks,good}/*.py with a header of "# key: value" lines.
 
 HERE = Path(__file__).parent
-_KEYS = ("hack", "good", "spec", "expect", "strict", "requires", "known-issue", "known-issue-on", "backend", "run")
+_KEYS = (
+    "hack",
+    "good",
+    "spec",
+    "expect",
+    "strict",
+    "requires",
+    "known-issue",
+    "known-issue-on",
+    "backend",
+    "run",
+)
 
 
 @dataclass(frozen=True)

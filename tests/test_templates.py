@@ -215,6 +215,64 @@ def test_template_generalises_beyond_shipped_shapes(
     assert ok, f"{name} {shape}: {detail}"
 
 
+# ----------------------------------------------------------------------------------- long sums
+
+LONG_SUM_TEMPLATES = ["sum_reduction", "sum_reduction_split"]
+LONG_N = 1 << 18
+# 256 chunks per lane, as a 2**20-element row takes at the shipped BLOCK_SIZE of 4096.
+LONG_TUNABLES = {"BLOCK_SIZE": LONG_N // 256, "COL_BLOCK_R": LONG_N // 256, "COL_BLOCK_I": 16}
+
+
+def _cancelling_rows(rows: int, n: int) -> torch.Tensor:
+    """randn rows shifted to sum to ~0: atol alone then bounds the error (KernelBench rows do this by chance)."""
+    x = torch.randn(rows, n, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    return (x - x.mean(dim=1, keepdim=True)).float()
+
+
+def _plain_lane_sum(x: torch.Tensor, block: int) -> torch.Tensor:
+    """Sum of each row the way an fp32 vector accumulator does it: `block` lanes, then a pairwise tree."""
+    lanes = torch.zeros(x.shape[0], block, dtype=torch.float32)
+    for chunk in x.view(x.shape[0], -1, block).unbind(1):
+        lanes += chunk
+    while lanes.shape[1] > 1:
+        lanes = lanes[:, 0::2] + lanes[:, 1::2]
+    return lanes
+
+
+@pytest.mark.parametrize("dim", [1, 0], ids=["rows", "columns"])
+@pytest.mark.parametrize("name", LONG_SUM_TEMPLATES)
+def test_sum_templates_are_exact_on_long_cancelling_rows(interpreter: None, name: str, dim: int) -> None:
+    """Against float64, not torch's fp32 sum: fp32 lanes miss atol 1e-4 here (H200, row_sum at 2**20 columns)."""
+    x = _cancelling_rows(3, LONG_N)
+    exact = x.double().sum(dim=1, keepdim=True)
+    plain_error = float((_plain_lane_sum(x, LONG_TUNABLES["BLOCK_SIZE"]).double() - exact).abs().max())
+    assert plain_error > 1e-4, f"the data no longer defeats plain fp32 lanes ({plain_error:.3g})"
+    model = _load_candidate(_template(name), LONG_TUNABLES).ModelNew(dim)
+    with torch.no_grad():
+        got = model(x if dim == 1 else x.T.contiguous())
+    got = got if dim == 1 else got.T
+    error = float((got.double() - exact).abs().max())
+    # The sums are ~1e-5; one fp32 rounding of them is ~1e-12.
+    assert error < 1e-9, f"{name} dim={dim}: max abs error {error:.3g} against float64"
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy, interpreting inf - inf and the overflow
+@pytest.mark.parametrize("name", LONG_SUM_TEMPLATES)
+def test_sum_templates_keep_torch_sum_non_finite_results(interpreter: None, name: str) -> None:
+    """inf, inf - inf, NaN and fp32 overflow come out as torch.sum has them (the TwoSum error term is NaN there)."""
+    x = torch.randn(5, 3000, generator=torch.Generator().manual_seed(0))
+    x[0, 3] = float("inf")
+    x[1, 2999] = float("nan")
+    x[2, 1], x[2, 2000] = float("inf"), float("-inf")
+    x[3, 7], x[3, 1500] = 3e38, 3e38
+    model = _load_candidate(_template(name), {"BLOCK_SIZE": 256}).ModelNew(1)
+    with torch.no_grad():
+        got, expected = model(x), x.sum(dim=1, keepdim=True)
+    assert torch.equal(got.isnan(), expected.isnan())
+    assert torch.equal(got.nan_to_num(0.0)[:4], expected.nan_to_num(0.0)[:4]), (got, expected)
+    assert torch.allclose(got[4], expected[4], atol=1e-4, rtol=1e-4)
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(
     not torch.cuda.is_available() or INTERPRETED, reason="needs a CUDA GPU and compiled Triton"

@@ -5,6 +5,13 @@ The contiguous input is viewed as (outer, n, inner). When the reduced dim is the
 (inner == 1) each program sums whole rows chunk by chunk with coalesced loads, packing several
 short rows per program; otherwise a program owns a strip of `inner` columns of one outer slice
 and walks down the reduced dim, so loads stay coalesced along the contiguous inner axis.
+
+Long rows need more than plain fp32 lanes: each lane adds n / BLOCK values serially onto partial
+sums of magnitude ~sqrt(n), and for n = 2**20 of randn the rounding (~3e-4 rms) exceeds atol 1e-4
+where it matters, on rows whose sum cancels to near zero (rtol gives no slack there). So every
+lane also sums the exact rounding error of each of its adds (TwoSum, 6 more fp32 adds per element,
+which leaves a memory-bound loop memory-bound) and the lanes meet in fp64: the result is the
+exact sum of the inputs rounded once.
 """
 
 import math
@@ -25,17 +32,36 @@ COL_NUM_WARPS = 4  # tune: 2, 4, 8
 
 
 @triton.jit
+def _two_sum_add(acc, err, x):
+    # Knuth's TwoSum: (acc + x) - t is exactly what rounding t = acc + x lost; err collects it.
+    t = acc + x
+    z = t - acc
+    return t, err + ((acc - (t - z)) + (x - z))
+
+
+@triton.jit
+def _lanes_total(acc, err, axis: tl.constexpr):
+    # Lanes meet in fp64 (an fp32 tree over lane sums of ~sqrt(n) would round by ~1e-4 again). A lane
+    # that met inf/NaN keeps its plain sum, where err is NaN, so non-finite results match torch.sum.
+    a = acc.to(tl.float64)
+    return tl.sum(tl.where(tl.abs(acc) < float("inf"), a + err.to(tl.float64), a), axis=axis)
+
+
+@triton.jit
 def _row_sum_kernel(x_ptr, y_ptr, n_rows, n_cols, BLOCK_SIZE: tl.constexpr, ROWS: tl.constexpr):
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     row_ok = rows < n_rows
     row_base = rows.to(tl.int64) * n_cols
     cols = tl.arange(0, BLOCK_SIZE)
     acc = tl.zeros([ROWS, BLOCK_SIZE], tl.float32)
+    err = tl.zeros([ROWS, BLOCK_SIZE], tl.float32)
     for start in range(0, n_cols, BLOCK_SIZE):
         c = start + cols
         mask = row_ok[:, None] & (c[None, :] < n_cols)
-        acc += tl.load(x_ptr + row_base[:, None] + c[None, :], mask=mask, other=0.0).to(tl.float32)
-    tl.store(y_ptr + rows, tl.sum(acc, axis=1).to(y_ptr.dtype.element_ty), mask=row_ok)
+        x = tl.load(x_ptr + row_base[:, None] + c[None, :], mask=mask, other=0.0).to(tl.float32)
+        acc, err = _two_sum_add(acc, err, x)
+    out = _lanes_total(acc, err, 1)
+    tl.store(y_ptr + rows, out.to(tl.float32).to(y_ptr.dtype.element_ty), mask=row_ok)
 
 
 @triton.jit
@@ -47,12 +73,13 @@ def _col_sum_kernel(x_ptr, y_ptr, n_red, inner, n_strips, BLOCK_R: tl.constexpr,
     base = outer.to(tl.int64) * n_red * inner
     red = tl.arange(0, BLOCK_R)
     acc = tl.zeros([BLOCK_R, BLOCK_I], tl.float32)
+    err = tl.zeros([BLOCK_R, BLOCK_I], tl.float32)
     for start in range(0, n_red, BLOCK_R):
         r = start + red
         offs = base + r.to(tl.int64)[:, None] * inner + cols[None, :]
         mask = (r[:, None] < n_red) & col_ok[None, :]
-        acc += tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-    out = tl.sum(acc, axis=0)
+        acc, err = _two_sum_add(acc, err, tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32))
+    out = _lanes_total(acc, err, 0).to(tl.float32)
     tl.store(y_ptr + outer.to(tl.int64) * inner + cols, out.to(y_ptr.dtype.element_ty), mask=col_ok)
 
 

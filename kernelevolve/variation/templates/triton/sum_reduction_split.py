@@ -2,10 +2,16 @@
 """torch.sum(x, dim=self.dim, keepdim=True), splitting long rows across programs (KernelBench 47 form).
 
 With few, long rows one program per row leaves most SMs idle. Here each row is cut into SPLIT
-contiguous segments summed by separate programs into an fp32 scratch (rows, SPLIT); a second
+contiguous segments summed by separate programs into an fp64 scratch (rows, SPLIT); a second
 small kernel adds the partials in a fixed order (deterministic, no atomics). The reduced dim
 need not be last: the contiguous input is viewed as (outer, n, inner) and segments of the
 reduced dim are summed for a strip of `inner` columns.
+
+Plain fp32 lanes lose ~3e-4 rms over a 2**20-element row of randn (partial sums ~sqrt(n)), more
+than atol 1e-4 where a row's sum cancels to near zero (rtol gives no slack there). So each lane
+also sums the exact rounding error of each of its adds (TwoSum, 6 more fp32 adds per element,
+which leaves a memory-bound loop memory-bound), and lanes, partials and the combine are fp64:
+the result is the exact sum of the inputs rounded once.
 """
 
 import math
@@ -25,6 +31,22 @@ COL_BLOCK_I = 128  # tune: 32, 64, 128, 256
 
 
 @triton.jit
+def _two_sum_add(acc, err, x):
+    # Knuth's TwoSum: (acc + x) - t is exactly what rounding t = acc + x lost; err collects it.
+    t = acc + x
+    z = t - acc
+    return t, err + ((acc - (t - z)) + (x - z))
+
+
+@triton.jit
+def _lanes_total(acc, err, axis: tl.constexpr):
+    # Lanes meet in fp64 (an fp32 tree over lane sums of ~sqrt(n) would round by ~1e-4 again). A lane
+    # that met inf/NaN keeps its plain sum, where err is NaN, so non-finite results match torch.sum.
+    a = acc.to(tl.float64)
+    return tl.sum(tl.where(tl.abs(acc) < float("inf"), a + err.to(tl.float64), a), axis=axis)
+
+
+@triton.jit
 def _partial_sum_kernel(
     x_ptr, part_ptr, n_red, inner, n_strips, split, seg_len, BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr
 ):
@@ -41,13 +63,15 @@ def _partial_sum_kernel(
     seg_end = tl.minimum(seg_start + seg_len, n_red)
     red = tl.arange(0, BLOCK_R)
     acc = tl.zeros([BLOCK_R, BLOCK_I], tl.float32)
+    err = tl.zeros([BLOCK_R, BLOCK_I], tl.float32)
     for start in range(seg_start, seg_end, BLOCK_R):
         r = start + red
         offs = base + r.to(tl.int64)[:, None] * inner + cols[None, :]
-        acc += tl.load(x_ptr + offs, mask=(r[:, None] < seg_end) & col_ok[None, :], other=0.0).to(tl.float32)
+        x = tl.load(x_ptr + offs, mask=(r[:, None] < seg_end) & col_ok[None, :], other=0.0).to(tl.float32)
+        acc, err = _two_sum_add(acc, err, x)
     # scratch layout: (outer, inner, split) so the combine kernel reads partials contiguously
     dest = (outer.to(tl.int64) * inner + cols) * split + seg
-    tl.store(part_ptr + dest, tl.sum(acc, axis=0), mask=col_ok)
+    tl.store(part_ptr + dest, _lanes_total(acc, err, 0), mask=col_ok)
 
 
 @triton.jit
@@ -56,7 +80,7 @@ def _combine_kernel(part_ptr, y_ptr, n_out, split, BLOCK_OUT: tl.constexpr, BLOC
     parts = tl.arange(0, BLOCK_SPLIT)
     mask = (outs[:, None] < n_out) & (parts[None, :] < split)
     p = tl.load(part_ptr + outs.to(tl.int64)[:, None] * split + parts[None, :], mask=mask, other=0.0)
-    tl.store(y_ptr + outs, tl.sum(p, axis=1).to(y_ptr.dtype.element_ty), mask=outs < n_out)
+    tl.store(y_ptr + outs, tl.sum(p, axis=1).to(tl.float32).to(y_ptr.dtype.element_ty), mask=outs < n_out)
 
 
 def _multiprocessors(device: torch.device) -> int:
@@ -92,7 +116,7 @@ class ModelNew(nn.Module):
         split = max(1, min(triton.cdiv(want, base_programs), triton.cdiv(max(n_red, 1), block_r)))
         seg_len = triton.cdiv(triton.cdiv(max(n_red, 1), split), block_r) * block_r
         split = triton.cdiv(max(n_red, 1), seg_len)
-        partials = torch.empty((outer * inner * split,), dtype=torch.float32, device=x.device)
+        partials = torch.empty((outer * inner * split,), dtype=torch.float64, device=x.device)
         _partial_sum_kernel[(base_programs * split,)](
             x,
             partials,

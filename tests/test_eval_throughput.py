@@ -142,3 +142,11 @@ def test_launch_cover_hides_host_delay() -> None:
     bare = timers.time_callable(slow_host, [[x]], "cuda:0", launch_cover_us=0.0, **common)
     assert covered.host_ms is not None and covered.host_ms >= 0.2
     assert covered.median_ms < bare.median_ms  # the host's 200 us no longer lands in the GPU time
+
+
+def test_cover_follows_the_hosts_issue_time() -> None:
+    assert timers.cover_for(100.0, [20.0, 30.0, 25.0]) == 100.0  # fast host: the floor
+    assert timers.cover_for(100.0, [130.0, 120.0, 140.0]) == pytest.approx(390.0)  # 3x the median
+    assert timers.cover_for(100.0, [5000.0, 6000.0]) == timers.MAX_COVER_US  # really slow: measured
+    assert timers.cover_for(0.0, [500.0]) == 0.0  # cover off
+    assert timers.cover_for(100.0, []) == 100.0

@@ -91,10 +91,15 @@ def _time_cuda(
     event, record, elapsed = _clocks["event"], _clocks["record"], _clocks["elapsed_time"]
     clock = _clocks["perf_counter"]
     flush = torch.empty(flush_bytes, dtype=torch.uint8, device=device) if flush_bytes else None
+    warm_host: list[float] = []
     for i in range(warmup):
-        fn(*inputs_for(i))
-    synchronize(device)
-    cover_cycles = int(launch_cover_us * sleep_cycles_per_us(device)) if launch_cover_us > 0 else 0
+        inputs = inputs_for(i)
+        issued = clock()
+        fn(*inputs)
+        warm_host.append(1e6 * (clock() - issued))
+        synchronize(device)  # each warm-up call issued onto an idle GPU: its host time is all host
+    cover_us = cover_for(launch_cover_us, warm_host[1:] or warm_host)
+    cover_cycles = int(cover_us * sleep_cycles_per_us(device)) if cover_us > 0 else 0
     starts = [event(enable_timing=True) for _ in range(trials)]
     ends = [event(enable_timing=True) for _ in range(trials)]
     host: list[float] = []
@@ -112,6 +117,20 @@ def _time_cuda(
     synchronize(device)
     samples = [float(elapsed(start, end)) for start, end in zip(starts, ends, strict=True)]
     return samples, host
+
+
+MAX_COVER_US = 2000.0
+
+
+def cover_for(floor_us: float, warm_host_us: list[float]) -> float:
+    """GPU wait queued before each timed call: at least `floor_us`, and 3x the host's median issue
+    time seen in warm-up, so a slow first-in-process launch path cannot leak into the GPU time.
+    Capped: a call whose host side takes milliseconds really is that slow, and is measured so."""
+    if floor_us <= 0:
+        return 0.0
+    ordered = sorted(warm_host_us)
+    median = ordered[len(ordered) // 2] if ordered else 0.0
+    return min(max(floor_us, 3.0 * median), MAX_COVER_US)
 
 
 _sleep_rates: dict[str, float] = {}

@@ -15,8 +15,11 @@ import cProfile
 import io
 import json
 import pstats
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, when not installed
 
 
 def main() -> None:

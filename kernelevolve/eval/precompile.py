@@ -48,6 +48,9 @@ def precompile(
     except Exception as exc:  # the real run reports candidate faults; here they only end the pass
         log.debug("precompile stopped: %s: %s", type(exc).__name__, exc)
         return f"{type(exc).__name__}: {str(exc)[:200]}"
+    finally:
+        # placeholders held in this child's allocator cache would crowd the child measuring now
+        torch.cuda.empty_cache()
     return ""
 
 

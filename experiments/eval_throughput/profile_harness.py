@@ -63,7 +63,9 @@ def main() -> None:
             profiler.disable()
         lines.append(f"{label}: {len(reports)} evaluations in {time.perf_counter() - started:.2f} s")
         for report in reports:
-            lines.append(f"  {report.candidate_id} {report.status.value} {report.wall_s:.2f} s {report.phase_s}")
+            lines.append(
+                f"  {report.candidate_id} {report.status.value} {report.wall_s:.2f} s {report.phase_s}"
+            )
     stream = io.StringIO()
     pstats.Stats(profiler, stream=stream).sort_stats("cumulative").print_stats(cli.top)
     text = "\n".join(lines) + "\n" + stream.getvalue()

@@ -52,7 +52,9 @@ def summarise(run_dir: Path) -> dict[str, object]:
 
 
 def main(paths: list[str]) -> None:
-    print("| run | evals | search s | evals/min | mean eval s | mean s per stage | in flight | device busy | baselines s |")
+    print(
+        "| run | evals | search s | evals/min | mean eval s | mean s per stage | in flight | device busy | baselines s |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for path in paths:
         row = summarise(Path(path))

@@ -3,19 +3,25 @@
 A template of family F is a complete candidate for the shipped spec F (operators/spec/F.yaml). On the CPU
 each one is compiled for sm_90a, through the backend's compile_only, at the spec's CPU shapes and at its
 GPU benchmark shapes (inputs are meta tensors, so large shapes cost nothing), in the spec's dtype and in
-fp32/bf16. GPU tests (marked `gpu`) run each template against the reference.
+fp32/bf16. The softmax template is also compiled at the H200 shapes in a child with a time limit, and
+every template's PTX at those shapes is checked for warp/block collectives that only some lanes reach (a
+GPU hang). GPU tests (marked `gpu`) run each template against the reference.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import json
 import re
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from kernelevolve.backends.cute import BACKEND
+from kernelevolve.backends.cute import BACKEND, _dsl, _meta_inputs
 from kernelevolve.eval.static_checks import check_source
 from kernelevolve.platforms import load_platform
 from kernelevolve.specs import resolve_spec
@@ -112,6 +118,130 @@ def test_tuned_variant_compiles(path: Path) -> None:
     variant = apply_values(source, values)
     assert variant != source
     compile_all(variant, shipped_spec(path, "cpu"), last_only=True)
+
+
+# ----------------------------------------------------------------------------------- softmax on H200
+
+SOFTMAX = TEMPLATE_DIR / "softmax.py"
+SOFTMAX_EXTREMES = [  # the tunables' corners: most unrolled register chunks, narrowest vectors, widest blocks
+    {},
+    {"THREADS": 128, "VEC_BYTES": 4, "MAX_REGISTER_CHUNKS": 32},
+    {"THREADS": 128, "VEC_BYTES": 16, "MAX_REGISTER_CHUNKS": 32},
+    {"THREADS": 1024, "VEC_BYTES": 4, "MAX_REGISTER_CHUNKS": 4},
+]
+COMPILE_BOUND_S = 30.0  # per shape; measured 0.1-0.3 s on a 2-core CPU, so only a blow-up comes near
+_COMPILE_TIMES = """
+import json, sys
+from pathlib import Path
+from kernelevolve.backends.cute import BACKEND
+from kernelevolve.platforms import load_platform
+from kernelevolve.specs import resolve_spec
+from kernelevolve.variation.tunables import apply_values
+
+spec = resolve_spec("softmax", load_platform("h200"))
+source = Path(sys.argv[1]).read_text()
+times = {}
+for values in json.loads(sys.argv[2]):
+    variant = apply_values(source, values) if values else source
+    for shape in spec.shapes:
+        outcome = BACKEND.compile_only(variant, spec, shape, arch="sm_90a")
+        assert outcome.ok, f"{values} {shape.name}: {outcome.feedback}"
+        times[f"{values} {shape.name}"] = outcome.seconds
+print(json.dumps(times))
+"""
+
+
+def test_softmax_compiles_in_bounded_time_at_every_h200_shape() -> None:
+    """In a child with a time limit, so a compile that hangs fails the test instead of stalling the suite."""
+    pytest.importorskip("cutlass.cute")
+    done = subprocess.run(
+        [sys.executable, "-c", _COMPILE_TIMES, str(SOFTMAX), json.dumps(SOFTMAX_EXTREMES)],
+        capture_output=True,
+        text=True,
+        timeout=60 + COMPILE_BOUND_S * len(SOFTMAX_EXTREMES) * 4,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    times = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(times) == len(SOFTMAX_EXTREMES) * len(shipped_spec(SOFTMAX, "h200").shapes)
+    slow = {case: seconds for case, seconds in times.items() if seconds > COMPILE_BOUND_S}
+    assert not slow, slow
+
+
+_COLLECTIVE = re.compile(
+    r"\b(shfl\.sync|vote\.sync|match\.sync|redux\.sync|bar\.warp\.sync|bar\.sync|barrier\.)"
+)
+_LABEL = re.compile(r"^(\$\w+):")
+_FORWARD_IF = re.compile(r"^@!?%p\d+\s+bra\s+(\$\w+);")  # bra.uni (a branch known uniform) is not matched
+
+
+def divergent_collectives(ptx: str) -> list[str]:
+    """Warp/block collectives between a conditional forward branch and its target: lanes that branch skip them.
+
+    A shfl.sync with mask -1 or a bar.sync that some lanes skip is undefined and can deadlock the kernel.
+    Conservative: a branch on a warp-uniform predicate (if warp == 0: ...) is flagged too.
+    """
+    lines = [line.strip() for line in ptx.splitlines()]
+    labels = {m.group(1): i for i, line in enumerate(lines) if (m := _LABEL.match(line))}
+    found = []
+    for i, line in enumerate(lines):
+        match = _FORWARD_IF.match(line)
+        end = labels.get(match.group(1), -1) if match else -1
+        found += [f"line {j + 1}: {lines[j]}" for j in range(i + 1, end) if _COLLECTIVE.search(lines[j])]
+    return found
+
+
+@pytest.fixture
+def keep_ptx(tmp_path: Path) -> Iterator[None]:
+    """Compile for sm_90a and keep each kernel's PTX (compiled.__ptx__) for the duration of a test."""
+    pytest.importorskip("cutlass.cute")
+    envar = _dsl().envar
+    saved = (envar.arch, envar.keep_ptx, envar.dump_dir)
+    envar.arch, envar.keep_ptx, envar.dump_dir = "sm_90a", True, str(tmp_path)
+    yield
+    envar.arch, envar.keep_ptx, envar.dump_dir = saved
+
+
+def h200_ptx(path: Path, source: str, module_name: str) -> dict[str, str]:
+    """PTX of every kernel the template compiles at each H200 shape, keyed "shape/kernel"."""
+    import torch
+
+    spec = shipped_spec(path, "h200")
+    module = BACKEND.load(source, module_name)
+    ptx = {}
+    for shape in spec.shapes:
+        init_inputs, inputs, dtype = _meta_inputs(spec, shape)
+        with torch.device("meta"):
+            model = module.ModelNew(*init_inputs)
+        with torch.no_grad():
+            compiled = model.to(dtype=dtype).eval().compile_kernels(*inputs)
+        ptx.update({f"{shape.name}/{name}": fn.__ptx__ for name, fn in compiled.items()})
+    return ptx
+
+
+@pytest.mark.usefixtures("keep_ptx")
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.stem)
+def test_no_collective_runs_on_a_subset_of_lanes(path: Path) -> None:
+    for kernel, ptx in h200_ptx(path, path.read_text(), f"kernelevolve_test_ptx_{path.stem}").items():
+        assert ptx, kernel
+        assert divergent_collectives(ptx) == [], kernel
+
+
+@pytest.mark.usefixtures("keep_ptx")
+def test_the_lane_check_catches_the_old_softmax_hang() -> None:
+    """The block reduce once read warp_idx() (a full-warp shfl.sync) inside `if lane_idx() == 0`: one lane
+    in a full-mask shuffle, the others waiting at the barrier after it, a likely GPU hang at every shape."""
+    source = SOFTMAX.read_text()
+    fixed = (
+        "    warp = cute.arch.warp_idx()\n    if cute.arch.lane_idx() == 0:\n        buffer[warp] = value\n"
+    )
+    assert fixed in source
+    broken = source.replace(
+        fixed, "    if cute.arch.lane_idx() == 0:\n        buffer[cute.arch.warp_idx()] = value\n"
+    )
+    ptx = h200_ptx(SOFTMAX, broken, "kernelevolve_test_ptx_softmax_broken")
+    assert len(ptx) == len(shipped_spec(SOFTMAX, "h200").shapes)
+    for kernel, text in ptx.items():
+        assert any("shfl.sync.idx" in hit for hit in divergent_collectives(text)), kernel
 
 
 # ----------------------------------------------------------------------------------- GPU

@@ -490,7 +490,9 @@ _GUIDANCE_CORE = (
     "x.to(cutlass.Float32), + - * /, cute.where, cute.math.exp/exp2/erf/tanh/rsqrt, "
     "x.reduce(cute.ReductionOp.ADD, 0.0, 0), frag.store(y.to(dtype)); compute in fp32, cast once. Block "
     "reductions: cute.arch.warp_reduction_sum/max, then one value per warp in shared memory "
-    "(cutlass.memory.SmemAllocator().allocate_tensor) and cute.arch.sync_threads(). Do not call PyTorch "
+    "(cutlass.memory.SmemAllocator().allocate_tensor) and cute.arch.sync_threads(); compute "
+    "cute.arch.warp_idx() on every lane before any `if lane_idx() == 0` (it is a full-warp shuffle: "
+    "inside the branch the warp deadlocks at the barrier). Do not call PyTorch "
     "compute ops for the work; torch.empty for outputs is fine."
 )
 _GUIDANCE_SM80 = (

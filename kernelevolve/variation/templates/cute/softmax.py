@@ -51,8 +51,11 @@ def _block_reduce(
         value = cute.arch.warp_reduction_max(value)
     else:
         value = cute.arch.warp_reduction_sum(value)
+    # warp_idx() is a full-warp shuffle (shfl.sync, mask -1): every lane must run it, so it stays outside the
+    # lane-0 branch; run by lane 0 alone it is undefined and can deadlock the warp against the barrier below.
+    warp = cute.arch.warp_idx()
     if cute.arch.lane_idx() == 0:
-        buffer[cute.arch.warp_idx()] = value
+        buffer[warp] = value
     cute.arch.sync_threads()
     total = buffer[0]
     for w in cutlass.range_constexpr(1, _WARPS):

@@ -22,6 +22,7 @@ from kernelevolve.eval.static_rules import (
     MUTATORS,
     NAME_RULES,
     TORCH_OK,
+    device_function_library_name,
     matches,
 )
 
@@ -41,6 +42,8 @@ class ModuleRules:
             self._module_level_compute()
 
     def _rule(self, node: ast.AST, name: str) -> None:
+        if device_function_library_name(name):
+            return  # Triton device functions (Inductor's helpers): kernel code, not the compiler
         for prefixes, code, why in NAME_RULES:
             if matches(name, prefixes):
                 self.issue(code, node, f"{name}: {why}")

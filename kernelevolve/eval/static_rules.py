@@ -150,6 +150,38 @@ FRAME_ATTRS = _names(
 MEMOIZERS = _names("functools.lru_cache functools.cache")
 
 
+# Triton device-function libraries a kernel may call (Inductor's code uses them): the module itself and
+# its Triton functions, `libdevice` and `math` (tl math), nothing else reachable through it.
+DEVICE_FUNCTION_LIBRARY = "torch._inductor.runtime.triton_helpers"
+_DEVICE_LIBRARY_MEMBERS: frozenset[str] | None = None
+
+
+def device_function_library_name(name: str) -> bool:
+    """Whether `name` is the device-function library or one of its kernel-side members."""
+    if name == DEVICE_FUNCTION_LIBRARY:
+        return True
+    head, _, member = name.rpartition(".")
+    if head == DEVICE_FUNCTION_LIBRARY + ".libdevice" or head == DEVICE_FUNCTION_LIBRARY + ".math":
+        return True  # tl math and libdevice functions
+    return head == DEVICE_FUNCTION_LIBRARY and member in _device_library_members()
+
+
+def _device_library_members() -> frozenset[str]:
+    global _DEVICE_LIBRARY_MEMBERS
+    if _DEVICE_LIBRARY_MEMBERS is None:
+        try:
+            import importlib
+
+            library = importlib.import_module(DEVICE_FUNCTION_LIBRARY)
+            # JITFunction on a GPU, InterpretedFunction under TRITON_INTERPRET
+            kinds = ("JITFunction", "InterpretedFunction")
+            jitted = {n for n, v in vars(library).items() if type(v).__name__ in kinds}
+        except Exception:  # no triton or a torch without it: nothing is exempt beyond the names above
+            jitted = set()
+        _DEVICE_LIBRARY_MEMBERS = frozenset(jitted | {"libdevice", "math"})
+    return _DEVICE_LIBRARY_MEMBERS
+
+
 def matches(name: str, prefixes: frozenset[str]) -> bool:
     """Whether a dotted name is one of `prefixes` or lies under one of them."""
     parts = name.split(".")

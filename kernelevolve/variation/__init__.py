@@ -21,6 +21,13 @@ def _template(**options: Any) -> Operator:
     return TemplateOperator(**options)
 
 
+@OPERATORS.register("compiler_seed")
+def _compiler_seed(**options: Any) -> Operator:
+    from kernelevolve.variation.compiler_seed import CompilerSeedOperator
+
+    return CompilerSeedOperator(**options)
+
+
 @OPERATORS.register("fusion_seed")
 def _fusion_seed(**options: Any) -> Operator:
     from kernelevolve.variation.fusion_seed import FusionSeedOperator

@@ -1,0 +1,137 @@
+"""Inductor's generated wrapper module for a reference at one shape, captured at code generation.
+
+The reference is compiled as a function of explicit arguments, its parameters and buffers (in
+`named_parameters()` then `named_buffers()` order) followed by its inputs, so the generated `call`
+receives them in a known order. Code generation is stopped right after Inductor writes the module:
+nothing runs, so capturing on a GPU does not disturb measurements. On the CPU, Inductor is asked for
+Triton (instead of C++) code, which the Triton interpreter can run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kernelevolve.eval import reference
+from kernelevolve.types import KernelSpec, ShapeCase
+
+
+class CaptureError(Exception):
+    """Inductor could not generate code for this reference (or not as Triton)."""
+
+
+class _Captured(Exception):
+    def __init__(self, code: str) -> None:
+        super().__init__("captured")
+        self.code = code
+
+
+@dataclass(frozen=True)
+class CapturedCode:
+    shape: str
+    input_shapes: tuple[tuple[int, ...], ...]  # of the tensor inputs, for dispatch at run time
+    state_names: tuple[str, ...]  # parameters then buffers, the first arguments of `call`
+    input_count: int
+    code: str
+
+
+def capture(spec: KernelSpec, shape: ShapeCase, device: str) -> CapturedCode:
+    """Generate Inductor's module for `spec` at `shape` on `device` ("cpu" or "cuda")."""
+    import torch
+
+    module = reference.load_reference(spec.reference_source)
+    reference.apply_shape(module, shape)
+    dtype = reference.torch_dtype(spec.dtype)
+    model = reference.build_model(module.Model, module, 0, device, dtype)
+    inputs = _example_inputs(module, device, dtype)
+    state: dict[str, Any] = dict(model.named_parameters())
+    state.update(model.named_buffers())
+    names = tuple(state)
+
+    def flat_call(*flat: Any) -> Any:
+        bound = dict(zip(names, flat[: len(names)], strict=True))
+        return torch.func.functional_call(model, bound, tuple(flat[len(names) :]))
+
+    torch._dynamo.reset()
+    sys.modules[module.__name__] = module  # Dynamo looks the forward's globals up by module name
+    try:
+        with _stop_after_codegen(device), torch.no_grad():
+            torch.compile(flat_call, fullgraph=False)(*state.values(), *inputs)
+    except _Captured as done:
+        code = done.code
+    except Exception as exc:
+        captured = _find_captured(exc)
+        if captured is None:
+            raise CaptureError(f"{type(exc).__name__}: {str(exc)[:500]}") from exc
+        code = captured
+    else:
+        raise CaptureError("Inductor generated no code (the graph may have run eagerly)")
+    finally:
+        sys.modules.pop(module.__name__, None)
+        torch._dynamo.reset()
+    if "async_compile.triton(" not in code:
+        raise CaptureError("Inductor generated no Triton kernels for this reference")
+    shapes = tuple(tuple(t.shape) for t in inputs if isinstance(t, torch.Tensor))
+    return CapturedCode(shape.name, shapes, names, len(inputs), code)
+
+
+def _example_inputs(module: Any, device: str, dtype: Any) -> list[Any]:
+    """Real inputs (seeded) on the CPU; uninitialised ones on a GPU, where nothing will run."""
+    import torch
+
+    if device == "cpu":
+        return reference.make_inputs(module, 0, device, dtype)
+    from kernelevolve.eval.precompile import placeholder_inputs
+
+    with torch.no_grad():
+        return placeholder_inputs(module, device, dtype)
+
+
+def _find_captured(exc: BaseException) -> str | None:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, _Captured):
+            return seen.code
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+@contextlib.contextmanager
+def _stop_after_codegen(device: str) -> Iterator[None]:
+    import torch._inductor.config as inductor_config
+    from torch._inductor import graph
+
+    codegen = graph.GraphLowering.codegen
+
+    def capture_then_stop(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = codegen(self, *args, **kwargs)
+        value = result[0] if isinstance(result, tuple) else result
+        raise _Captured(str(getattr(value, "value", value)))
+
+    patches: dict[str, Any] = {"compile_threads": 1, "fallback_random": True}
+    with contextlib.ExitStack() as stack:
+        if device == "cpu":
+            patches["cpu_backend"] = "triton"
+            stack.enter_context(_no_triton_driver_needed())
+        stack.enter_context(inductor_config.patch(patches))
+        graph.GraphLowering.codegen = capture_then_stop  # type: ignore[method-assign]
+        try:
+            yield
+        finally:
+            graph.GraphLowering.codegen = codegen  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
+def _no_triton_driver_needed() -> Iterator[None]:
+    """Inductor hashes the active Triton backend into kernel metadata; a CPU has no Triton driver."""
+    import torch.utils._triton as torch_triton
+
+    original = torch_triton.triton_hash_with_backend
+    torch_triton.triton_hash_with_backend = lambda: "0" * 64  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        torch_triton.triton_hash_with_backend = original

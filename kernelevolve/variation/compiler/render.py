@@ -1,0 +1,251 @@
+"""Write a standalone candidate from Inductor programs, one per benchmark shape.
+
+ModelNew's `__init__` is the reference's (copied, as the fusion seeds do), so its parameters and
+buffers match the reference's; `forward` passes them, then the inputs, to the program captured for
+the input shapes it is given. Kernels and their block sizes are per shape: Inductor specialises its
+code to the sizes, and so do we. Every block size and warp count is a module-level tunable with the
+values that keep the kernel valid (a dimension without a bounds mask only takes blocks dividing it).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from dataclasses import dataclass
+
+from kernelevolve.variation.codegen.emit import reference_parts
+from kernelevolve.variation.compiler.program import Axis, Kernel, Program
+
+MAX_GRID_AXIS = 65535
+_HELPERS = '''
+
+def _empty(device, size, stride, dtype):
+    return torch.empty_strided(size, stride, dtype=dtype, device=device)
+
+
+def _view(tensor, size, stride, offset):
+    return tensor.as_strided(size, stride, tensor.storage_offset() + offset)
+
+
+def _grid_axis(blocks):
+    """(blocks on this axis, blocks on its overflow axis): CUDA grids stop at 65535 on y and z."""
+    if blocks <= 65535:
+        return blocks, 1
+    return 65535, triton.cdiv(blocks, 65535)
+'''
+
+
+@dataclass(frozen=True)
+class Tunable:
+    name: str
+    default: int
+    choices: tuple[int, ...]
+
+    def line(self) -> str:
+        return f"{self.name} = {self.default}  # tune: {', '.join(str(c) for c in self.choices)}"
+
+
+@dataclass(frozen=True)
+class ShapeProgram:
+    shape: str
+    input_shapes: tuple[tuple[int, ...], ...]
+    state_names: tuple[str, ...]
+    program: Program
+
+
+# libdevice functions with a tl.math equivalent: Triton's CPU interpreter runs only the latter.
+INTERPRETER_MATH = (
+    "abs",
+    "ceil",
+    "cos",
+    "erf",
+    "exp",
+    "exp2",
+    "floor",
+    "fma",
+    "log",
+    "log2",
+    "rsqrt",
+    "sin",
+    "sqrt",
+)
+_LIBDEVICE_CALL = re.compile(r"\blibdevice\.(\w+)\(")
+
+
+class RenderError(Exception):
+    """The programs cannot be written as a candidate for this platform."""
+
+
+def for_interpreter(kernel_source: str) -> str:
+    """libdevice calls as tl.math calls (CPU platform); RenderError if one has no equivalent."""
+    missing = sorted({f for f in _LIBDEVICE_CALL.findall(kernel_source) if f not in INTERPRETER_MATH})
+    if missing:
+        raise RenderError(f"libdevice {', '.join(missing)} cannot run in Triton's interpreter")
+    return _LIBDEVICE_CALL.sub(lambda m: f"tl.math.{m.group(1)}(", kernel_source)
+
+
+def render(
+    reference_source: str, programs: list[ShapeProgram], title: str, interpreter: bool = False
+) -> tuple[str, dict[str, int]]:
+    """(candidate source, tunables and their defaults); `interpreter` for the CPU platform."""
+    prelude, bases, init_src, forward_sig = reference_parts(reference_source)
+    tunables: list[Tunable] = []
+    kernel_blocks: list[str] = []
+    call_blocks: list[str] = []
+    dispatch: list[tuple[tuple[int, ...], ...]] = []
+    for index, shaped in enumerate(programs):
+        suffix = f"_s{index}"
+        renames = {k.name: k.name + suffix for k in shaped.program.kernels}
+        for number, kernel in enumerate(shaped.program.kernels):
+            prefix = f"S{index}_K{number}"
+            own = _tunables(kernel, prefix)
+            tunables += own
+            kernel_source = for_interpreter(kernel.source) if interpreter else kernel.source
+            kernel_blocks.append(_renamed(kernel_source, renames))
+            kernel_blocks.append(_launcher(kernel, renames[kernel.name], prefix, {t.name for t in own}))
+        call_blocks.append(_call_function(shaped, index, renames))
+        dispatch.append(shaped.input_shapes)
+    uses_aten = any(c.startswith("torch.ops.aten") for p in programs for c in p.program.library_calls)
+    lines = [
+        f'"""Inductor\'s Triton kernels for {title}, launched by ModelNew itself (compiler_seed)."""',
+        "",
+        *prelude,
+        "from torch._inductor.runtime import triton_helpers",
+        "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math",
+        "",
+        *(["aten = torch.ops.aten", ""] if uses_aten else []),
+        *[t.line() for t in tunables],
+        _HELPERS,
+    ]
+    for block in kernel_blocks + call_blocks:
+        lines += ["", "", block.rstrip("\n")]
+    lines += ["", f"class ModelNew({bases}):"]
+    lines += ["    " + line if line else "" for line in init_src.splitlines()]
+    lines += ["", f"    def forward({forward_sig}):", *_forward_body(forward_sig, dispatch)]
+    source = "\n".join(lines) + "\n"
+    ast.parse(source)  # a rendering bug must surface here, not as a candidate's compile error
+    return source, {t.name: t.default for t in tunables}
+
+
+def _forward_body(forward_sig: str, dispatch: list[tuple[tuple[int, ...], ...]]) -> list[str]:
+    """Direct calls per input shapes (not a table), so the static checks can follow the launches."""
+    params = [a for a in ast.parse(f"def f({forward_sig}): pass").body[0].args.args[1:]]  # type: ignore[attr-defined]
+    names = ", ".join(a.arg for a in params)
+    lines = [
+        f"        inputs = [{names}]",
+        "        key = tuple(tuple(t.shape) for t in inputs if isinstance(t, torch.Tensor))",
+        "        args = [*[t for _, t in self.named_parameters()], *[t for _, t in self.named_buffers()], *inputs]",
+        "        device = next(t.device for t in inputs if isinstance(t, torch.Tensor))",
+    ]
+    for index, shapes in enumerate(dispatch):
+        keyword = "if" if index == 0 else "elif"
+        lines += [
+            f"        {keyword} key == {shapes!r}:",
+            f"            outputs = _call_s{index}(args, device)",
+        ]
+    lines += [
+        "        else:",
+        "            raise NotImplementedError(f'no generated program for input shapes {key}')",
+        "        return outputs[0] if len(outputs) == 1 else outputs",
+    ]
+    return lines
+
+
+def _call_function(shaped: ShapeProgram, index: int, renames: dict[str, str]) -> str:
+    program = shaped.program
+
+    class Rename(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if node.id.startswith("_launch_") and node.id[len("_launch_") :] in renames:
+                return ast.copy_location(
+                    ast.Name("_launch_" + renames[node.id[len("_launch_") :]], node.ctx), node
+                )
+            return node
+
+    body = [ast.unparse(Rename().visit(ast.parse(ast.unparse(s)))) for s in program.body]
+    names = ", ".join(program.arg_names)
+    lines = [
+        f"def _call_s{index}(args, device):",
+        f'    """Shape {shaped.shape}: state {list(shaped.state_names)}, then the inputs."""',
+        f"    {names}, = args",
+    ]
+    for statement in body:
+        lines += ["    " + line for line in statement.splitlines()]
+    return "\n".join(lines)
+
+
+def _renamed(source: str, renames: dict[str, str]) -> str:
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name in renames:
+            node.name = renames[node.name]
+    return ast.unparse(tree)
+
+
+def _launcher(kernel: Kernel, name: str, prefix: str, tunables: set[str]) -> str:
+    grid = ["1", "1", "1"]
+    lines = [f"def _launch_{name}({', '.join(kernel.params)}):"]
+    for axis in kernel.axes:
+        blocks = f"triton.cdiv({axis.prefix}numel, {prefix}_{axis.block})"
+        if axis.overflow_axis is None:
+            grid[axis.program_axis] = blocks
+        else:
+            lines.append(f"    {axis.prefix}_main, {axis.prefix}_over = _grid_axis({blocks})")
+            grid[axis.program_axis] = f"{axis.prefix}_main"
+            grid[axis.overflow_axis] = f"{axis.prefix}_over"
+    blocks_kw = ", ".join(f"{b}={prefix}_{b}" for b in kernel.blocks)
+    warps = f"{prefix}_WARPS"
+    lines.append(
+        f"    {name}[({', '.join(grid)})]({', '.join(kernel.params)}, {blocks_kw}, num_warps={warps})"
+    )
+    assert all(f"{prefix}_{b}" in tunables for b in kernel.blocks)
+    return "\n".join(lines)
+
+
+def _pow2_upto(limit: int) -> list[int]:
+    return [1 << i for i in range(max(limit, 1).bit_length()) if (1 << i) <= limit]
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, (max(n, 1) - 1).bit_length())
+
+
+def _choices(axis_prefix: str, kernel: Kernel, cap: int) -> list[int]:
+    size = kernel.numels.get(axis_prefix, cap)
+    values = [v for v in _pow2_upto(min(cap, _next_pow2(size)))]
+    if axis_prefix in kernel.unmasked:
+        values = [v for v in values if size % v == 0]
+    return values or [1]
+
+
+def _pick(values: list[int], want: int) -> int:
+    fitting = [v for v in values if v <= want]
+    return max(fitting) if fitting else min(values)
+
+
+def _tunables(kernel: Kernel, prefix: str) -> list[Tunable]:
+    """Block sizes Inductor's heuristics would start from, and the range tuning may move them in."""
+    out: list[Tunable] = []
+    fixed_r = kernel.fixed_blocks.get("R0_BLOCK", 1)
+    for block in kernel.blocks:
+        axis_prefix = "r0_" if block == "R0_BLOCK" else block[0].lower()
+        if kernel.kind == "pointwise":
+            cap = 4096 if len(kernel.blocks) == 1 else 128
+            want = 1024 if len(kernel.blocks) == 1 else 32
+        elif block == "R0_BLOCK":
+            cap, want = 4096, 2048
+        elif kernel.kind == "reduction":  # looped reduction: a few rows per program
+            r_size = kernel.numels.get("r0_", 1)
+            cap, want = 64, (1 if r_size >= 256 else max(1, 256 // _next_pow2(r_size)))
+        else:  # persistent reduction: the whole row is in registers, R0_BLOCK is fixed
+            cap, want = max(1, 16384 // fixed_r), max(1, min(64, 2048 // fixed_r))
+        values = _choices(axis_prefix, kernel, cap)
+        out.append(Tunable(f"{prefix}_{block}", _pick(values, want), tuple(values)))
+    elements = math.prod(t.default for t in out) * fixed_r
+    warps = 8 if elements >= 4096 else 4 if elements >= 512 else 2
+    out.append(Tunable(f"{prefix}_WARPS", warps, (1, 2, 4, 8, 16)))
+    return out
+
+
+__all__ = ["Axis", "ShapeProgram", "Tunable", "render"]

@@ -1,0 +1,87 @@
+"""The compiler-seed operator: what torch.compile would run, as a candidate the search can tune.
+
+Arity 0. For every benchmark shape of the spec, Inductor's code for the reference is captured (its
+code generation only, nothing runs) and translated into one standalone Triton candidate with
+per-kernel block sizes and warps as tunables. On a GPU platform this needs CUDA in the searching
+process; on the CPU platform Inductor writes Triton for the interpreter. A reference Inductor cannot
+translate (a kernel kind or host step not handled) gives no candidate and an INFO line saying why.
+Candidates that keep Inductor's library calls (matmul, convolution) need permissive mode
+(`platform.eval.strict=false`); strict mode rejects them statically, which costs one cheap report.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from kernelevolve.interfaces import ProposalContext
+from kernelevolve.types import Candidate
+
+log = logging.getLogger(__name__)
+
+BACKEND = "triton"
+
+
+class CompilerSeedOperator:
+    name = "compiler_seed"
+    arity = 0
+
+    def __init__(self) -> None:
+        self._cache: dict[str, list[Candidate]] = {}
+
+    def propose(self, ctx: ProposalContext) -> list[Candidate]:
+        if BACKEND not in ctx.backends:
+            return []
+        key = f"{ctx.spec.key}:{ctx.platform.name}"
+        if key not in self._cache:
+            self._cache[key] = self._generate(ctx)
+        return [c for c in self._cache[key] if c.id not in ctx.graph]
+
+    def _generate(self, ctx: ProposalContext) -> list[Candidate]:
+        from kernelevolve.variation.compiler.capture import CaptureError, capture
+        from kernelevolve.variation.compiler.program import Unsupported, parse
+        from kernelevolve.variation.compiler.render import RenderError, ShapeProgram, render
+
+        device = "cpu" if ctx.platform.device == "cpu" else "cuda"
+        programs = []
+        for shape in ctx.spec.shapes:
+            try:
+                captured = capture(ctx.spec, shape, device)
+                programs.append(
+                    ShapeProgram(
+                        shape.name, captured.input_shapes, captured.state_names, parse(captured.code)
+                    )
+                )
+            except (CaptureError, Unsupported) as exc:
+                log.info("compiler_seed: no seed for %s at %s: %s", ctx.spec.name, shape.name, exc)
+                return []
+            except Exception as exc:  # a bug or an Inductor surprise must not stop the search
+                log.warning("compiler_seed: capture failed for %s: %s", ctx.spec.name, exc, exc_info=True)
+                return []
+            finally:
+                _release_device_memory(device)
+        try:
+            source, params = render(ctx.spec.reference_source, programs, ctx.spec.name, device == "cpu")
+        except RenderError as exc:
+            log.info("compiler_seed: no seed for %s: %s", ctx.spec.name, exc)
+            return []
+        except Exception as exc:
+            log.warning("compiler_seed: rendering failed for %s: %s", ctx.spec.name, exc, exc_info=True)
+            return []
+        library = sorted({c for p in programs for c in p.program.library_calls})
+        kernels = sum(len(p.program.kernels) for p in programs)
+        log.info(
+            "compiler_seed: 1 seed for %s (%d kernels over %d shapes%s)",
+            ctx.spec.name,
+            kernels,
+            len(programs),
+            f"; library calls {', '.join(library)}" if library else "",
+        )
+        metadata = {"params": params, "kernels": kernels, "library_calls": library, "source": "inductor"}
+        return [Candidate(source, BACKEND, self.name, "seed", metadata=metadata)]
+
+
+def _release_device_memory(device: str) -> None:
+    if device == "cuda":
+        import torch
+
+        torch.cuda.empty_cache()

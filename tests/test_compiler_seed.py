@@ -1,0 +1,156 @@
+"""Compiler seeds: Inductor's code for the reference, made a standalone candidate (CPU: interpreter)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from kernelevolve.eval.static_checks import check_source
+from kernelevolve.graph import SearchGraph
+from kernelevolve.interfaces import ProposalContext
+from kernelevolve.platforms import load_platform
+from kernelevolve.specs import resolve_spec
+from kernelevolve.types import EvalRequest, EvalSettings, Status
+from kernelevolve.variation.compiler.program import Unsupported, parse
+from kernelevolve.variation.compiler.render import RenderError, ShapeProgram, for_interpreter, render
+from kernelevolve.variation.compiler_seed import CompilerSeedOperator
+from kernelevolve.variation.tunables import find_tunables
+
+H200 = Path(__file__).parent / "fixtures" / "inductor_h200"
+# Stand-in references with the parameters the fixtures' problems create (only __init__ matters here).
+NO_PARAMS = (
+    "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+    "        super().__init__()\n\n    def forward(self, x):\n        return x\n\n"
+    "def get_inputs():\n    return [torch.randn(2)]\n\ndef get_init_inputs():\n    return []\n"
+)
+LINEAR = NO_PARAMS.replace(
+    "def __init__(self):\n        super().__init__()",
+    "def __init__(self, i, o):\n        super().__init__()\n        self.gemm = nn.Linear(i, o)",
+)
+FIXTURES = {  # file -> (reference stand-in, library calls, kernel kinds)
+    "L1_22_0.py": (NO_PARAMS, (), ["pointwise"]),
+    "L1_40_0.py": (NO_PARAMS, (), ["reduction", "persistent_reduction", "pointwise"]),
+    "L1_53_0.py": (NO_PARAMS, (), ["reduction"]),
+    "L1_90_0.py": (NO_PARAMS, (), ["reduction"]),
+    "L2_62_0.py": (LINEAR, ("torch.addmm",), ["persistent_reduction", "pointwise"]),
+    "L2_69_0.py": (LINEAR, ("torch.convolution",), ["pointwise", "pointwise", "pointwise"]),
+    "L2_70_0.py": (LINEAR, ("torch.mm",), ["pointwise"]),
+}
+
+
+def _shape_program(name: str) -> ShapeProgram:
+    program = parse((H200 / name).read_text())
+    return ShapeProgram("default", ((1,),), (), program)
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_h200_inductor_code_becomes_a_candidate(name: str) -> None:
+    reference, library, kinds = FIXTURES[name]
+    shaped = _shape_program(name)
+    assert [k.kind for k in shaped.program.kernels] == kinds
+    assert shaped.program.library_calls == library
+    source, params = render(reference, [shaped], name)
+    assert "torch.compile" not in source and "async_compile" not in source and ".run(" not in source
+    strict_codes = {issue.code for issue in check_source(source, "triton", True)}
+    # Triton-only programs pass strict mode; library calls (cuBLAS/cuDNN through torch) need permissive
+    assert strict_codes == ({"torch_compute_op"} if library else set()), strict_codes
+    assert not check_source(source, "triton", False)
+    declared = {t.name for t in find_tunables(source) if t.declared}
+    assert declared == set(params) and any(n.endswith("_WARPS") for n in declared)
+
+
+def test_unmasked_dimensions_only_take_dividing_blocks() -> None:
+    shaped = _shape_program("L1_53_0.py")  # min over 4096 of 524160 rows: r0 unmasked? x masked
+    kernel = shaped.program.kernels[0]
+    assert kernel.numels == {"x": 524160, "r0_": 4096}
+    _, params = render(NO_PARAMS, [shaped], "min")
+    source, _ = render(NO_PARAMS, [_shape_program("L1_22_0.py")], "tanh")
+    block_line = next(line for line in source.splitlines() if line.startswith("S0_K0_XBLOCK"))
+    choices = [int(v) for v in block_line.split("# tune:")[1].split(",")]
+    assert all(1610612736 % c == 0 for c in choices)  # tanh's x has no mask
+
+
+def test_grid_overflow_axis_is_split() -> None:
+    source, _ = render(LINEAR, [_shape_program("L2_69_0.py")], "conv")
+    assert "_grid_axis(triton.cdiv(ynumel, S0_K2_YBLOCK))" in source
+
+
+def test_unsupported_code_says_why() -> None:
+    code = (
+        (H200 / "L1_22_0.py")
+        .read_text()
+        .replace("@triton_heuristics.pointwise(", "@triton_heuristics.foreach(")
+    )
+    with pytest.raises(Unsupported, match="foreach"):
+        parse(code)
+    host = (H200 / "L1_22_0.py").read_text().replace("buf0 = empty_strided_cuda(", "buf0 = alloc_from_pool(")
+    with pytest.raises(Unsupported, match="alloc_from_pool"):
+        parse(host)
+
+
+def test_interpreter_rendering_maps_libdevice_to_tl_math() -> None:
+    assert (
+        for_interpreter("y = libdevice.rsqrt(x) + libdevice.exp(x)")
+        == "y = tl.math.rsqrt(x) + tl.math.exp(x)"
+    )
+    with pytest.raises(RenderError, match="tanh"):
+        for_interpreter("y = libdevice.tanh(x)")
+
+
+def test_static_checks_allow_only_triton_device_helpers() -> None:
+    kernel = (
+        "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
+        "from torch._inductor.runtime import triton_helpers\n"
+        "@triton.jit\ndef k(x_ptr, B: tl.constexpr):\n    x = tl.load(x_ptr + tl.arange(0, B))\n"
+        "    tl.store(x_ptr + tl.arange(0, B), HELPER)\n"
+        "class ModelNew(nn.Module):\n    def forward(self, x):\n        out = x.clone()\n"
+        "        k[(1,)](out, B=16)\n        return out\n"
+    )
+    assert not check_source(kernel.replace("HELPER", "triton_helpers.maximum(x, x)"), "triton", True)
+    escaped = {
+        i.code
+        for i in check_source(kernel.replace("HELPER", "triton_helpers.triton.compile(x)"), "triton", True)
+    }
+    assert "torch_compile" in escaped
+
+
+def test_compiler_seeds_are_verified_by_the_harness_on_cpu() -> None:
+    """Through an evaluation child, as in a search: it imports Triton under the interpreter from the start."""
+    from kernelevolve.eval.local import LocalEvaluator
+
+    platform = load_platform("cpu")
+    settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1)
+    with LocalEvaluator(platform, settings) as evaluator:
+        for spec_name in ("softmax", "layernorm"):
+            spec = resolve_spec(spec_name, platform)
+            ctx = ProposalContext(
+                spec=spec,
+                platform=platform,
+                graph=SearchGraph(),
+                parents=(),
+                rng=random.Random(0),
+                backends=("triton",),
+            )
+            operator = CompilerSeedOperator()
+            (candidate,) = operator.propose(ctx)
+            assert candidate.operator == "compiler_seed" and candidate.metadata["library_calls"] == []
+            assert operator.propose(ctx) == [candidate]  # cached per spec
+            report = evaluator.submit(EvalRequest(candidate, spec, platform.name, settings)).result()
+            assert report.status is Status.OK, report.feedback
+            assert set(report.latency) == {s.name for s in spec.shapes}
+
+
+def test_no_seed_when_inductor_writes_no_triton() -> None:
+    platform = load_platform("cpu")
+    spec = resolve_spec("batched_gemm", platform)  # a bare bmm: Inductor calls the library only
+    ctx = ProposalContext(
+        spec=spec,
+        platform=platform,
+        graph=SearchGraph(),
+        parents=(),
+        rng=random.Random(0),
+        backends=("triton",),
+    )
+    assert CompilerSeedOperator().propose(ctx) == []

@@ -141,6 +141,25 @@ def test_compiler_seeds_are_verified_by_the_harness_on_cpu() -> None:
             assert report.status is Status.OK, report.feedback
             assert set(report.latency) == {s.name for s in spec.shapes}
 
+        # A GEMM with an epilogue: Inductor keeps addmm (strict mode rejects that seed), and the
+        # variant with our Triton GEMM in its place passes in strict mode.
+        spec = resolve_spec("gemm_bias_relu", platform)
+        ctx = ProposalContext(
+            spec=spec,
+            platform=platform,
+            graph=SearchGraph(),
+            parents=(),
+            rng=random.Random(0),
+            backends=("triton",),
+        )
+        by_variant = {c.metadata["own_gemm"]: c for c in CompilerSeedOperator().propose(ctx)}
+        assert by_variant[False].metadata["library_calls"] == ["torch.addmm"]
+        assert "_matmul(" in by_variant[True].source and "torch.addmm" not in by_variant[True].source
+        kept = evaluator.submit(EvalRequest(by_variant[False], spec, platform.name, settings)).result()
+        assert kept.status is Status.REJECTED_STATIC and kept.error_name == "torch_compute_op"
+        own = evaluator.submit(EvalRequest(by_variant[True], spec, platform.name, settings)).result()
+        assert own.status is Status.OK, own.feedback
+
 
 def test_no_seed_when_inductor_writes_no_triton() -> None:
     platform = load_platform("cpu")

@@ -38,6 +38,7 @@ class CompilerSeedOperator:
 
     def _generate(self, ctx: ProposalContext) -> list[Candidate]:
         from kernelevolve.variation.compiler.capture import CaptureError, capture
+        from kernelevolve.variation.compiler.own_gemm import substitutable
         from kernelevolve.variation.compiler.program import Unsupported, parse
         from kernelevolve.variation.compiler.render import RenderError, ShapeProgram, render
 
@@ -59,25 +60,40 @@ class CompilerSeedOperator:
                 return []
             finally:
                 _release_device_memory(device)
-        try:
-            source, params = render(ctx.spec.reference_source, programs, ctx.spec.name, device == "cpu")
-        except RenderError as exc:
-            log.info("compiler_seed: no seed for %s: %s", ctx.spec.name, exc)
-            return []
-        except Exception as exc:
-            log.warning("compiler_seed: rendering failed for %s: %s", ctx.spec.name, exc, exc_info=True)
-            return []
-        library = sorted({c for p in programs for c in p.program.library_calls})
+        library = tuple(sorted({c for p in programs for c in p.program.library_calls}))
         kernels = sum(len(p.program.kernels) for p in programs)
+        # As Inductor has it (library calls kept: permissive mode), and, where its only library
+        # calls are matmuls, with our Triton GEMM in their place (own kernels only: strict mode).
+        variants = [False, True] if substitutable(library) else [False]
+        seeds = []
+        for own_gemm in variants:
+            try:
+                source, params = render(
+                    ctx.spec.reference_source, programs, ctx.spec.name, device == "cpu", own_gemm
+                )
+            except RenderError as exc:
+                log.info("compiler_seed: no seed for %s: %s", ctx.spec.name, exc)
+                return []
+            except Exception as exc:
+                log.warning("compiler_seed: rendering failed for %s: %s", ctx.spec.name, exc, exc_info=True)
+                continue
+            metadata = {
+                "params": params,
+                "kernels": kernels,
+                "library_calls": [] if own_gemm else list(library),
+                "own_gemm": own_gemm,
+                "source": "inductor",
+            }
+            seeds.append(Candidate(source, BACKEND, self.name, "seed", metadata=metadata))
         log.info(
-            "compiler_seed: 1 seed for %s (%d kernels over %d shapes%s)",
+            "compiler_seed: %d seed(s) for %s (%d kernels over %d shapes%s)",
+            len(seeds),
             ctx.spec.name,
             kernels,
             len(programs),
             f"; library calls {', '.join(library)}" if library else "",
         )
-        metadata = {"params": params, "kernels": kernels, "library_calls": library, "source": "inductor"}
-        return [Candidate(source, BACKEND, self.name, "seed", metadata=metadata)]
+        return seeds
 
 
 def _release_device_memory(device: str) -> None:

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from kernelevolve.variation.codegen.emit import reference_parts
+from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES, OwnGemm
 from kernelevolve.variation.compiler.program import Axis, Kernel, Program
 
 MAX_GRID_AXIS = 65535
@@ -86,9 +87,14 @@ def for_interpreter(kernel_source: str) -> str:
 
 
 def render(
-    reference_source: str, programs: list[ShapeProgram], title: str, interpreter: bool = False
+    reference_source: str,
+    programs: list[ShapeProgram],
+    title: str,
+    interpreter: bool = False,
+    own_gemm: bool = False,
 ) -> tuple[str, dict[str, int]]:
-    """(candidate source, tunables and their defaults); `interpreter` for the CPU platform."""
+    """(candidate source, tunables and their defaults); `interpreter` for the CPU platform;
+    `own_gemm` puts our Triton GEMM in place of the library matmuls (`own_gemm.substitutable`)."""
     prelude, bases, init_src, forward_sig = reference_parts(reference_source)
     tunables: list[Tunable] = []
     kernel_blocks: list[str] = []
@@ -104,9 +110,10 @@ def render(
             kernel_source = for_interpreter(kernel.source) if interpreter else kernel.source
             kernel_blocks.append(_renamed(kernel_source, renames))
             kernel_blocks.append(_launcher(kernel, renames[kernel.name], prefix, {t.name for t in own}))
-        call_blocks.append(_call_function(shaped, index, renames))
+        call_blocks.append(_call_function(shaped, index, renames, own_gemm))
         dispatch.append(shaped.input_shapes)
     uses_aten = any(c.startswith("torch.ops.aten") for p in programs for c in p.program.library_calls)
+    gemm = [*GEMM_TUNABLES, GEMM_SOURCE] if own_gemm else []
     lines = [
         f'"""Inductor\'s Triton kernels for {title}, launched by ModelNew itself (compiler_seed)."""',
         "",
@@ -116,6 +123,7 @@ def render(
         "",
         *(["aten = torch.ops.aten", ""] if uses_aten else []),
         *[t.line() for t in tunables],
+        *gemm,
         _HELPERS,
     ]
     for block in kernel_blocks + call_blocks:
@@ -152,7 +160,7 @@ def _forward_body(forward_sig: str, dispatch: list[tuple[tuple[int, ...], ...]])
     return lines
 
 
-def _call_function(shaped: ShapeProgram, index: int, renames: dict[str, str]) -> str:
+def _call_function(shaped: ShapeProgram, index: int, renames: dict[str, str], own_gemm: bool) -> str:
     program = shaped.program
 
     class Rename(ast.NodeTransformer):
@@ -163,7 +171,10 @@ def _call_function(shaped: ShapeProgram, index: int, renames: dict[str, str]) ->
                 )
             return node
 
-    body = [ast.unparse(Rename().visit(ast.parse(ast.unparse(s)))) for s in program.body]
+    steps = [Rename().visit(ast.parse(ast.unparse(s))) for s in program.body]
+    if own_gemm:
+        steps = [ast.fix_missing_locations(OwnGemm().visit(s)) for s in steps]
+    body = [ast.unparse(s) for s in steps]
     names = ", ".join(program.arg_names)
     lines = [
         f"def _call_s{index}(args, device):",

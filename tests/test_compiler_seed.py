@@ -173,3 +173,35 @@ def test_no_seed_when_inductor_writes_no_triton() -> None:
         backends=("triton",),
     )
     assert CompilerSeedOperator().propose(ctx) == []
+
+
+@pytest.mark.gpu
+def test_compiler_seeds_on_a_gpu() -> None:
+    """Inductor's CUDA code (libdevice kept) for a reduction and a GEMM epilogue, verified on the GPU."""
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from kernelevolve.eval.local import LocalEvaluator
+
+    name = torch.cuda.get_device_name(0).upper()
+    platform = load_platform(next((p for p in ("h200", "h100", "a100") if p.upper() in name), "h100"))
+    settings = EvalSettings(
+        correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False
+    )
+    with LocalEvaluator(platform, settings) as evaluator:
+        for spec_name in ("softmax", "gemm_bias_relu"):
+            spec = resolve_spec(spec_name, platform)
+            ctx = ProposalContext(
+                spec=spec,
+                platform=platform,
+                graph=SearchGraph(),
+                parents=(),
+                rng=random.Random(0),
+                backends=("triton",),
+            )
+            seeds = CompilerSeedOperator().propose(ctx)
+            strict = [c for c in seeds if not c.metadata["library_calls"]]
+            assert strict, spec_name
+            report = evaluator.submit(EvalRequest(strict[0], spec, platform.name, settings)).result()
+            assert report.status is Status.OK, f"{spec_name}: {report.feedback}"

@@ -59,6 +59,10 @@ def test_h200_inductor_code_becomes_a_candidate(name: str) -> None:
     assert not check_source(source, "triton", False)
     declared = {t.name for t in find_tunables(source) if t.declared}
     assert declared == set(params) and any(n.endswith("_WARPS") for n in declared)
+    if library:  # matmuls and 2-D convolutions: our own kernels in their place pass strict mode
+        own, _ = render(reference, [shaped], name, own_kernels=True)
+        assert not check_source(own, "triton", True)
+        assert ("_conv2d(" in own) == ("torch.convolution" in library)
 
 
 def test_unmasked_dimensions_only_take_dividing_blocks() -> None:
@@ -152,7 +156,7 @@ def test_compiler_seeds_are_verified_by_the_harness_on_cpu() -> None:
             rng=random.Random(0),
             backends=("triton",),
         )
-        by_variant = {c.metadata["own_gemm"]: c for c in CompilerSeedOperator().propose(ctx)}
+        by_variant = {c.metadata["own_kernels"]: c for c in CompilerSeedOperator().propose(ctx)}
         assert by_variant[False].metadata["library_calls"] == ["torch.addmm"]
         assert "_matmul(" in by_variant[True].source and "torch.addmm" not in by_variant[True].source
         kept = evaluator.submit(EvalRequest(by_variant[False], spec, platform.name, settings)).result()
@@ -205,3 +209,52 @@ def test_compiler_seeds_on_a_gpu() -> None:
             assert strict, spec_name
             report = evaluator.submit(EvalRequest(strict[0], spec, platform.name, settings)).result()
             assert report.status is Status.OK, f"{spec_name}: {report.feedback}"
+
+
+CONV_REFERENCE = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 6, kernel_size=3, stride=2, padding=1, groups=2)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x)) * 2.0
+
+
+def get_inputs():
+    return [torch.randn(2, 4, 9, 11)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_own_convolution_replaces_the_library_call() -> None:
+    """A grouped, strided, padded 2-D convolution with an epilogue: our implicit-GEMM kernel passes strict mode."""
+    from kernelevolve.eval.local import LocalEvaluator
+    from kernelevolve.types import KernelSpec
+
+    platform = load_platform("cpu")
+    spec = KernelSpec(name="conv_relu_small", reference_source=CONV_REFERENCE, atol=1e-4, rtol=1e-4)
+    ctx = ProposalContext(
+        spec=spec,
+        platform=platform,
+        graph=SearchGraph(),
+        parents=(),
+        rng=random.Random(0),
+        backends=("triton",),
+    )
+    by_variant = {c.metadata["own_kernels"]: c for c in CompilerSeedOperator().propose(ctx)}
+    assert by_variant[False].metadata["library_calls"] == ["torch.convolution"]
+    own = by_variant[True]
+    assert "_conv2d(" in own.source and "torch.convolution" not in own.source
+    assert not check_source(own.source, "triton", True)
+    settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1)
+    with LocalEvaluator(platform, settings) as evaluator:
+        report = evaluator.submit(EvalRequest(own, spec, platform.name, settings)).result()
+    assert report.status is Status.OK, report.feedback

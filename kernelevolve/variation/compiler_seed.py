@@ -62,14 +62,15 @@ class CompilerSeedOperator:
                 _release_device_memory(device)
         library = tuple(sorted({c for p in programs for c in p.program.library_calls}))
         kernels = sum(len(p.program.kernels) for p in programs)
-        # As Inductor has it (library calls kept: permissive mode), and, where its only library
-        # calls are matmuls, with our Triton GEMM in their place (own kernels only: strict mode).
-        variants = [False, True] if substitutable(library) else [False]
+        # As Inductor has it (library calls kept: permissive mode), and, where its library calls are
+        # matmuls and 2-D convolutions, with our Triton GEMM / convolution in their place (strict mode).
+        convolutions_2d = all(p.program.convolutions_2d for p in programs)
+        variants = [False, True] if substitutable(library, convolutions_2d) else [False]
         seeds = []
-        for own_gemm in variants:
+        for own_kernels in variants:
             try:
                 source, params = render(
-                    ctx.spec.reference_source, programs, ctx.spec.name, device == "cpu", own_gemm
+                    ctx.spec.reference_source, programs, ctx.spec.name, device == "cpu", own_kernels
                 )
             except RenderError as exc:
                 log.info("compiler_seed: no seed for %s: %s", ctx.spec.name, exc)
@@ -80,8 +81,8 @@ class CompilerSeedOperator:
             metadata = {
                 "params": params,
                 "kernels": kernels,
-                "library_calls": [] if own_gemm else list(library),
-                "own_gemm": own_gemm,
+                "library_calls": [] if own_kernels else list(library),
+                "own_kernels": own_kernels,
                 "source": "inductor",
             }
             seeds.append(Candidate(source, BACKEND, self.name, "seed", metadata=metadata))

@@ -94,9 +94,11 @@ def _matmul(a, b, out=None, bias=None, alpha=1, beta=1):
 '''
 
 
-def substitutable(library_calls: tuple[str, ...]) -> bool:
-    """Whether every library call of a program can become our GEMM."""
-    return bool(library_calls) and all(call in SUBSTITUTED for call in library_calls)
+def substitutable(library_calls: tuple[str, ...], convolutions_2d: bool = True) -> bool:
+    """Whether every library call can become our own kernel (GEMM, or 2-D convolution)."""
+    return bool(library_calls) and all(
+        call in SUBSTITUTED or (call == "torch.convolution" and convolutions_2d) for call in library_calls
+    )
 
 
 class OwnGemm(ast.NodeTransformer):

@@ -12,6 +12,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from kernelevolve.variation.compiler.own_conv import conv_substitutable
+
 SUPPORTED_KINDS = ("pointwise", "reduction", "persistent_reduction")  # scans are reductions here
 # Inductor's extern kernels and the torch function that does the same (library work: permissive mode).
 EXTERN_TO_TORCH = {
@@ -59,6 +61,8 @@ class Program:
     arg_names: tuple[str, ...]  # the generated call's arguments, in order
     body: tuple[ast.stmt, ...]  # the call's steps after the argument unpacking, rewritten
     library_calls: tuple[str, ...]  # torch functions used for work (mm, convolution, aten ops)
+    layouts: dict[str, tuple[str, str]] = field(default_factory=dict)  # buffer -> (size, stride) asserted
+    convolutions_2d: bool = True  # every convolution call is 2-D and not transposed
 
 
 def parse(code: str) -> Program:
@@ -91,7 +95,12 @@ def parse(code: str) -> Program:
         raise Unsupported(f"host code uses {', '.join(strangers)}")
     launched = [k for k in kernels if f"_launch_{k}" in used]
     return Program(
-        tuple(kernels[k] for k in launched), arg_names, tuple(body), tuple(sorted(rewriter.library))
+        tuple(kernels[k] for k in launched),
+        arg_names,
+        tuple(body),
+        tuple(sorted(rewriter.library)),
+        rewriter.layouts,
+        all(conv_substitutable(c) for c in rewriter.convolutions),
     )
 
 
@@ -186,6 +195,8 @@ class _HostRewriter:
     def __init__(self, kernels: set[str]) -> None:
         self.kernels = kernels
         self.library: set[str] = set()
+        self.layouts: dict[str, tuple[str, str]] = {}
+        self.convolutions: list[ast.Call] = []
 
     def statements(self, stmt: ast.stmt) -> list[ast.stmt]:
         if isinstance(stmt, ast.With):  # torch.cuda._DeviceGuard(0): our tensors are on one device
@@ -195,6 +206,13 @@ class _HostRewriter:
             and isinstance(stmt.value, ast.Call)
             and ast.unparse(stmt.value.func) in self._DROPPED_CALLS
         ):
+            call = stmt.value
+            if ast.unparse(call.func) == "assert_size_stride" and len(call.args) >= 3:
+                # the layout a library call produced, which the next kernels index with
+                self.layouts[ast.unparse(call.args[0])] = (
+                    ast.unparse(call.args[1]),
+                    ast.unparse(call.args[2]),
+                )
             return []
         if (
             isinstance(stmt, ast.Assign)
@@ -225,6 +243,8 @@ class _HostRewriter:
                         raise Unsupported(f"library call {func} has no torch equivalent here")
                     rewriter.library.add(target)
                     node.func = ast.parse(target, mode="eval").body
+                    if target == "torch.convolution":
+                        rewriter.convolutions.append(node)
                 elif func.startswith("aten."):
                     rewriter.library.add("torch.ops." + func)
                 return node

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from kernelevolve.variation.codegen.emit import reference_parts
+from kernelevolve.variation.compiler.own_conv import CONV_SOURCE, CONV_TUNABLES, OwnConv
 from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES, OwnGemm
 from kernelevolve.variation.compiler.program import Axis, Kernel, Program
 
@@ -91,10 +92,11 @@ def render(
     programs: list[ShapeProgram],
     title: str,
     interpreter: bool = False,
-    own_gemm: bool = False,
+    own_kernels: bool = False,
 ) -> tuple[str, dict[str, int]]:
     """(candidate source, tunables and their defaults); `interpreter` for the CPU platform;
-    `own_gemm` puts our Triton GEMM in place of the library matmuls (`own_gemm.substitutable`)."""
+    `own_kernels` puts our Triton GEMM and 2-D convolution in place of the library calls
+    (`own_gemm.substitutable`)."""
     prelude, bases, init_src, forward_sig = reference_parts(reference_source)
     tunables: list[Tunable] = []
     kernel_blocks: list[str] = []
@@ -110,10 +112,13 @@ def render(
             kernel_source = for_interpreter(kernel.source) if interpreter else kernel.source
             kernel_blocks.append(_renamed(kernel_source, renames))
             kernel_blocks.append(_launcher(kernel, renames[kernel.name], prefix, {t.name for t in own}))
-        call_blocks.append(_call_function(shaped, index, renames, own_gemm))
+        call_blocks.append(_call_function(shaped, index, renames, own_kernels))
         dispatch.append(shaped.input_shapes)
     uses_aten = any(c.startswith("torch.ops.aten") for p in programs for c in p.program.library_calls)
-    gemm = [*GEMM_TUNABLES, GEMM_SOURCE] if own_gemm else []
+    calls = {c for p in programs for c in p.program.library_calls}
+    gemm = [*GEMM_TUNABLES, GEMM_SOURCE] if own_kernels and calls - {"torch.convolution"} else []
+    if own_kernels and "torch.convolution" in calls:
+        gemm += [*CONV_TUNABLES, CONV_SOURCE]
     lines = [
         f'"""Inductor\'s Triton kernels for {title}, launched by ModelNew itself (compiler_seed)."""',
         "",
@@ -160,7 +165,7 @@ def _forward_body(forward_sig: str, dispatch: list[tuple[tuple[int, ...], ...]])
     return lines
 
 
-def _call_function(shaped: ShapeProgram, index: int, renames: dict[str, str], own_gemm: bool) -> str:
+def _call_function(shaped: ShapeProgram, index: int, renames: dict[str, str], own_kernels: bool) -> str:
     program = shaped.program
 
     class Rename(ast.NodeTransformer):
@@ -172,8 +177,8 @@ def _call_function(shaped: ShapeProgram, index: int, renames: dict[str, str], ow
             return node
 
     steps = [Rename().visit(ast.parse(ast.unparse(s))) for s in program.body]
-    if own_gemm:
-        steps = [ast.fix_missing_locations(OwnGemm().visit(s)) for s in steps]
+    if own_kernels:
+        steps = [ast.fix_missing_locations(OwnConv(program.layouts).visit(OwnGemm().visit(s))) for s in steps]
     body = [ast.unparse(s) for s in steps]
     names = ", ".join(program.arg_names)
     lines = [

@@ -15,7 +15,7 @@ from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.interfaces import Evaluator, Operator
 from kernelevolve.outputs import build_results, summary_table, write_best, write_results
 from kernelevolve.platforms import Platform, load_platform
-from kernelevolve.types import EvalSettings, KernelSpec
+from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec
 
 log = logging.getLogger(__name__)
 
@@ -47,13 +47,20 @@ def _plain(cfg: Any) -> dict[str, Any]:
     return dict(cfg)
 
 
+def run_strict(cfg: Mapping[str, Any]) -> bool:
+    """Strict mode (own kernels only): `strict`, or `platform.eval.strict` where that is given."""
+    options = cfg["platform"].get("eval") or {}
+    return bool(options["strict"] if "strict" in options else cfg.get("strict", True))
+
+
 def eval_settings(cfg: Mapping[str, Any]) -> EvalSettings:
     options = dict(cfg["platform"].get("eval", {}))
     valid = set(EvalSettings.__dataclass_fields__)
     unknown = sorted(set(options) - valid)
     if unknown:
         raise ConfigError(f"platform.eval has unknown key(s) {unknown}; valid: {sorted(valid)}")
-    return EvalSettings(seed=int(cfg.get("seed", 0)), strict=bool(cfg.get("strict", True)), **options)
+    options["strict"] = run_strict(cfg)
+    return EvalSettings(seed=int(cfg.get("seed", 0)), **options)
 
 
 def resolve_run_spec(cfg: Mapping[str, Any], platform: Platform) -> KernelSpec:
@@ -112,7 +119,7 @@ def build_operators(cfg: Mapping[str, Any], run_dir: Path | None = None) -> list
                 "config": llm_options,
                 "kb_config": cfg.get("kb") or {},
                 "run_dir": run_dir,
-                "strict": cfg.get("strict", True),
+                "strict": run_strict(cfg),
             }
         )
     if "replay" in names:
@@ -227,11 +234,13 @@ def run_search(cfg_in: Any) -> RunResult:
     )
     try:
         outcome = engine.run()
+        time_split = _time_split(evaluator, outcome.best, spec, platform, settings)
     finally:
         evaluator.close()
         if progress:
             progress.close()
     extra: dict[str, Any] = {
+        "strict": settings.strict,
         "run_dir": str(run_dir),
         "scheduler": outcome.scheduler,
         "baseline_measurement_s": engine.baseline_s,
@@ -250,6 +259,8 @@ def run_search(cfg_in: Any) -> RunResult:
         evaluations_this_session=outcome.evaluations_this_session,
         extra=extra,
     )
+    if results.get("best"):
+        results["best"]["time_split"] = time_split
     if outcome.best is not None:
         write_best(run_dir, outcome.best, spec, platform.name)
         _record_past_win(cfg, spec, platform, results, outcome.best)
@@ -257,6 +268,23 @@ def run_search(cfg_in: Any) -> RunResult:
     write_results(run_dir, results)
     _write_report(run_dir)
     return RunResult(run_dir=run_dir, results=results, best=outcome.best)
+
+
+def _time_split(
+    evaluator: Evaluator, best: Node | None, spec: KernelSpec, platform: Platform, settings: EvalSettings
+) -> dict[str, Any] | None:
+    """On a GPU, the winner's device time in our kernels vs library calls, measured in an evaluation
+    child; None on the CPU, or where the evaluator cannot profile (Ray) or the profile fails."""
+    profile = getattr(evaluator, "profile", None)
+    if best is None or platform.device == "cpu" or not callable(profile):
+        return None
+    request = EvalRequest(candidate=best.candidate, spec=spec, platform=platform.name, settings=settings)
+    try:
+        split: dict[str, Any] | None = profile(request)
+    except Exception:  # a measurement of a finished search must never fail it
+        log.exception("time split of %s not measured", best.id)
+        return None
+    return split
 
 
 def _write_report(run_dir: Path) -> None:

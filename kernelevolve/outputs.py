@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.graph import Node, SearchGraph
+from kernelevolve.own_kernels import kernel_use
 from kernelevolve.types import Baseline, KernelSpec, Status
 
 _LOADER = '''"""Load the kernel that kernelevolve found: `ModelNew = load()` then use it like the reference Model."""
@@ -120,6 +121,10 @@ def build_results(
     }
     if best is not None and best.fitness is not None and best.report is not None:
         results["best"] = _node_summary(best, baselines)
+    # In a permissive run `best` may call PyTorch's libraries; this is the best that a strict run
+    # would have accepted (the same node in a strict run).
+    strict = best_strict(graph)
+    results["best_strict"] = _node_summary(strict, baselines) if strict is not None else None
     # The best verified kernel of each backend, so a CuTe winner is visible beside the Triton one.
     results["best_by_backend"] = {
         backend: _node_summary(node, baselines)
@@ -137,11 +142,14 @@ def build_results(
 
 def _node_summary(node: Node, baselines: dict[str, Baseline]) -> dict[str, Any]:
     assert node.fitness is not None and node.report is not None
+    use = kernel_use(node.candidate)
     return {
         "id": node.id,
         "backend": node.candidate.backend,
         "operator": node.candidate.operator,
         "mode": node.candidate.mode,
+        "own_kernels_only": use.own_kernels_only,
+        "uses_library": use.uses_library,
         "metadata": node.candidate.metadata,
         "speedup_vs_eager": node.fitness.objective,
         "speedup_vs_compile": node.fitness.speedup_vs_compile,
@@ -149,6 +157,14 @@ def _node_summary(node: Node, baselines: dict[str, Baseline]) -> dict[str, Any]:
         "flags": list(node.report.flags),
         "shapes": shape_rows(node, baselines),
     }
+
+
+def best_strict(graph: SearchGraph) -> Node | None:
+    """The best feasible node whose source passes the strict static checks (own kernels only)."""
+    for node in graph.top(len(graph)):  # best first, ties as graph.best() breaks them
+        if kernel_use(node.candidate).own_kernels_only:
+            return node
+    return None
 
 
 def _best_by_backend(evaluated: list[Node]) -> dict[str, Node]:
@@ -178,6 +194,10 @@ def _x(value: float | None) -> str:
     return f"{value:.2f}x" if value is not None else "-"
 
 
+def _share(value: float | None) -> str:
+    return f"{100 * value:.0f}%" if value is not None else "-"
+
+
 def summary_table(results: dict[str, Any]) -> str:
     lines = [
         f"spec {results['spec']['name']} on {results['platform']}: {results['evaluations']} evaluations "
@@ -192,6 +212,24 @@ def summary_table(results: dict[str, Any]) -> str:
         f"best {best['id']} ({best['backend']}, {best['operator']}/{best['mode']}): "
         f"{_x(best['speedup_vs_eager'])} vs eager, {_x(best['speedup_vs_compile'])} vs torch.compile"
     )
+    split = best.get("time_split")
+    if split:
+        lines.append(
+            "best's GPU time per call: "
+            + ", ".join(
+                f"{part} {_ms(split[f'{part}_ms'])} ms ({_share(split.get(f'{part}_share'))})"
+                for part in ("own", "library", "other")
+            )
+        )
+    if not best.get("own_kernels_only", True):
+        strict = results.get("best_strict")
+        lines.append(
+            f"best with own kernels only: {strict['id']} ({strict['backend']}, {strict['operator']}/"
+            f"{strict['mode']}): {_x(strict['speedup_vs_eager'])} vs eager, "
+            f"{_x(strict['speedup_vs_compile'])} vs torch.compile"
+            if strict
+            else "best with own kernels only: none (every correct kernel calls PyTorch's libraries)"
+        )
     others = {k: v for k, v in (results.get("best_by_backend") or {}).items() if k != best["backend"]}
     for backend, entry in others.items():
         lines.append(

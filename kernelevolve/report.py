@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.sweep_summary import MODES, format_own
 from kernelevolve.sweep_summary import format_ms as _ms
 from kernelevolve.sweep_summary import format_percent as _pct
 from kernelevolve.sweep_summary import format_speedup as _x
@@ -156,6 +157,35 @@ def _failure_reasons(evaluations: Sequence[Mapping[str, Any]], limit: int = 12) 
     return [[s, n, c, example[(s, n)]] for (s, n), c in counts.most_common(limit)]
 
 
+def _kernel_use_rows(best: Mapping[str, Any], strict: Mapping[str, Any] | None) -> list[list[str]]:
+    """Whether the winner calls PyTorch's libraries, the best that does not, and the GPU time split."""
+    if "own_kernels_only" not in best:  # results.json from before these fields
+        return []
+    rows = [["best: own kernels only", "yes" if best["own_kernels_only"] else "no (calls PyTorch libraries)"]]
+    if not best["own_kernels_only"]:
+        rows.append(
+            [
+                "best with own kernels only",
+                f"{strict['id']}: {_x(strict.get('speedup_vs_eager'))} vs eager, "
+                f"{_x(strict.get('speedup_vs_compile'))} vs torch.compile"
+                if strict
+                else "none",
+            ]
+        )
+    split = best.get("time_split")
+    if split:
+        rows.append(
+            [
+                "best: GPU time per call",
+                ", ".join(
+                    f"{part} {_ms(split.get(f'{part}_ms'))} ms ({_pct(split.get(f'{part}_share'))})"
+                    for part in ("own", "library", "other")
+                ),
+            ]
+        )
+    return rows
+
+
 def render_run_report(run_dir: Path | str) -> str:
     """The run report's HTML (run_dir must hold results.json)."""
     run = Path(run_dir)
@@ -187,6 +217,7 @@ def render_run_report(run_dir: Path | str) -> str:
                 f"{_x(best.get('speedup_vs_compile'))} vs torch.compile",
             ],
         ]
+        overview += _kernel_use_rows(best, results.get("best_strict"))
     sections = ["<h2>Overview</h2>" + _table(["", ""], overview)]
     sections.append(
         "<h2>Fitness over time</h2>"
@@ -285,13 +316,55 @@ def _sweep_summary(sweep: Path) -> dict[str, Any]:
     raise ReportError(f"{sweep}: no summary.json and no results/ folder (not a sweep folder)")
 
 
+_PERMISSIVE_COLUMNS = ("strict vs eager", "strict vs compile", "own kernels", "library time")
+
+
+def _permissive_cells(row: Mapping[str, Any]) -> list[str]:
+    """A permissive sweep's problem row: the strict winner's speedups and how the winner runs."""
+    return [
+        _x(row.get("strict_speedup_vs_eager")),
+        _x(row.get("strict_speedup_vs_compile")),
+        format_own(row.get("own_kernels_only")),
+        _pct(row.get("library_share")),
+    ]
+
+
+def _mode_sections(metrics: Mapping[str, Any], mode_label: str, fast_p: Sequence[str]) -> list[str]:
+    groups = [("overall", metrics["overall"])] + [
+        (f"level {k}", v) for k, v in (metrics.get("levels") or {}).items()
+    ]
+    return [
+        f"<h2>{_e(mode_label[0].upper() + mode_label[1:])}: against {label}</h2>"
+        + _table(
+            ["group", "correct", "geomean speedup", *(f"fast_{p}" for p in fast_p)],
+            [
+                [
+                    name,
+                    _pct(m.get("correctness_rate")),
+                    _x(m.get(f"geomean_speedup_vs_{baseline}")),
+                    *(_pct((m.get(f"fast_p_vs_{baseline}") or {}).get(p)) for p in fast_p),
+                ]
+                for name, m in groups
+            ],
+        )
+        for baseline, label in (("eager", "PyTorch eager"), ("compile", "torch.compile"))
+    ]
+
+
 def render_sweep_report(sweep_dir: Path | str) -> str:
     sweep = Path(sweep_dir)
     summary = _sweep_summary(sweep)
     plots = _plots()
     fast_p = [f"{p:g}" for p in summary.get("fast_p", [])]
-    groups = [("overall", summary["overall"])] + [
-        (f"level {k}", v) for k, v in (summary.get("levels") or {}).items()
+    # strict (own kernels only) always, permissive when the sweep ran in permissive mode
+    modes = summary.get("modes") or {
+        "strict": {"overall": summary["overall"], "levels": summary.get("levels")}
+    }
+    groups = [
+        (f"{name} ({mode})" if len(modes) > 1 else name, metrics)
+        for mode, metrics_of_mode in modes.items()
+        for name, metrics in [("overall", metrics_of_mode["overall"])]
+        + [(f"level {k}", v) for k, v in (metrics_of_mode.get("levels") or {}).items()]
     ]
     settings = summary.get("settings") or {}
     sections = []
@@ -315,23 +388,12 @@ def render_sweep_report(sweep_dir: Path | str) -> str:
             ],
         )
     )
-    for baseline, label in (("eager", "PyTorch eager"), ("compile", "torch.compile")):
-        sections.append(
-            f"<h2>Against {label}</h2>"
-            + _table(
-                ["group", "geomean speedup", *(f"fast_{p}" for p in fast_p)],
-                [
-                    [
-                        name,
-                        _x(m.get(f"geomean_speedup_vs_{baseline}")),
-                        *(_pct((m.get(f"fast_p_vs_{baseline}") or {}).get(p)) for p in fast_p),
-                    ]
-                    for name, m in groups
-                ],
-            )
-        )
+    for mode, mode_label in MODES.items():
+        if mode in modes:
+            sections += _mode_sections(modes[mode], mode_label, fast_p)
     sections.append("<h2>fast_p</h2>" + _figure(plots, lambda p: p.fast_p_curves(summary), "fast_p curves"))
     problems = summary.get("problems") or []
+    permissive = summary.get("mode") == "permissive"
     if problems:
         sections.append(
             "<h2>Problems</h2>"
@@ -347,6 +409,7 @@ def render_sweep_report(sweep_dir: Path | str) -> str:
                     "vs eager",
                     "vs compile",
                     "evals",
+                    *(_PERMISSIVE_COLUMNS if permissive else ()),
                 ],
                 [
                     [
@@ -359,6 +422,7 @@ def render_sweep_report(sweep_dir: Path | str) -> str:
                         _x(r.get("speedup_vs_eager")),
                         _x(r.get("speedup_vs_compile")),
                         r.get("evaluations") or 0,
+                        *(_permissive_cells(r) if permissive else ()),
                     ]
                     for r in problems
                 ],

@@ -2,7 +2,8 @@
 
     python -m kernelevolve.sweep --kernelbench-path PATH --levels 1 2 --ids 1-10,19 \\
         --platform h200 --budget-evals 20 --budget-seconds 120 --out experiments/sweeps/NAME \\
-        --time-limit-s 500 [--sample FILE] [--evaluator local|ray] [--parallel N] [--set key=value ...]
+        --time-limit-s 500 [--sample FILE] [--evaluator local|ray] [--parallel N] [--permissive] \\
+        [--set key=value ...]
 
 Arguments are argparse (not Hydra): each problem's config is composed from conf/ with Hydra's
 compose API, exactly as `python -m kernelevolve` would, with `--set` items as extra overrides
@@ -10,6 +11,11 @@ compose API, exactly as `python -m kernelevolve` would, with `--set` items as ex
 writes results/L<level>_<id>.json and a line in results.jsonl; a problem with a result is skipped
 on the next call, and a run that was cut off resumes from its graph checkpoint. With a time limit
 no problem starts unless the elapsed time plus one problem's estimate (budget + allowance) fits.
+
+By default problems are searched in strict mode (every FLOP in our own kernels) and the summary
+reports strict results only. `--permissive` (or `--set strict=false`) searches in permissive mode,
+where kernels may keep PyTorch's library calls (cuBLAS, cuDNN), and the summary reports both: the
+best kernel with own kernels only ("strict") and the best kernel overall ("permissive").
 """
 
 from __future__ import annotations
@@ -49,7 +55,8 @@ DEFAULT_KERNELBENCH = PROJECT_ROOT.parent / "shared" / "benchmarks" / "kernelben
 RESULTS_JSONL = "results.jsonl"
 RUNS_DIR = "runs"
 # Settings that change what a result means: a resumed sweep must keep them.
-_FIXED_SETTINGS = ("platform", "budget_evals", "budget_seconds", "sets")
+_FIXED_SETTINGS = ("platform", "budget_evals", "budget_seconds", "sets", "permissive")
+_SETTING_DEFAULTS = {"permissive": False}  # manifests written before the setting existed
 
 
 @dataclass(frozen=True)
@@ -213,7 +220,9 @@ class Sweep:
         settings = self._settings()
         old = manifest.get("settings")
         if old:
-            changed = [key for key in _FIXED_SETTINGS if old.get(key) != settings[key]]
+            changed = [
+                key for key in _FIXED_SETTINGS if old.get(key, _SETTING_DEFAULTS.get(key)) != settings[key]
+            ]
             if changed:
                 raise SweepError(
                     f"{self.out} was swept with different {', '.join(changed)} "
@@ -266,6 +275,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--evaluator", choices=("local", "ray"), default="local")
     parser.add_argument("--parallel", type=int, help="problems at once (default: one per accelerator)")
     parser.add_argument(
+        "--permissive",
+        action="store_true",
+        help="search in permissive mode (strict=false: kernels may keep cuBLAS/cuDNN calls through "
+        "PyTorch) and report both strict (own kernels only) and permissive results; the default "
+        "strict mode reports strict results only",
+    )
+    parser.add_argument(
         "--set",
         dest="sets",
         action="extend",
@@ -303,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         sets=tuple(args.sets),
         retry_failed=args.retry_failed,
         max_problems=args.max_problems,
+        permissive=args.permissive,
     )
     try:
         outcome = Sweep(options).run()
@@ -310,9 +327,15 @@ def main(argv: list[str] | None = None) -> int:
         log.error("%s", exc)
         return 2
     overall = outcome.summary.get("overall", {})
+    strict = (outcome.summary.get("modes") or {}).get("strict", {}).get("overall", {})
     print(
         f"sweep {options.out}: ran {len(outcome.ran)} now, {len(outcome.selected) - len(outcome.remaining)}"
         f"/{len(outcome.selected)} have results; correct {overall.get('correct', 0)}/{overall.get('problems', 0)}"
+        + (
+            f" ({strict.get('correct', 0)} with own kernels only)"
+            if outcome.summary.get("mode") == "permissive"
+            else ""
+        )
     )
     if outcome.remaining:
         reason = "time limit" if outcome.stopped_by_time else "--max-problems"

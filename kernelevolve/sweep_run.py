@@ -41,6 +41,7 @@ class SweepOptions:
     sets: tuple[str, ...] = ()
     retry_failed: bool = False
     max_problems: int | None = None
+    permissive: bool = False  # strict=false: library calls allowed; records carry strict and permissive bests
 
     @property
     def estimate_s(self) -> float:
@@ -71,6 +72,8 @@ def compose_base_config(options: SweepOptions) -> dict[str, Any]:
     ]
     if options.evaluator == "ray":
         overrides.append("evaluator.num_actors=1")  # each problem's run holds one accelerator
+    if options.permissive:
+        overrides.append("strict=false")
     overrides += list(options.sets)
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -185,21 +188,31 @@ def _failed(exc: BaseException) -> dict[str, Any]:
 
 
 def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
-    """The per-problem fields of a sweep record, from a run's results.json."""
+    """The per-problem fields of a sweep record, from a run's results.json.
+
+    The top-level winner fields are the run's best (in a permissive run it may call PyTorch's
+    libraries); `strict` holds the best with own kernels only and `permissive` the run's best in a
+    permissive run (None in a strict one, which measures no permissive result).
+    """
     best = results.get("best")
     baselines = results.get("baselines") or {}
     eager = [b["eager"]["median_ms"] for b in baselines.values()]
     compiled = [(b.get("compiled") or {}).get("median_ms") for b in baselines.values()]
+    strict_run = bool(results.get("strict", True))
+    # A strict run accepted nothing else, so its best is its strict best (results.json from before
+    # best_strict included); a permissive run's strict best is the best of its own-kernel nodes.
+    strict_best = best if strict_run else (results.get("best_strict") if best else None)
     record: dict[str, Any] = {
         "status": "ok" if best else "no_correct_kernel",
         "correct": bool(best),
+        "mode": "strict" if strict_run else "permissive",
         "eager_ms": sum(eager) if eager else None,
         "compile_ms": sum(compiled) if compiled and None not in compiled else None,  # type: ignore[arg-type]
-        "best_ms": None,
-        "speedup_vs_eager": None,
-        "speedup_vs_compile": None,
-        "winner_backend": None,
-        "winner_operator": None,
+        **_winner_fields(best),
+        "own_kernels_only": best.get("own_kernels_only") if best else None,
+        "library_share": ((best or {}).get("time_split") or {}).get("library_share"),
+        "strict": {"correct": bool(strict_best), **_winner_fields(strict_best)},
+        "permissive": None if strict_run else {"correct": bool(best), **_winner_fields(best)},
         "evaluations": results.get("evaluations", 0),
         "evaluations_by_status": {k: v for k, v in (results.get("evaluations_by_status") or {}).items() if v},
         "stop_reason": results.get("stop_reason", ""),
@@ -207,13 +220,20 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
         "scaling": ((results.get("spec") or {}).get("scaling") or {}).get("constants"),
         "error": None,
     }
-    if best:
-        times = [row["best_ms"] for row in best.get("shapes", [])]
-        record.update(
-            best_ms=sum(times) if times and None not in times else None,
-            speedup_vs_eager=best.get("speedup_vs_eager"),
-            speedup_vs_compile=best.get("speedup_vs_compile"),
-            winner_backend=best.get("backend"),
-            winner_operator=best.get("operator"),
-        )
     return record
+
+
+def _winner_fields(best: dict[str, Any] | None) -> dict[str, Any]:
+    """Time (summed over shapes), speedups and origin of one results.json winner summary."""
+    if not best:
+        return dict.fromkeys(
+            ("best_ms", "speedup_vs_eager", "speedup_vs_compile", "winner_backend", "winner_operator")
+        )
+    times = [row["best_ms"] for row in best.get("shapes", [])]
+    return {
+        "best_ms": sum(times) if times and None not in times else None,
+        "speedup_vs_eager": best.get("speedup_vs_eager"),
+        "speedup_vs_compile": best.get("speedup_vs_compile"),
+        "winner_backend": best.get("backend"),
+        "winner_operator": best.get("operator"),
+    }

@@ -5,6 +5,10 @@ than a factor p (KernelBench's metric); the denominator is every problem with a 
 included. Geomean speedups are over the correct problems only. Everything is computed per level
 and overall, against PyTorch eager and against torch.compile. `summarize` works on plain result
 records (as written by `kernelevolve.sweep`), so the HTML report can call it too.
+
+Each measure is given per mode: "strict" counts a problem's best kernel that uses our own kernels
+only; "permissive" (only for sweeps run in permissive mode) its best kernel, which may call cuBLAS
+or cuDNN through PyTorch. The top-level `overall` and `levels` are the sweep's own mode.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from typing import Any
 
 FAST_P = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
 BASELINES = ("eager", "compile")
+MODES = {"strict": "strict (own kernels only)", "permissive": "permissive (library calls allowed)"}
+LIBRARY_ONLY = "library_only"  # strict view of a problem whose correct kernels all call PyTorch's libraries
 RESULTS_DIR = "results"
 SUMMARY_MD = "summary.md"
 SUMMARY_JSON = "summary.json"
@@ -73,15 +79,40 @@ def _p_key(p: float) -> str:
     return f"{p:g}"
 
 
-def summarize(records: list[dict[str, Any]], selected: list[str] | None = None) -> dict[str, Any]:
-    """Overall and per-level metrics, the failures, and which selected problems have no result yet."""
+def mode_record(record: dict[str, Any], mode: str) -> dict[str, Any]:
+    """The record as one mode sees it: its `strict` or `permissive` winner in place of the run's own."""
+    entry = record.get(mode)
+    if not isinstance(entry, dict):
+        return record  # a failed run, a strict run's permissive side, or a record from before modes
+    view = {**record, **entry}
+    if record.get("correct") and not entry.get("correct"):
+        view["status"] = LIBRARY_ONLY
+    return view
+
+
+def sweep_mode(records: list[dict[str, Any]]) -> str:
+    return "permissive" if any(r.get("mode") == "permissive" for r in records) else "strict"
+
+
+def _by_level(records: list[dict[str, Any]]) -> dict[str, Any]:
     levels = sorted({int(r["level"]) for r in records})
+    return {str(level): group_metrics([r for r in records if int(r["level"]) == level]) for level in levels}
+
+
+def summarize(records: list[dict[str, Any]], selected: list[str] | None = None) -> dict[str, Any]:
+    """Overall and per-level metrics (per mode too), the failures, and which selected problems have
+    no result yet."""
     done = {r["problem"] for r in records}
+    mode = sweep_mode(records)
+    modes = ("strict", "permissive") if mode == "permissive" else ("strict",)
+    views = {name: [mode_record(r, name) for r in records] for name in modes}
     return {
         "fast_p": list(FAST_P),
+        "mode": mode,
         "overall": group_metrics(records),
-        "levels": {
-            str(level): group_metrics([r for r in records if int(r["level"]) == level]) for level in levels
+        "levels": _by_level(records),
+        "modes": {
+            name: {"overall": group_metrics(views[name]), "levels": _by_level(views[name])} for name in modes
         },
         "failures": [
             {
@@ -110,7 +141,13 @@ def summarize(records: list[dict[str, Any]], selected: list[str] | None = None) 
                     "evaluations",
                     "winner_backend",
                     "wall_s",
+                    "own_kernels_only",
+                    "library_share",
                 )
+            }
+            | {
+                "strict_speedup_vs_eager": mode_record(r, "strict").get("speedup_vs_eager"),
+                "strict_speedup_vs_compile": mode_record(r, "strict").get("speedup_vs_compile"),
             }
             for r in records
         ],
@@ -136,8 +173,38 @@ def format_ms(value: float | None) -> str:
     return f"{value:.4g}" if value is not None else "-"
 
 
+def format_own(value: bool | None) -> str:
+    return "-" if value is None else ("yes" if value else "no")
+
+
+def _mode_tables(metrics: dict[str, Any], mode_label: str) -> list[str]:
+    """One mode's fast_p tables, against eager and against torch.compile."""
+    groups = [("overall", metrics["overall"])] + [(f"level {k}", v) for k, v in metrics["levels"].items()]
+    p_cols = " | ".join(f"fast_{_p_key(p)}" for p in FAST_P)
+    lines: list[str] = []
+    for baseline, label in (("eager", "PyTorch eager"), ("compile", "torch.compile")):
+        lines += [
+            f"## {mode_label[0].upper()}{mode_label[1:]}: against {label}",
+            "",
+            f"| group | problems | correct | geomean speedup | {p_cols} |",
+            "|---|---:|---:|---:|" + "---:|" * len(FAST_P),
+        ]
+        for name, group in groups:
+            fast = group[f"fast_p_vs_{baseline}"]
+            lines.append(
+                f"| {name} | {group['problems']} | {format_percent(group['correctness_rate'])} | "
+                f"{format_speedup(group[f'geomean_speedup_vs_{baseline}'])} | "
+                + " | ".join(format_percent(fast[_p_key(p)]) for p in FAST_P)
+                + " |"
+            )
+        missing = metrics["overall"][f"correct_without_{baseline}_baseline"]
+        if missing:
+            lines.append(f"\n{missing} correct problem(s) have no {label} timing; they count as not fast.")
+        lines.append("")
+    return lines
+
+
 def summary_markdown(summary: dict[str, Any], title: str = "KernelBench sweep", header: str = "") -> str:
-    groups = [("overall", summary["overall"])] + [(f"level {k}", v) for k, v in summary["levels"].items()]
     lines = [f"# {title}", ""]
     if header:
         lines += [header, ""]
@@ -146,31 +213,32 @@ def summary_markdown(summary: dict[str, Any], title: str = "KernelBench sweep", 
         "faster than the baseline. Geomeans are over correct problems.",
         "",
     ]
-    p_cols = " | ".join(f"fast_{_p_key(p)}" for p in FAST_P)
-    for baseline, label in (("eager", "PyTorch eager"), ("compile", "torch.compile")):
-        lines += [
-            f"## Against {label}",
-            "",
-            f"| group | problems | correct | geomean speedup | {p_cols} |",
-            "|---|---:|---:|---:|" + "---:|" * len(FAST_P),
-        ]
-        for name, metrics in groups:
-            fast = metrics[f"fast_p_vs_{baseline}"]
-            lines.append(
-                f"| {name} | {metrics['problems']} | {format_percent(metrics['correctness_rate'])} | "
-                f"{format_speedup(metrics[f'geomean_speedup_vs_{baseline}'])} | "
-                + " | ".join(format_percent(fast[_p_key(p)]) for p in FAST_P)
-                + " |"
-            )
-        missing = summary["overall"][f"correct_without_{baseline}_baseline"]
-        if missing:
-            lines.append(f"\n{missing} correct problem(s) have no {label} timing; they count as not fast.")
-        lines.append("")
+    permissive = summary.get("mode") == "permissive"
+    lines += [
+        "Strict: each problem's best kernel that does all its work in our own kernels (what a strict run "
+        "accepts)."
+        + (
+            " Permissive: its best kernel, which may call PyTorch's libraries (cuBLAS, cuDNN); a problem "
+            f"correct only that way is `{LIBRARY_ONLY}` in the strict tables."
+            if permissive
+            else " This sweep ran in strict mode: no permissive results (`--permissive` adds them)."
+        ),
+        "",
+    ]
+    for mode, mode_label in MODES.items():
+        metrics_of_mode = (summary.get("modes") or {}).get(mode)
+        if metrics_of_mode is None and mode == "strict":  # a summary.json from before modes
+            metrics_of_mode = {"overall": summary["overall"], "levels": summary["levels"]}
+        if metrics_of_mode is not None:
+            lines += _mode_tables(metrics_of_mode, mode_label)
+    strict_cols = " strict vs eager | strict vs compile | own kernels | library time |" if permissive else ""
     lines += [
         "## Problems",
         "",
-        "| problem | name | status | best ms | eager ms | compile ms | vs eager | vs compile | evals | backend | wall s |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|",
+        "| problem | name | status | best ms | eager ms | compile ms | vs eager | vs compile | evals | backend | wall s |"
+        + strict_cols,
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|"
+        + ("---:|---:|---|---:|" if permissive else ""),
     ]
     for row in summary["problems"]:
         lines.append(
@@ -178,6 +246,13 @@ def summary_markdown(summary: dict[str, Any], title: str = "KernelBench sweep", 
             f"{format_ms(row['eager_ms'])} | {format_ms(row['compile_ms'])} | {format_speedup(row['speedup_vs_eager'])} | "
             f"{format_speedup(row['speedup_vs_compile'])} | {row['evaluations'] or 0} | {row['winner_backend'] or '-'} | "
             f"{row['wall_s']:.0f} |"
+            + (
+                f" {format_speedup(row.get('strict_speedup_vs_eager'))} | "
+                f"{format_speedup(row.get('strict_speedup_vs_compile'))} | "
+                f"{format_own(row.get('own_kernels_only'))} | {format_percent(row.get('library_share'))} |"
+                if permissive
+                else ""
+            )
         )
     lines += ["", "## Failures", ""]
     if summary["failures"]:
@@ -204,7 +279,8 @@ def write_summary(sweep_dir: Path) -> dict[str, Any]:
     settings = manifest.get("settings", {})
     summary["settings"] = settings
     header = (
-        f"platform {settings.get('platform', '?')}, evaluator {settings.get('evaluator', '?')}, budget "
+        f"platform {settings.get('platform', '?')}, {summary['mode']} mode, evaluator "
+        f"{settings.get('evaluator', '?')}, budget "
         f"{settings.get('budget_evals', '?')} evaluations / {settings.get('budget_seconds', '?')} s per problem; "
         f"{len(summary['problems'])} problem(s) with results"
         + (f", {len(summary['pending'])} not run yet" if summary["pending"] else "")

@@ -82,6 +82,9 @@ def test_user_op_yaml_in_current_folder(tmp_path: Path) -> None:
     assert results["spec"]["name"] == "my_softmax" and results["spec"]["shapes"][0]["name"] == "small"
     assert results["evaluations"] == 4 and results["best"] is not None
     assert results["best_by_backend"]["triton"]["id"] == results["best"]["id"]  # only Triton runs on cpu
+    # a strict run: its best uses our kernels only; on the CPU there is no GPU time to split
+    assert results["strict"] is True and results["best"]["own_kernels_only"] is True
+    assert results["best_strict"]["id"] == results["best"]["id"] and results["best"]["time_split"] is None
     assert {"load", "correctness", "timing"} <= set(results["time"]["evaluation_stages_s"])
     assert (run_dir / "best" / "kernel.py").read_text().count("class ModelNew") == 1
     assert "best " in output and "vs eager" in output  # the summary table

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from kernelevolve.kernelbench import list_problems
-from kernelevolve.sweep import Sweep, main, parse_ids, select_problems
+from kernelevolve.sweep import Sweep, build_parser, main, parse_ids, select_problems
 from kernelevolve.sweep_run import (
     SweepError,
     SweepOptions,
@@ -22,7 +22,7 @@ from kernelevolve.sweep_run import (
     record_from_results,
 )
 from kernelevolve.sweep_sample import op_family, read_sample, sample_markdown, stratified_sample
-from kernelevolve.sweep_summary import load_records, summarize, summary_markdown
+from kernelevolve.sweep_summary import load_records, summarize, summary_markdown, write_summary
 
 KERNELBENCH = Path(
     os.environ.get(
@@ -194,6 +194,151 @@ def test_record_from_run_results() -> None:
     assert record["evaluations_by_status"] == {"ok": 5, "incorrect": 2}
     empty = record_from_results({**results, "best": None})
     assert empty["status"] == "no_correct_kernel" and empty["best_ms"] is None and not empty["correct"]
+
+
+def _winner(speedup: float, own: bool, library_share: float | None = None) -> dict[str, Any]:
+    return {
+        "id": f"k{speedup}",
+        "backend": "triton",
+        "operator": "compiler_seed" if not own else "template",
+        "speedup_vs_eager": speedup,
+        "speedup_vs_compile": speedup / 2,
+        "own_kernels_only": own,
+        "shapes": [{"best_ms": 1.0 / speedup}],
+        "time_split": None if library_share is None else {"library_share": library_share},
+    }
+
+
+def _run_results(
+    best: dict[str, Any] | None, strict_best: dict[str, Any] | None, strict: bool
+) -> dict[str, Any]:
+    return {
+        "strict": strict,
+        "best": best,
+        "best_strict": strict_best,
+        "baselines": {"default": {"eager": {"median_ms": 1.0}, "compiled": {"median_ms": 0.5}}},
+        "evaluations": 4,
+        "evaluations_by_status": {"ok": 4},
+        "stop_reason": "max_evaluations",
+    }
+
+
+def test_record_carries_the_strict_and_the_permissive_winner() -> None:
+    library, own = _winner(4.0, own=False, library_share=0.7), _winner(2.0, own=True)
+    record = record_from_results(_run_results(library, own, strict=False))
+    assert record["mode"] == "permissive" and record["speedup_vs_eager"] == 4.0  # the run's best
+    assert record["own_kernels_only"] is False and record["library_share"] == 0.7
+    assert record["strict"] == {
+        "correct": True,
+        "best_ms": 0.5,
+        "speedup_vs_eager": 2.0,
+        "speedup_vs_compile": 1.0,
+        "winner_backend": "triton",
+        "winner_operator": "template",
+    }
+    assert record["permissive"]["speedup_vs_eager"] == 4.0 and record["permissive"]["correct"]
+    library_only = record_from_results(_run_results(library, None, strict=False))
+    assert library_only["correct"] and not library_only["strict"]["correct"]
+    strict_run = record_from_results(_run_results(own, own, strict=True))
+    assert strict_run["mode"] == "strict" and strict_run["permissive"] is None
+    old = _run_results(own, None, strict=True)  # results.json from before best_strict: best is strict
+    del old["strict"], old["best_strict"]
+    assert record_from_results(old)["strict"]["speedup_vs_eager"] == 2.0
+
+
+def _problem(key: str, results: dict[str, Any]) -> dict[str, Any]:
+    level, pid = key[1:].split("/")
+    return {
+        **record_from_results(results),
+        "problem": key,
+        "level": int(level),
+        "problem_id": int(pid),
+        "name": f"{pid}_op",
+        "wall_s": 5.0,
+    }
+
+
+def test_permissive_sweep_summary_has_strict_and_permissive_tables(tmp_path: Path) -> None:
+    records = [
+        _problem(
+            "L1/1", _run_results(_winner(4.0, own=False, library_share=0.8), _winner(2.0, own=True), False)
+        ),
+        _problem("L1/2", _run_results(_winner(3.0, own=False, library_share=0.9), None, False)),
+        _problem("L2/1", _run_results(_winner(0.5, own=True), _winner(0.5, own=True), False)),
+        _problem("L2/2", _run_results(None, None, False)),
+    ]
+    summary = summarize(records)
+    assert summary["mode"] == "permissive" and set(summary["modes"]) == {"strict", "permissive"}
+    strict, permissive = summary["modes"]["strict"]["overall"], summary["modes"]["permissive"]["overall"]
+    assert permissive == summary["overall"]  # the top level is the sweep's own mode
+    assert (permissive["correct"], strict["correct"]) == (3, 2)
+    assert permissive["fast_p_vs_eager"]["1"] == 0.5 and strict["fast_p_vs_eager"]["1"] == 0.25
+    assert math.isclose(strict["geomean_speedup_vs_eager"], (2.0 * 0.5) ** 0.5)
+    assert strict["statuses"] == {"ok": 2, "library_only": 1, "no_correct_kernel": 1}
+    assert [summary["modes"]["strict"]["levels"][k]["correct"] for k in ("1", "2")] == [1, 1]
+    row = summary["problems"][0]
+    assert (row["speedup_vs_eager"], row["strict_speedup_vs_eager"], row["own_kernels_only"]) == (
+        4.0,
+        2.0,
+        False,
+    )
+    text = summary_markdown(summary)
+    for heading in (
+        "## Strict (own kernels only): against PyTorch eager",
+        "## Strict (own kernels only): against torch.compile",
+        "## Permissive (library calls allowed): against PyTorch eager",
+        "## Permissive (library calls allowed): against torch.compile",
+    ):
+        assert heading in text
+    assert "| overall | 4 | 50% | 1.00x | 50% | 25% | 25% | 25% | 25% | 0% |" in text  # strict vs eager
+    assert "| L1/1 | 1_op | ok |" in text and "| 2.00x | 1.00x | no | 80% |" in text
+
+    sweep = tmp_path / "sweep"
+    (sweep / "results").mkdir(parents=True)
+    for record in records:
+        (sweep / "results" / f"L{record['level']}_{record['problem_id']:03d}.json").write_text(
+            json.dumps(record)
+        )
+    assert write_summary(sweep)["modes"]["strict"]["overall"]["correct"] == 2
+    assert "permissive mode" in (sweep / "summary.md").read_text()
+    from kernelevolve.report import render_sweep_report
+
+    html = render_sweep_report(sweep)
+    assert "Strict (own kernels only): against PyTorch eager" in html
+    assert "Permissive (library calls allowed): against torch.compile" in html
+    assert "strict vs eager" in html and "library_only" in html
+
+
+def test_strict_sweep_summary_reports_strict_only() -> None:
+    records = [_problem("L1/1", _run_results(_winner(2.0, own=True), _winner(2.0, own=True), True))]
+    summary = summarize(records)
+    assert summary["mode"] == "strict" and set(summary["modes"]) == {"strict"}
+    assert summary["modes"]["strict"]["overall"] == summary["overall"]
+    text = summary_markdown(summary)
+    assert "## Strict (own kernels only): against PyTorch eager" in text and "## Permissive" not in text
+    assert "strict vs eager" not in text and "`--permissive` adds them" in text
+    # records written before modes existed read as strict results
+    old = {k: v for k, v in records[0].items() if k not in ("mode", "strict", "permissive")}
+    assert summarize([old])["modes"]["strict"]["overall"]["correct"] == 1
+
+
+def test_permissive_flag_composes_strict_false(tmp_path: Path) -> None:
+    from kernelevolve.app import eval_settings
+
+    args = build_parser().parse_args(["--out", str(tmp_path), "--permissive"])
+    assert args.permissive and not build_parser().parse_args(["--out", str(tmp_path)]).permissive
+    base = compose_base_config(_options(tmp_path, permissive=True))
+    assert base["strict"] is False and eval_settings(base).strict is False
+    assert eval_settings(compose_base_config(_options(tmp_path))).strict is True
+    # a sweep folder from before the setting resumes as strict; switching the mode needs a new folder
+    options = _options(tmp_path)
+    options.out.mkdir(parents=True)
+    old = Sweep(options)._settings()
+    del old["permissive"]
+    (options.out / "sweep.json").write_text(json.dumps({"settings": old, "selected": []}))
+    Sweep(options)._write_manifest([])
+    with pytest.raises(SweepError, match="permissive"):
+        Sweep(replace(options, permissive=True))._write_manifest([])
 
 
 @needs_kernelbench

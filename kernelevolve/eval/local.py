@@ -49,7 +49,7 @@ class HarnessError(RuntimeError):
 
 @dataclass
 class _Job:
-    op: str  # "evaluate" or "baselines"
+    op: str  # "evaluate", "baselines" or "profile"
     payload: Any
     future: Future[Any] = field(default_factory=Future)
 
@@ -115,6 +115,12 @@ class LocalEvaluator:
         result: dict[str, Baseline] = self._enqueue("baselines", spec).result()
         return result
 
+    def profile(self, request: EvalRequest) -> dict[str, Any] | None:
+        """How the candidate's GPU time splits between its own kernels and library calls
+        (`kernelevolve.eval.time_split`), measured in a child; None on the CPU or if it fails."""
+        result: dict[str, Any] | None = self._enqueue("profile", request).result()
+        return result
+
     def close(self) -> None:
         with self._lock:
             if self._closed:
@@ -165,6 +171,8 @@ class LocalEvaluator:
             try:
                 if job.op == "evaluate":
                     job.future.set_result(self._evaluate(slot, job.payload))
+                elif job.op == "profile":
+                    job.future.set_result(self._profile(slot, job.payload))
                 else:
                     job.future.set_result(self._slot_baselines(slot, job.payload))
             except BaseException as exc:  # delivered to the caller, never lost in this thread
@@ -240,6 +248,19 @@ class LocalEvaluator:
             log.info("replacing worker %s after %s: %s", slot.name, report.status.value, report.error_name)
             slot.restart()
         return report
+
+    def _profile(self, slot: WorkerSlot, request: EvalRequest) -> dict[str, Any] | None:
+        message = {"op": "profile", "request": request.to_json(), "platform": request.platform}
+        outcome = slot.call(message, request.settings.timeout_s)
+        if outcome.kind == "reply" and outcome.reply.get("op") == "profile":
+            split: dict[str, Any] | None = outcome.reply.get("split")
+            return split
+        # A measurement, not a verdict: a failure is logged and the winner stands without it.
+        detail = outcome.reply.get("error") if outcome.kind == "reply" else outcome.exit_description
+        log.warning(
+            "profiling %s failed (%s): %s", request.candidate.id, outcome.kind, detail or outcome.output
+        )
+        return None
 
     def _slot_baselines(self, slot: WorkerSlot, spec: KernelSpec) -> dict[str, Baseline]:
         if slot.info is None:

@@ -7,9 +7,11 @@ must be set before torch and triton are imported.
 Messages are JSON texts (bytes over the pipe). Requests:
   {"op": "evaluate", "request": EvalRequest.to_json(), "platform": name}
   {"op": "baselines", "spec": KernelSpec.to_json(), "settings": EvalSettings.to_json(), "platform": name}
+  {"op": "profile", "request": EvalRequest.to_json(), "platform": name}   (a winner's GPU time split)
   {"op": "stop"}
 Replies: {"op": "ready", "info": {...}} once at start; {"op": "report", "report": ..., "recycle": bool};
-{"op": "baselines", "baselines": {...}}; {"op": "error", "kind": "spec" | "internal", "error": text}.
+{"op": "baselines", "baselines": {...}}; {"op": "profile", "split": {...} | null};
+{"op": "error", "kind": "spec" | "internal", "error": text}.
 """
 
 from __future__ import annotations
@@ -142,10 +144,15 @@ def _handle(
             settings = EvalSettings.from_json(message["settings"])
             baselines = harness.measure_baselines(spec, platform, settings, local_device)
             return {"op": "baselines", "baselines": {k: v.to_json() for k, v in baselines.items()}}
+        if op == "profile":
+            from kernelevolve.eval.time_split import profile_request
+
+            request = EvalRequest.from_json(message["request"])
+            return {"op": "profile", "split": profile_request(request, platform, local_device)}
         return {
             "op": "error",
             "kind": "internal",
-            "error": f"unknown op {op!r}; valid: evaluate, baselines, stop",
+            "error": f"unknown op {op!r}; valid: evaluate, baselines, profile, stop",
         }
     except ReferenceSpecError as exc:
         return {"op": "error", "kind": "spec", "error": str(exc)}

@@ -5,10 +5,12 @@ from __future__ import annotations
 import ast
 import random
 
+import pytest
+
 from kernelevolve.graph import SearchGraph
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.platforms import load_platform
-from kernelevolve.types import Candidate, KernelSpec
+from kernelevolve.types import Candidate, EvalReport, FitnessValue, KernelSpec, Status
 from kernelevolve.variation.tunables import apply_values, current_values, find_tunables
 from kernelevolve.variation.tuning import TuningOperator
 
@@ -54,6 +56,7 @@ def test_tuning_operator_children_differ_and_keep_lineage():
     graph = SearchGraph()
     parent = Candidate(source=SOURCE, backend="triton", operator="template", metadata={"template": "t"})
     graph.add_candidate(parent)
+    graph.record(parent.id, EvalReport(parent.id, Status.OK), FitnessValue(True, 1.0))
     spec = KernelSpec(name="s", reference_source="")
     ctx = ProposalContext(
         spec=spec,
@@ -71,3 +74,31 @@ def test_tuning_operator_children_differ_and_keep_lineage():
         assert child.parent_ids == (parent.id,) and child.mode == "tune"
         assert child.metadata["changed"] and child.metadata["template"] == "t"
         ast.parse(child.source)
+
+
+@pytest.mark.parametrize(
+    ("status", "error_name", "feedback", "tuned"),
+    [
+        (Status.OK, "", "", True),
+        (Status.TIMEOUT, "Timeout", "", True),
+        (Status.COMPILE_ERROR, "OutOfResources", "out of resource: shared memory", True),
+        (Status.INCORRECT, "mismatch", "max abs error 3", False),
+        (Status.RUNTIME_ERROR, "RuntimeError", "shape '[4, 8]' is invalid for input of size 12", False),
+    ],
+)
+def test_only_parents_that_tuning_can_help_are_tuned(status, error_name, feedback, tuned) -> None:
+    graph = SearchGraph()
+    parent = Candidate(source=SOURCE, backend="triton", operator="replay")
+    graph.add_candidate(parent)
+    report = EvalReport(parent.id, status, error_name=error_name, feedback=feedback)
+    graph.record(parent.id, report, FitnessValue(status is Status.OK, 1.0 if status is Status.OK else 0.0))
+    ctx = ProposalContext(
+        spec=KernelSpec(name="s", reference_source=""),
+        platform=load_platform("cpu"),
+        graph=graph,
+        parents=(parent.id,),
+        rng=random.Random(0),
+        backends=("triton",),
+        budget_hint=2,
+    )
+    assert bool(TuningOperator().propose(ctx)) is tuned

@@ -15,6 +15,7 @@ import logging
 
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.types import Candidate
+from kernelevolve.variation.tracing import TRACING_LOCK
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,8 @@ class CompilerSeedOperator:
         programs = []
         for shape in ctx.spec.shapes:
             try:
-                captured = capture(ctx.spec, shape, device)
+                with TRACING_LOCK:
+                    captured = capture(ctx.spec, shape, device)
                 programs.append(
                     ShapeProgram(
                         shape.name, captured.input_shapes, captured.state_names, parse(captured.code)

@@ -12,6 +12,7 @@ import logging
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.types import Candidate
 from kernelevolve.variation.codegen import Generation, generate
+from kernelevolve.variation.tracing import TRACING_LOCK
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,8 @@ class FusionSeedOperator:
     def generation(self, ctx: ProposalContext) -> Generation:
         key = ctx.spec.key
         if key not in self._cache:
-            self._cache[key] = generate(ctx.spec, max_variants=self.max_variants)
+            with TRACING_LOCK:
+                self._cache[key] = generate(ctx.spec, max_variants=self.max_variants)
         return self._cache[key]
 
     def propose(self, ctx: ProposalContext) -> list[Candidate]:

@@ -4,13 +4,33 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 from typing import Any
 
 from kernelevolve.interfaces import ProposalContext
-from kernelevolve.types import Candidate
+from kernelevolve.types import Candidate, EvalReport, Status
 from kernelevolve.variation.tunables import Tunable, apply_values, find_tunables
 
 log = logging.getLogger(__name__)
+
+
+# Failures other block sizes can cure: too many resources for the chosen tile, or a timeout.
+_CURABLE = re.compile(r"OutOfResources|out of resource|shared memory|registers|too many resources", re.I)
+
+
+def tunable_parent(report: EvalReport | None) -> bool:
+    """A parent worth tuning: correct, or failed in a way its tunables can change (resources, time).
+
+    Tuning an incorrect kernel, or one that crashes for reasons block sizes do not touch (a replayed
+    kernel for another problem, a shape it does not handle), spends evaluations for nothing.
+    """
+    if report is None:
+        return False
+    if report.ok or report.status is Status.TIMEOUT:
+        return True
+    if report.status in (Status.COMPILE_ERROR, Status.RUNTIME_ERROR):
+        return bool(_CURABLE.search(report.error_name) or _CURABLE.search(report.feedback))
+    return False
 
 
 class TuningOperator:
@@ -40,7 +60,10 @@ class TuningOperator:
     def propose(self, ctx: ProposalContext) -> list[Candidate]:
         if len(ctx.parents) != 1:
             return []
-        parent = ctx.graph.node(ctx.parents[0]).candidate
+        node = ctx.graph.node(ctx.parents[0])
+        if not tunable_parent(node.report):
+            return []
+        parent = node.candidate
         tunables = [t for t in find_tunables(parent.source) if len(t.choices) > 1]
         if not tunables:
             return []

@@ -62,7 +62,7 @@ def test_h200_inductor_code_becomes_a_candidate(name: str) -> None:
     if library:  # matmuls and 2-D convolutions: our own kernels in their place pass strict mode
         own, _ = render(reference, [shaped], name, own_kernels=True)
         assert not check_source(own, "triton", True)
-        assert ("_conv2d(" in own) == ("torch.convolution" in library)
+        assert ("_conv(" in own) == ("torch.convolution" in library)
 
 
 def test_unmasked_dimensions_only_take_dividing_blocks() -> None:
@@ -219,42 +219,61 @@ import torch.nn as nn
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        self.conv = nn.Conv2d(4, 6, kernel_size=3, stride=2, padding=1, groups=2)
+        self.conv = MODULE
 
     def forward(self, x):
         return torch.relu(self.conv(x)) * 2.0
 
 
 def get_inputs():
-    return [torch.randn(2, 4, 9, 11)]
+    return [torch.randn(SHAPE)]
 
 
 def get_init_inputs():
     return []
 """
+CONV_CASES = {  # name -> (module, input shape): strides, padding, dilation, groups, transposed, 1-3 dims
+    "conv2d_grouped": ("nn.Conv2d(4, 6, kernel_size=3, stride=2, padding=1, groups=2)", "2, 4, 9, 11"),
+    "conv_transpose2d": (
+        "nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)",
+        "2, 4, 5, 6",
+    ),
+    "conv3d": ("nn.Conv3d(3, 4, 3, stride=(1, 2, 1), padding=1)", "1, 3, 5, 6, 7"),
+    "conv1d": ("nn.Conv1d(3, 5, 4, stride=2, dilation=2)", "2, 3, 20"),
+    "conv_transpose3d": (
+        "nn.ConvTranspose3d(2, 3, (2, 3, 3), stride=(2, 1, 2), padding=(0, 1, 1))",
+        "1, 2, 3, 4, 5",
+    ),
+    "conv_transpose1d": (
+        "nn.ConvTranspose1d(4, 2, 5, stride=3, padding=2, dilation=2, bias=False)",
+        "2, 4, 7",
+    ),
+}
 
 
 def test_own_convolution_replaces_the_library_call() -> None:
-    """A grouped, strided, padded 2-D convolution with an epilogue: our implicit-GEMM kernel passes strict mode."""
+    """Convolutions with an epilogue: our implicit-GEMM kernel passes strict mode for every kind."""
     from kernelevolve.eval.local import LocalEvaluator
     from kernelevolve.types import KernelSpec
 
     platform = load_platform("cpu")
-    spec = KernelSpec(name="conv_relu_small", reference_source=CONV_REFERENCE, atol=1e-4, rtol=1e-4)
-    ctx = ProposalContext(
-        spec=spec,
-        platform=platform,
-        graph=SearchGraph(),
-        parents=(),
-        rng=random.Random(0),
-        backends=("triton",),
-    )
-    by_variant = {c.metadata["own_kernels"]: c for c in CompilerSeedOperator().propose(ctx)}
-    assert by_variant[False].metadata["library_calls"] == ["torch.convolution"]
-    own = by_variant[True]
-    assert "_conv2d(" in own.source and "torch.convolution" not in own.source
-    assert not check_source(own.source, "triton", True)
     settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1)
     with LocalEvaluator(platform, settings) as evaluator:
-        report = evaluator.submit(EvalRequest(own, spec, platform.name, settings)).result()
-    assert report.status is Status.OK, report.feedback
+        for name, (module, shape) in CONV_CASES.items():
+            source = CONV_REFERENCE.replace("MODULE", module).replace("SHAPE", shape)
+            spec = KernelSpec(name=name, reference_source=source, atol=1e-4, rtol=1e-4)
+            ctx = ProposalContext(
+                spec=spec,
+                platform=platform,
+                graph=SearchGraph(),
+                parents=(),
+                rng=random.Random(0),
+                backends=("triton",),
+            )
+            by_variant = {c.metadata["own_kernels"]: c for c in CompilerSeedOperator().propose(ctx)}
+            assert by_variant[False].metadata["library_calls"] == ["torch.convolution"], name
+            own = by_variant[True]
+            assert "_conv(" in own.source and "torch.convolution" not in own.source
+            assert not check_source(own.source, "triton", True)
+            report = evaluator.submit(EvalRequest(own, spec, platform.name, settings)).result()
+            assert report.status is Status.OK, f"{name}: {report.feedback}"

@@ -1,9 +1,10 @@
-"""Our Triton implicit-GEMM convolution in place of the 2-D convolutions Inductor leaves to cuDNN.
+"""Our Triton implicit-GEMM convolution in place of the convolutions Inductor leaves to cuDNN.
 
-`torch.convolution(...)` calls of the host steps (2-D, not transposed, any stride, padding,
-dilation and groups) become `_conv2d(...)`: output pixels x output channels as a GEMM over
-input channels x kernel taps, with the bias fused, written in the layout Inductor's next kernels
-expect (its `assert_size_stride` after the call gives it). fp32 uses IEEE dot products.
+`torch.convolution(...)` calls of the host steps (1-, 2- or 3-D, plain or transposed, any stride,
+padding, dilation, output padding and groups) become `_conv(...)`: output pixels x output channels
+as a GEMM over input channels x kernel taps (a transposed convolution gathers the input positions
+that map onto each output), with the bias fused, written in the layout Inductor's next kernels expect
+(its `assert_size_stride` after the call gives it). fp32 uses IEEE dot products.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ CONV_TUNABLES = (
     "CONV_STAGES = 2  # tune: 1, 2, 3, 4",
 )
 
-CONV_SOURCE = '''
+CONV_SOURCE = """
 @triton.jit
-def _ke_conv2d_kernel(
-    x_ptr, w_ptr, b_ptr, y_ptr, N, H, W, OH, OW, KH, KW, CG, COG,
-    sxn, sxc, sxh, sxw, swo, swc, swh, sww, syn, syc, syh, syw,
-    stride_h, stride_w, pad_h, pad_w, dil_h, dil_w,
-    HAS_BIAS: tl.constexpr, IEEE: tl.constexpr,
+def _ke_conv_kernel(
+    x_ptr, w_ptr, b_ptr, y_ptr, N, D, H, W, OD, OH, OW, KD, KH, KW, CG, COG,
+    sxn, sxc, sxd, sxh, sxw, swa, swb, swd, swh, sww, syn, syc, syd, syh, syw,
+    step_d, step_h, step_w, pad_d, pad_h, pad_w, dil_d, dil_h, dil_w,
+    TRANSPOSED: tl.constexpr, HAS_BIAS: tl.constexpr, IEEE: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -32,36 +33,54 @@ def _ke_conv2d_kernel(
     tiles_n = tl.cdiv(COG, BLOCK_N)
     pid_m = pid // tiles_n
     pid_n = pid % tiles_n
-    pixels = N * OH * OW
+    pixels = N * OD * OH * OW
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    n = (offs_m // (OH * OW)).to(tl.int64)
-    rest = offs_m % (OH * OW)
+    n = (offs_m // (OD * OH * OW)).to(tl.int64)
+    rest = offs_m % (OD * OH * OW)
+    od = rest // (OH * OW)
+    rest = rest % (OH * OW)
     oh = rest // OW
     ow = rest % OW
     offs_co = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     co = (group * COG + offs_co).to(tl.int64)
-    taps = KH * KW
+    taps = KD * KH * KW
     depth = CG * taps
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, depth, BLOCK_K):
         offs_k = k0 + tl.arange(0, BLOCK_K)
         c = offs_k // taps
         tap = offs_k % taps
+        kd = tap // (KH * KW)
+        tap = tap % (KH * KW)
         kh = tap // KW
         kw = tap % KW
-        ih = oh[:, None] * stride_h - pad_h + kh[None, :] * dil_h
-        iw = ow[:, None] * stride_w - pad_w + kw[None, :] * dil_w
+        if TRANSPOSED:  # output o gathers input i where o = i * step - pad + k * dil
+            td = od[:, None] + pad_d - kd[None, :] * dil_d
+            th = oh[:, None] + pad_h - kh[None, :] * dil_h
+            tw = ow[:, None] + pad_w - kw[None, :] * dil_w
+            ok = (td >= 0) & (th >= 0) & (tw >= 0)
+            ok = ok & (td % step_d == 0) & (th % step_h == 0) & (tw % step_w == 0)
+            idd = td // step_d
+            ih = th // step_h
+            iw = tw // step_w
+        else:
+            idd = od[:, None] * step_d - pad_d + kd[None, :] * dil_d
+            ih = oh[:, None] * step_h - pad_h + kh[None, :] * dil_h
+            iw = ow[:, None] * step_w - pad_w + kw[None, :] * dil_w
+            ok = (idd >= 0) & (ih >= 0) & (iw >= 0)
+        ok = ok & (idd < D) & (ih < H) & (iw < W)
+        ok = ok & (offs_m[:, None] < pixels) & (offs_k[None, :] < depth)
         cin = (group * CG + c).to(tl.int64)
-        x_mask = (offs_m[:, None] < pixels) & (offs_k[None, :] < depth)
-        x_mask = x_mask & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
         a = tl.load(
-            x_ptr + n[:, None] * sxn + cin[None, :] * sxc + ih * sxh + iw * sxw, mask=x_mask, other=0.0
+            x_ptr + n[:, None] * sxn + cin[None, :] * sxc + idd * sxd + ih * sxh + iw * sxw, mask=ok, other=0.0
         )
+        if TRANSPOSED:  # weight (in channels, out channels per group, taps)
+            w_rows = cin[:, None] * swa + offs_co[None, :] * swb
+        else:  # weight (out channels, in channels per group, taps)
+            w_rows = co[None, :] * swa + c[:, None] * swb
         w_mask = (offs_k[:, None] < depth) & (offs_co[None, :] < COG)
         b = tl.load(
-            w_ptr + co[None, :] * swo + c[:, None] * swc + kh[:, None] * swh + kw[:, None] * sww,
-            mask=w_mask,
-            other=0.0,
+            w_ptr + w_rows + kd[:, None] * swd + kh[:, None] * swh + kw[:, None] * sww, mask=w_mask, other=0.0
         )
         if IEEE:
             acc = tl.dot(a, b, acc, input_precision="ieee")
@@ -70,55 +89,72 @@ def _ke_conv2d_kernel(
     inside = (offs_m[:, None] < pixels) & (offs_co[None, :] < COG)
     if HAS_BIAS:
         acc += tl.load(b_ptr + co, mask=offs_co < COG, other=0.0).to(tl.float32)[None, :]
-    y_ptrs = y_ptr + n[:, None] * syn + co[None, :] * syc + oh[:, None] * syh + ow[:, None] * syw
+    y_ptrs = y_ptr + n[:, None] * syn + co[None, :] * syc + od[:, None] * syd + oh[:, None] * syh + ow[:, None] * syw
     tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=inside)
 
 
-def _pair(value):
-    return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+def _spatial(value, dims, fill):
+    values = list(value) if isinstance(value, (tuple, list)) else [value] * dims
+    return [fill] * (3 - dims) + values
 
 
-def _conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, out_size=None, out_stride=None):
-    """2-D convolution (cross-correlation, as torch) by our implicit-GEMM kernel."""
-    stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
-    batch, channels, height, width = x.shape
-    out_channels, group_channels, kh, kw = weight.shape
-    oh = (height + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
-    ow = (width + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
-    size = (batch, out_channels, oh, ow)
+def _as_3d(tensor, dims):
+    for _ in range(3 - dims):
+        tensor = tensor.unsqueeze(2)
+    return tensor
+
+
+def _conv(
+    x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, transposed=False, output_padding=0,
+    out_size=None, out_stride=None,
+):
+    # 1-, 2- or 3-D convolution or transposed convolution (aten semantics) by our implicit GEMM
+    dims = x.dim() - 2
+    step, pad = _spatial(stride, dims, 1), _spatial(padding, dims, 0)
+    dil, extra = _spatial(dilation, dims, 1), _spatial(output_padding, dims, 0)
+    x5, w5 = _as_3d(x, dims), _as_3d(weight, dims)
+    batch, channels = x5.shape[0], x5.shape[1]
+    spatial_in = list(x5.shape[2:])
+    kernel = list(w5.shape[2:])
+    out_channels = w5.shape[1] * groups if transposed else w5.shape[0]
+    spatial = []
+    for i, s, p, d, k, e in zip(spatial_in, step, pad, dil, kernel, extra):
+        if transposed:
+            spatial.append((i - 1) * s - 2 * p + d * (k - 1) + e + 1)
+        else:
+            spatial.append((i + 2 * p - d * (k - 1) - 1) // s + 1)
+    size = (batch, out_channels, *spatial[3 - dims:])
     if out_stride is not None:
         y = torch.empty_strided(size, out_stride, dtype=x.dtype, device=x.device)
     else:
         y = torch.empty(size, dtype=x.dtype, device=x.device)
+    y5 = _as_3d(y, dims)
     per_group = out_channels // groups
-    grid = (triton.cdiv(batch * oh * ow, CONV_BLOCK_M) * triton.cdiv(per_group, CONV_BLOCK_N), groups)
-    _ke_conv2d_kernel[grid](
-        x, weight, bias if bias is not None else y, y, batch, height, width, oh, ow, kh, kw,
-        group_channels, per_group,
-        x.stride(0), x.stride(1), x.stride(2), x.stride(3),
-        weight.stride(0), weight.stride(1), weight.stride(2), weight.stride(3),
-        y.stride(0), y.stride(1), y.stride(2), y.stride(3),
-        stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1],
-        HAS_BIAS=bias is not None, IEEE=x.dtype == torch.float32,
+    grid = (triton.cdiv(batch * spatial[0] * spatial[1] * spatial[2], CONV_BLOCK_M) * triton.cdiv(per_group, CONV_BLOCK_N), groups)
+    _ke_conv_kernel[grid](
+        x5, w5, bias if bias is not None else y5, y5, batch, spatial_in[0], spatial_in[1], spatial_in[2],
+        spatial[0], spatial[1], spatial[2], kernel[0], kernel[1], kernel[2], channels // groups, per_group,
+        x5.stride(0), x5.stride(1), x5.stride(2), x5.stride(3), x5.stride(4),
+        w5.stride(0), w5.stride(1), w5.stride(2), w5.stride(3), w5.stride(4),
+        y5.stride(0), y5.stride(1), y5.stride(2), y5.stride(3), y5.stride(4),
+        step[0], step[1], step[2], pad[0], pad[1], pad[2], dil[0], dil[1], dil[2],
+        TRANSPOSED=bool(transposed), HAS_BIAS=bias is not None, IEEE=x.dtype == torch.float32,
         BLOCK_M=CONV_BLOCK_M, BLOCK_N=CONV_BLOCK_N, BLOCK_K=CONV_BLOCK_K,
         num_warps=CONV_WARPS, num_stages=CONV_STAGES,
     )
     return y
-'''
+"""
 
 
 def conv_substitutable(call: ast.Call) -> bool:
-    """A 2-D, non-transposed torch.convolution call with its arguments given by keyword or position."""
+    """A torch.convolution call whose stride is written out (1, 2 or 3 spatial dimensions)."""
     keywords = {k.arg: k.value for k in call.keywords if k.arg}
-    transposed = keywords.get("transposed", call.args[6] if len(call.args) > 6 else None)
     stride = keywords.get("stride", call.args[3] if len(call.args) > 3 else None)
-    if not (isinstance(transposed, ast.Constant) and transposed.value is False):
-        return False
-    return isinstance(stride, (ast.Tuple, ast.List)) and len(stride.elts) == 2
+    return isinstance(stride, (ast.Tuple, ast.List)) and 1 <= len(stride.elts) <= 3
 
 
 class OwnConv(ast.NodeTransformer):
-    """Rewrite torch.convolution calls as `_conv2d(...)` in the layout the following assert recorded."""
+    """Rewrite torch.convolution calls as `_conv(...)` in the layout the following assert recorded."""
 
     def __init__(self, layouts: dict[str, tuple[str, str]]) -> None:
         self.layouts = layouts
@@ -142,7 +178,7 @@ class OwnConv(ast.NodeTransformer):
         values.update({k.arg: k.value for k in call.keywords if k.arg})
         keywords = [
             ast.keyword(arg=k, value=values[k])
-            for k in ("bias", "stride", "padding", "dilation", "groups")
+            for k in ("bias", "stride", "padding", "dilation", "groups", "transposed", "output_padding")
             if k in values
         ]
         target = ast.unparse(node.targets[0])
@@ -153,6 +189,6 @@ class OwnConv(ast.NodeTransformer):
                 ast.keyword(arg="out_stride", value=ast.parse(stride, mode="eval").body),
             ]
         node.value = ast.Call(
-            func=ast.Name("_conv2d", ast.Load()), args=[values["input"], values["weight"]], keywords=keywords
+            func=ast.Name("_conv", ast.Load()), args=[values["input"], values["weight"]], keywords=keywords
         )
         return node

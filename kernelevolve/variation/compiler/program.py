@@ -62,7 +62,7 @@ class Program:
     body: tuple[ast.stmt, ...]  # the call's steps after the argument unpacking, rewritten
     library_calls: tuple[str, ...]  # torch functions used for work (mm, convolution, aten ops)
     layouts: dict[str, tuple[str, str]] = field(default_factory=dict)  # buffer -> (size, stride) asserted
-    convolutions_2d: bool = True  # every convolution call is 2-D and not transposed
+    convolutions_2d: bool = True  # every convolution call is one our kernel handles (1-3 spatial dims)
 
 
 def parse(code: str) -> Program:

@@ -165,7 +165,7 @@ def test_compiler_seeds_are_verified_by_the_harness_on_cpu() -> None:
         assert own.status is Status.OK, own.feedback
 
 
-def test_no_seed_when_inductor_writes_no_triton() -> None:
+def test_a_bare_library_call_gets_only_our_own_kernel() -> None:
     platform = load_platform("cpu")
     spec = resolve_spec("batched_gemm", platform)  # a bare bmm: Inductor calls the library only
     ctx = ProposalContext(
@@ -176,7 +176,19 @@ def test_no_seed_when_inductor_writes_no_triton() -> None:
         rng=random.Random(0),
         backends=("triton",),
     )
-    assert CompilerSeedOperator().propose(ctx) == []
+    (seed,) = CompilerSeedOperator().propose(ctx)
+    assert seed.metadata["own_kernels"] and seed.metadata["kernels"] == 0 and "_matmul(" in seed.source
+    assert not check_source(seed.source, "triton", True)
+    sdpa = resolve_spec("sdpa", platform)  # Inductor calls a fused attention op: no own kernel for it
+    sdpa_ctx = ProposalContext(
+        spec=sdpa,
+        platform=platform,
+        graph=SearchGraph(),
+        parents=(),
+        rng=random.Random(0),
+        backends=("triton",),
+    )
+    assert CompilerSeedOperator().propose(sdpa_ctx) == []
 
 
 @pytest.mark.gpu

@@ -67,7 +67,12 @@ class CompilerSeedOperator:
         # As Inductor has it (library calls kept: permissive mode), and, where its library calls are
         # matmuls and 2-D convolutions, with our Triton GEMM / convolution in their place (strict mode).
         convolutions_2d = all(p.program.convolutions_2d for p in programs)
-        variants = [False, True] if substitutable(library, convolutions_2d) else [False]
+        own_possible = substitutable(library, convolutions_2d)
+        if kernels == 0 and not own_possible:  # Inductor only calls the library: nothing of ours to offer
+            log.info("compiler_seed: no seed for %s: Inductor writes no Triton kernel for it", ctx.spec.name)
+            return []
+        # Where Inductor writes no kernel at all (a bare matmul or convolution), only our own version is new.
+        variants = ([True] if kernels == 0 else [False, True]) if own_possible else [False]
         seeds = []
         for own_kernels in variants:
             try:

@@ -123,12 +123,15 @@ def build_results(
         results["best"] = _node_summary(best, baselines)
     # In a permissive run `best` may call PyTorch's libraries; this is the best that a strict run
     # would have accepted (the same node in a strict run).
-    strict = best_strict(graph)
+    ranked = graph.top(len(graph))  # feasible nodes, best first, ties as graph.best() breaks them
+    strict = best_strict(ranked)
     results["best_strict"] = _node_summary(strict, baselines) if strict is not None else None
     # The best verified kernel of each backend, so a CuTe winner is visible beside the Triton one.
+    by_backend: dict[str, Node] = {}
+    for node in ranked:
+        by_backend.setdefault(node.candidate.backend, node)
     results["best_by_backend"] = {
-        backend: _node_summary(node, baselines)
-        for backend, node in sorted(_best_by_backend(evaluated).items())
+        backend: _node_summary(node, baselines) for backend, node in sorted(by_backend.items())
     }
     stages: Counter[str] = Counter()
     for node in evaluated:
@@ -159,23 +162,10 @@ def _node_summary(node: Node, baselines: dict[str, Baseline]) -> dict[str, Any]:
     }
 
 
-def best_strict(graph: SearchGraph) -> Node | None:
-    """The best feasible node whose source passes the strict static checks (own kernels only)."""
-    for node in graph.top(len(graph)):  # best first, ties as graph.best() breaks them
-        if kernel_use(node.candidate).own_kernels_only:
-            return node
-    return None
-
-
-def _best_by_backend(evaluated: list[Node]) -> dict[str, Node]:
-    best: dict[str, Node] = {}
-    for node in evaluated:
-        if node.fitness is None or node.report is None or not node.fitness.feasible:
-            continue
-        held = best.get(node.candidate.backend)
-        if held is None or (held.fitness is not None and node.fitness > held.fitness):
-            best[node.candidate.backend] = node
-    return best
+def best_strict(ranked: list[Node]) -> Node | None:
+    """The first of `ranked` (feasible nodes, best first: `SearchGraph.top`) whose source passes the
+    strict static checks (own kernels only)."""
+    return next((node for node in ranked if kernel_use(node.candidate).own_kernels_only), None)
 
 
 def write_results(run_dir: Path, results: dict[str, Any]) -> Path:

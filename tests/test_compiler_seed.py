@@ -10,15 +10,29 @@ import pytest
 from kernelevolve.eval.static_checks import check_source
 from kernelevolve.graph import SearchGraph
 from kernelevolve.interfaces import ProposalContext
-from kernelevolve.platforms import load_platform
+from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.specs import resolve_spec
-from kernelevolve.types import EvalRequest, EvalSettings, Status
+from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
 from kernelevolve.variation.compiler.program import Unsupported, parse
 from kernelevolve.variation.compiler.render import RenderError, ShapeProgram, for_interpreter, render
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator
 from kernelevolve.variation.tunables import find_tunables
 
 H200 = Path(__file__).parent / "fixtures" / "inductor_h200"
+
+
+def _seed_context(spec: KernelSpec, platform: Platform) -> ProposalContext:
+    """What the engine gives a seed operator: the spec, an empty graph, Triton allowed."""
+    return ProposalContext(
+        spec=spec,
+        platform=platform,
+        graph=SearchGraph(),
+        parents=(),
+        rng=random.Random(0),
+        backends=("triton",),
+    )
+
+
 # Stand-in references with the parameters the fixtures' problems create (only __init__ matters here).
 NO_PARAMS = (
     "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def __init__(self):\n"
@@ -129,14 +143,7 @@ def test_compiler_seeds_are_verified_by_the_harness_on_cpu() -> None:
     with LocalEvaluator(platform, settings) as evaluator:
         for spec_name in ("softmax", "layernorm"):
             spec = resolve_spec(spec_name, platform)
-            ctx = ProposalContext(
-                spec=spec,
-                platform=platform,
-                graph=SearchGraph(),
-                parents=(),
-                rng=random.Random(0),
-                backends=("triton",),
-            )
+            ctx = _seed_context(spec, platform)
             operator = CompilerSeedOperator()
             (candidate,) = operator.propose(ctx)
             assert candidate.operator == "compiler_seed" and candidate.metadata["library_calls"] == []
@@ -148,14 +155,7 @@ def test_compiler_seeds_are_verified_by_the_harness_on_cpu() -> None:
         # A GEMM with an epilogue: Inductor keeps addmm (strict mode rejects that seed), and the
         # variant with our Triton GEMM in its place passes in strict mode.
         spec = resolve_spec("gemm_bias_relu", platform)
-        ctx = ProposalContext(
-            spec=spec,
-            platform=platform,
-            graph=SearchGraph(),
-            parents=(),
-            rng=random.Random(0),
-            backends=("triton",),
-        )
+        ctx = _seed_context(spec, platform)
         by_variant = {c.metadata["own_kernels"]: c for c in CompilerSeedOperator().propose(ctx)}
         assert by_variant[False].metadata["library_calls"] == ["torch.addmm"]
         assert "_matmul(" in by_variant[True].source and "torch.addmm" not in by_variant[True].source
@@ -168,26 +168,12 @@ def test_compiler_seeds_are_verified_by_the_harness_on_cpu() -> None:
 def test_a_bare_library_call_gets_only_our_own_kernel() -> None:
     platform = load_platform("cpu")
     spec = resolve_spec("batched_gemm", platform)  # a bare bmm: Inductor calls the library only
-    ctx = ProposalContext(
-        spec=spec,
-        platform=platform,
-        graph=SearchGraph(),
-        parents=(),
-        rng=random.Random(0),
-        backends=("triton",),
-    )
+    ctx = _seed_context(spec, platform)
     (seed,) = CompilerSeedOperator().propose(ctx)
     assert seed.metadata["own_kernels"] and seed.metadata["kernels"] == 0 and "_matmul(" in seed.source
     assert not check_source(seed.source, "triton", True)
     sdpa = resolve_spec("sdpa", platform)  # Inductor calls a fused attention op: no own kernel for it
-    sdpa_ctx = ProposalContext(
-        spec=sdpa,
-        platform=platform,
-        graph=SearchGraph(),
-        parents=(),
-        rng=random.Random(0),
-        backends=("triton",),
-    )
+    sdpa_ctx = _seed_context(sdpa, platform)
     assert CompilerSeedOperator().propose(sdpa_ctx) == []
 
 
@@ -208,14 +194,7 @@ def test_compiler_seeds_on_a_gpu() -> None:
     with LocalEvaluator(platform, settings) as evaluator:
         for spec_name in ("softmax", "gemm_bias_relu"):
             spec = resolve_spec(spec_name, platform)
-            ctx = ProposalContext(
-                spec=spec,
-                platform=platform,
-                graph=SearchGraph(),
-                parents=(),
-                rng=random.Random(0),
-                backends=("triton",),
-            )
+            ctx = _seed_context(spec, platform)
             seeds = CompilerSeedOperator().propose(ctx)
             strict = [c for c in seeds if not c.metadata["library_calls"]]
             assert strict, spec_name
@@ -266,7 +245,6 @@ CONV_CASES = {  # name -> (module, input shape): strides, padding, dilation, gro
 def test_own_convolution_replaces_the_library_call() -> None:
     """Convolutions with an epilogue: our implicit-GEMM kernel passes strict mode for every kind."""
     from kernelevolve.eval.local import LocalEvaluator
-    from kernelevolve.types import KernelSpec
 
     platform = load_platform("cpu")
     settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1)
@@ -274,14 +252,7 @@ def test_own_convolution_replaces_the_library_call() -> None:
         for name, (module, shape) in CONV_CASES.items():
             source = CONV_REFERENCE.replace("MODULE", module).replace("SHAPE", shape)
             spec = KernelSpec(name=name, reference_source=source, atol=1e-4, rtol=1e-4)
-            ctx = ProposalContext(
-                spec=spec,
-                platform=platform,
-                graph=SearchGraph(),
-                parents=(),
-                rng=random.Random(0),
-                backends=("triton",),
-            )
+            ctx = _seed_context(spec, platform)
             by_variant = {c.metadata["own_kernels"]: c for c in CompilerSeedOperator().propose(ctx)}
             assert by_variant[False].metadata["library_calls"] == ["torch.convolution"], name
             own = by_variant[True]

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kernelevolve.eval.reference import ReferenceSpecError
+from kernelevolve.eval.reference import ReferenceSpecError, map_tensors
 
 if TYPE_CHECKING:
     import torch
@@ -323,13 +323,7 @@ def _tensor_leaves(value: Any) -> list[torch.Tensor]:
 
 
 def clone_tree(value: Any) -> Any:
-    if _is_tensor(value):
-        return value.clone()
-    if isinstance(value, (list, tuple)):
-        return type(value)(clone_tree(v) for v in value)
-    if isinstance(value, dict):
-        return {k: clone_tree(v) for k, v in value.items()}
-    return value
+    return map_tensors(lambda tensor: tensor.clone(), value)
 
 
 def _layout(value: Any) -> Any:

@@ -43,6 +43,16 @@ def hold(device_key: str) -> Iterator[float]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
+@contextlib.contextmanager
+def hold_device(device: str) -> Iterator[float]:
+    """`hold` for the GPU behind `device` ("cuda:N"); nothing to hold on the CPU (yields 0)."""
+    if not device.startswith("cuda"):
+        yield 0.0
+        return
+    with hold(cuda_device_key(device)) as waited:
+        yield waited
+
+
 def cuda_device_key(device: str) -> str:
     """A machine-wide name for the GPU behind `device` in this process: its UUID where torch has it."""
     import torch

@@ -82,7 +82,7 @@ def evaluate(
     phases: dict[str, float] = {}
     try:
         fields = _run_stages(request, platform, device, module_name, phases)
-        _drain_device(device)  # a late fault of this candidate's kernels is this candidate's
+        drain_device(device)  # a late fault of this candidate's kernels is this candidate's
     except _Stop as stop:
         fields = stop.fields
     except ReferenceSpecError:
@@ -91,7 +91,7 @@ def evaluate(
         fields = _unexpected_error_fields(exc, request.candidate.id, module_name)
     finally:
         sys.modules.pop(module_name, None)
-        _drain_device(device, quiet=True)
+        drain_device(device, quiet=True)
         _release_candidate_memory(device)
     return _report(request, label, start, fields, phases)
 
@@ -108,7 +108,7 @@ def _report(
     )
 
 
-def _drain_device(device: str, quiet: bool = False) -> None:
+def drain_device(device: str, quiet: bool = False) -> None:
     """Wait for every stream on the device: work a candidate left in flight (a side stream, a delayed
     kernel) must not write into memory the next evaluation is given by the caching allocator."""
     if not device.startswith("cuda"):
@@ -239,11 +239,9 @@ def _precompiles(device: str, backend_name: str, settings: EvalSettings) -> bool
 
 @contextlib.contextmanager
 def _device_held(device: str, phases: dict[str, float]) -> Iterator[None]:
-    if not device.startswith("cuda"):
-        yield
-        return
-    with device_lock.hold(device_lock.cuda_device_key(device)) as waited:
-        phases["device_wait"] = phases.get("device_wait", 0.0) + waited
+    with device_lock.hold_device(device) as waited:
+        if device.startswith("cuda"):
+            phases["device_wait"] = phases.get("device_wait", 0.0) + waited
         yield
 
 

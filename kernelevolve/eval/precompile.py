@@ -61,18 +61,12 @@ def placeholder_inputs(module: ModuleType, device: str, dtype: Any) -> list[Any]
     with torch.device("meta"):
         shaped = module.get_inputs()
 
-    def place(value: Any) -> Any:
-        if isinstance(value, torch.Tensor):
-            if value.is_floating_point():
-                return torch.empty(value.shape, dtype=dtype, device=device)
-            return torch.zeros(value.shape, dtype=value.dtype, device=device)  # valid indices, lengths
-        if isinstance(value, (list, tuple)):
-            return type(value)(place(v) for v in value)
-        if isinstance(value, dict):
-            return {k: place(v) for k, v in value.items()}
-        return value
+    def place(tensor: Any) -> Any:
+        if tensor.is_floating_point():
+            return torch.empty(tensor.shape, dtype=dtype, device=device)
+        return torch.zeros(tensor.shape, dtype=tensor.dtype, device=device)  # valid indices, lengths
 
-    return [place(v) for v in shaped]
+    return [reference.map_tensors(place, v) for v in shaped]
 
 
 @contextlib.contextmanager

@@ -67,19 +67,28 @@ def torch_dtype(name: str) -> torch.dtype:
     return dtype
 
 
-def to_device(value: Any, device: str, dtype: torch.dtype) -> Any:
-    """Move tensors (recursively through lists/tuples/dicts) to `device`; cast floating ones to `dtype`."""
+def map_tensors(fn: Callable[[Any], Any], value: Any) -> Any:
+    """`value` with `fn` applied to every tensor in it (through lists, tuples and dicts); the rest as is."""
     import torch
 
     if isinstance(value, torch.Tensor):
-        if value.is_floating_point():
-            return value.to(device=device, dtype=dtype).contiguous()
-        return value.to(device=device)
+        return fn(value)
     if isinstance(value, (list, tuple)):
-        return type(value)(to_device(v, device, dtype) for v in value)
+        return type(value)(map_tensors(fn, v) for v in value)
     if isinstance(value, dict):
-        return {k: to_device(v, device, dtype) for k, v in value.items()}
+        return {k: map_tensors(fn, v) for k, v in value.items()}
     return value
+
+
+def to_device(value: Any, device: str, dtype: torch.dtype) -> Any:
+    """Move tensors (recursively through lists/tuples/dicts) to `device`; cast floating ones to `dtype`."""
+
+    def move(tensor: torch.Tensor) -> torch.Tensor:
+        if tensor.is_floating_point():
+            return tensor.to(device=device, dtype=dtype).contiguous()
+        return tensor.to(device=device)
+
+    return map_tensors(move, value)
 
 
 def make_inputs(

@@ -11,7 +11,6 @@ evaluation child (the worker's "profile" op), never in the search process.
 from __future__ import annotations
 
 import ast
-import contextlib
 import itertools
 import re
 import sys
@@ -19,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kernelevolve.eval import device_lock, reference
+from kernelevolve.eval.harness import drain_device
 from kernelevolve.types import EvalRequest
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ def profile_request(request: EvalRequest, platform: Platform, device: str) -> di
         ref_module = reference.load_reference(spec.reference_source)
         dtype = reference.torch_dtype(spec.dtype)
         shapes: dict[str, dict[str, float]] = {}
-        with device_lock.hold(device_lock.cuda_device_key(device)):  # no other evaluation's kernels
+        with device_lock.hold_device(device):  # no other evaluation's kernels
             for shape in spec.shapes:
                 reference.apply_shape(ref_module, shape)
                 model = reference.build_model(model_new, ref_module, settings.seed, device, dtype)
@@ -126,10 +126,7 @@ def profile_request(request: EvalRequest, platform: Platform, device: str) -> di
                 del model, inputs
     finally:
         sys.modules.pop(module_name, None)
-        with contextlib.suppress(Exception):
-            import torch
-
-            torch.cuda.synchronize(device)
+        drain_device(device, quiet=True)
     return summarise(shapes, names)
 
 

@@ -229,7 +229,7 @@ def _next_pow2(n: int) -> int:
 
 def _choices(axis_prefix: str, kernel: Kernel, cap: int) -> list[int]:
     size = kernel.numels.get(axis_prefix, cap)
-    values = [v for v in _pow2_upto(min(cap, _next_pow2(size)))]
+    values = _pow2_upto(min(cap, _next_pow2(size)))
     if axis_prefix in kernel.unmasked:
         values = [v for v in values if size % v == 0]
     return values or [1]

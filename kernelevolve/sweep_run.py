@@ -119,11 +119,10 @@ def device_slots(base: dict[str, Any], options: SweepOptions) -> list[str | None
     if str(platform_cfg["name"]) == "cpu" or platform_cfg.get("devices") == ["cpu"]:
         return ["cpu"] * (options.parallel or 1)
     devices = [str(d) for d in platform_cfg.get("devices") or _visible_gpus()]
-    if options.parallel and options.parallel < len(devices):
-        devices = devices[: options.parallel]
-    elif options.parallel and options.parallel > len(devices):
-        log.warning("--parallel %d > %d device(s): one problem per device", options.parallel, len(devices))
-    return list(devices)
+    # More problems than devices share them round-robin: their compiles overlap while the per-GPU
+    # device lock still gives each correctness check and timing the GPU to itself.
+    count = options.parallel or len(devices)
+    return [devices[k % len(devices)] for k in range(count)]
 
 
 def _visible_gpus() -> list[str]:

@@ -18,6 +18,7 @@ from kernelevolve.sweep_run import (
     SweepError,
     SweepOptions,
     compose_base_config,
+    device_slots,
     problem_config,
     record_from_results,
 )
@@ -124,6 +125,15 @@ def test_config_is_composed_like_the_cli(tmp_path: Path) -> None:
     (cut_off / "graph.jsonl").write_text("")
     (cut_off / "spec.json").write_text("{}")
     assert problem_config(base, problem, runs, None)["resume"] == str(cut_off)
+
+
+def test_problems_share_gpus_round_robin_when_parallel_exceeds_them(tmp_path: Path) -> None:
+    base = compose_base_config(_options(tmp_path))
+    gpus = dict(base, platform=dict(base["platform"], name="h200", devices=["cuda:0", "cuda:1"]))
+    assert device_slots(gpus, _options(tmp_path)) == ["cuda:0", "cuda:1"]
+    assert device_slots(gpus, _options(tmp_path, parallel=1)) == ["cuda:0"]
+    assert device_slots(gpus, _options(tmp_path, parallel=5)) == ["cuda:0", "cuda:1", "cuda:0", "cuda:1", "cuda:0"]
+    assert device_slots(base, _options(tmp_path, parallel=3)) == ["cpu"] * 3
 
 
 def _record(

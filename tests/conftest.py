@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import pytest
 
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.types import EvalSettings, KernelSpec, ShapeCase
+
+
+def _interpret_triton_without_a_gpu() -> None:
+    """Triton decides at import whether its own helpers (tl.cdiv, ...) are interpreted, so this is set
+    once, before any test module can import it: interpreted on a CPU-only machine (CI), compiled where a
+    GPU is present (one stray TRITON_INTERPRET there turns every GPU test into an interpreter run)."""
+    try:
+        import torch
+    except ImportError:
+        return
+    if not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
+_interpret_triton_without_a_gpu()
 
 ADD_REFERENCE = """
 import torch

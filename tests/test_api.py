@@ -3,7 +3,6 @@ module-to-reference conversion (sources, constants, helpers, constructor argumen
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,9 +15,6 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # for examples.transformer_block
 
 torch = pytest.importorskip("torch")
-if not torch.cuda.is_available():
-    # Triton decides at import time whether its helpers are interpreted; kernels here run on CPU tensors.
-    os.environ.setdefault("TRITON_INTERPRET", "1")
 pytest.importorskip("triton")
 
 import torch.nn as nn  # noqa: E402

@@ -17,8 +17,6 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # for examples.transformer_block
 
 torch = pytest.importorskip("torch")
-if not torch.cuda.is_available():
-    os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported: CPU kernels interpret
 pytest.importorskip("triton")
 
 import kernelevolve  # noqa: E402

@@ -15,9 +15,6 @@ from typing import Any
 import pytest
 
 torch = pytest.importorskip("torch")
-if not torch.cuda.is_available():
-    # Triton decides at import time whether its own helpers (tl.cdiv, ...) are interpreted.
-    os.environ.setdefault("TRITON_INTERPRET", "1")
 triton = pytest.importorskip("triton")
 
 from triton.runtime.interpreter import InterpretedFunction  # noqa: E402

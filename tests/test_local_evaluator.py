@@ -171,3 +171,15 @@ def test_device_pinning_maps_through_inherited_visible_devices(monkeypatch: pyte
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     assert pin_device("cuda:5") == "cuda:0" and os.environ["CUDA_VISIBLE_DEVICES"] == "5"
     assert pin_device("cpu") == "cpu" and os.environ["CUDA_VISIBLE_DEVICES"] == ""
+
+
+def test_gpu_child_compiles_triton_even_if_the_parent_interprets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A TRITON_INTERPRET inherited from the user's shell must not turn GPU timings into interpreter runs."""
+    from kernelevolve.backends import get_backend
+
+    backend = get_backend("triton")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    backend.prepare_process("cuda:0")
+    assert "TRITON_INTERPRET" not in os.environ
+    backend.prepare_process("cpu")
+    assert os.environ["TRITON_INTERPRET"] == "1"

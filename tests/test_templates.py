@@ -22,9 +22,6 @@ import pytest
 from kernelevolve.kernelbench import EXACT_FAMILY_FORMS as KERNELBENCH_FAMILIES
 
 torch = pytest.importorskip("torch")
-if not torch.cuda.is_available():
-    # Triton decides at import time whether its own helpers (tl.cdiv, ...) are interpreted.
-    os.environ.setdefault("TRITON_INTERPRET", "1")
 triton = pytest.importorskip("triton")
 
 from triton.runtime.interpreter import InterpretedFunction  # noqa: E402

@@ -23,6 +23,7 @@ _ENTRY_METHODS = ("forward", "__call__")
 
 class TritonBackend:
     name = "triton"
+    runtime_package = "triton"
 
     def __init__(self) -> None:
         self._loader = SourceLoader("kernelevolve-triton-")
@@ -65,6 +66,9 @@ class TritonBackend:
     def prepare_process(self, device: str) -> None:
         if device.split(":")[0] == "cpu":
             os.environ["TRITON_INTERPRET"] = "1"  # read by triton.jit at decoration time
+        elif os.environ.pop("TRITON_INTERPRET", None) is not None:
+            # Inherited from the parent's environment: on a GPU it would time interpreted kernels.
+            log.warning("TRITON_INTERPRET dropped in the %s evaluation child: kernels compile for it", device)
         try:  # pay the import once at worker start, not inside a timed-out request
             import triton  # noqa: F401
         except ImportError:

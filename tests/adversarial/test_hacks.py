@@ -11,10 +11,6 @@ strict xfail, so fixing the harness turns it into a failure that asks for the ma
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("TRITON_INTERPRET", "1")  # before anything can import triton
-
 import re
 from collections.abc import Iterator
 from dataclasses import replace

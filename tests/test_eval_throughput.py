@@ -150,3 +150,18 @@ def test_cover_follows_the_hosts_issue_time() -> None:
     assert timers.cover_for(100.0, [5000.0, 6000.0]) == timers.MAX_COVER_US  # really slow: measured
     assert timers.cover_for(0.0, [500.0]) == 0.0  # cover off
     assert timers.cover_for(100.0, []) == 100.0
+
+
+def test_timing_inputs_seed_like_manual_seed_for_less() -> None:
+    """The timing loop seeds once per timed call: only the generators this device uses, same values."""
+    from kernelevolve.eval.reference import seed_generators
+
+    seed_generators(123, "cpu")
+    ours = torch.randn(8)
+    torch.manual_seed(123)
+    assert torch.equal(ours, torch.randn(8))
+    if torch.cuda.is_available():
+        seed_generators(7, "cuda:0")
+        ours = torch.randn(8, device="cuda:0")
+        torch.manual_seed(7)
+        assert torch.equal(ours, torch.randn(8, device="cuda:0"))

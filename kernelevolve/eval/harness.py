@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from kernelevolve.eval import correctness, device_lock, reference, timers
+from kernelevolve.eval import correctness, device_lock, precision, reference, timers
 from kernelevolve.eval.precompile import precompile
 from kernelevolve.eval.reference import ReferenceSpecError
 from kernelevolve.types import (
@@ -81,7 +81,8 @@ def evaluate(
     fields: dict[str, Any]
     phases: dict[str, float] = {}
     try:
-        fields = _run_stages(request, platform, device, module_name, phases)
+        with precision.exact_fp32():
+            fields = _run_stages(request, platform, device, module_name, phases)
         drain_device(device)  # a late fault of this candidate's kernels is this candidate's
     except _Stop as stop:
         fields = stop.fields
@@ -124,7 +125,7 @@ def drain_device(device: str, quiet: bool = False) -> None:
 
 
 FULL_GC_EVERY = 16  # a full collection costs ~0.1 s with torch loaded: more than a whole CPU evaluation
-_GPU_MEMORY_FOR_FULL_GC = 1 << 30
+_GPU_MEMORY_WORTH_RELEASING = 1 << 30
 
 
 def _release_candidate_memory(device: str) -> None:
@@ -135,11 +136,22 @@ def _release_candidate_memory(device: str) -> None:
     device memory is still held (large tensors kept alive by a cycle must not pile up).
     """
     gc.collect(1)
-    if next(_collections) % FULL_GC_EVERY == 0 or _device_memory_held(device) > _GPU_MEMORY_FOR_FULL_GC:
+    if next(_collections) % FULL_GC_EVERY == 0 or _device_memory_held(device) > _GPU_MEMORY_WORTH_RELEASING:
         gc.collect()
+    if device.startswith("cuda"):
+        # Cached blocks (the poisoned-output pool is 4x an output) would starve the other children and
+        # problems sharing this GPU: a multi-GB reference then fails with out-of-memory for no fault of its own.
+        _empty_device_cache()
 
 
 _collections = itertools.count(1)
+
+
+def _empty_device_cache() -> None:
+    import torch
+
+    if torch.cuda.memory_reserved() > _GPU_MEMORY_WORTH_RELEASING:  # small pools are kept: reallocating costs
+        torch.cuda.empty_cache()
 
 
 def _device_memory_held(device: str) -> int:
@@ -492,8 +504,11 @@ def measure_baselines(
     timers.bind_clocks()
     ref_module = reference.load_reference(spec.reference_source)
     dtype = reference.torch_dtype(spec.dtype)
-    with _device_held(device, {}):
-        return _measure_baselines(spec, platform, settings, device, ref_module, dtype)
+    try:
+        with precision.baseline_precision():
+            return _measure_baselines(spec, platform, settings, device, ref_module, dtype)
+    finally:
+        _release_candidate_memory(device)
 
 
 def _measure_baselines(
@@ -510,8 +525,9 @@ def _measure_baselines(
     for index, shape in enumerate(spec.shapes):
         reference.apply_shape(ref_module, shape)
         model = reference.build_model(ref_module.Model, ref_module, settings.seed, device, dtype)
-        input_sets = _timing_inputs(ref_module, settings, index, device, dtype)
-        eager = _time(model, input_sets, device, settings, platform)
+        with _device_held(device, {}):
+            input_sets = _timing_inputs(ref_module, settings, index, device, dtype)
+            eager = _time(model, input_sets, device, settings, platform)
         compiled: TimingStats | None = None
         compile_error = ""
         if settings.measure_compile_baseline:
@@ -519,9 +535,12 @@ def _measure_baselines(
                 _compile_in_process()
                 torch._dynamo.reset()  # fresh compile per shape: no dynamic-shape recompiles
                 compiled_model = torch.compile(model)
+                # Compiling (seconds to minutes of CPU) leaves the GPU to other children; only its
+                # first call runs there unlocked, one forward pass that a median of 100 trials absorbs.
                 with torch.no_grad():
                     compiled_model(*timers.input_getter(input_sets)(0))
-                compiled = _time(compiled_model, input_sets, device, settings, platform)
+                with _device_held(device, {}):
+                    compiled = _time(compiled_model, input_sets, device, settings, platform)
             except Exception as exc:
                 compile_error = f"{type(exc).__name__}: {str(exc).strip()[:2000]}"
                 log.warning(

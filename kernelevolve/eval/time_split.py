@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kernelevolve.eval import device_lock, reference
+from kernelevolve.eval import device_lock, precision, reference
 from kernelevolve.eval.harness import drain_device
 from kernelevolve.types import EvalRequest
 
@@ -114,7 +114,7 @@ def profile_request(request: EvalRequest, platform: Platform, device: str) -> di
         ref_module = reference.load_reference(spec.reference_source)
         dtype = reference.torch_dtype(spec.dtype)
         shapes: dict[str, dict[str, float]] = {}
-        with device_lock.hold_device(device):  # no other evaluation's kernels
+        with device_lock.hold_device(device), precision.exact_fp32():  # no other evaluation's kernels
             for shape in spec.shapes:
                 reference.apply_shape(ref_module, shape)
                 model = reference.build_model(model_new, ref_module, settings.seed, device, dtype)

@@ -1,0 +1,38 @@
+"""Which fp32 convolution precision each kind of run uses.
+
+PyTorch lets cuDNN run fp32 convolutions in TF32 by default (fp32 matmuls it keeps exact). At
+KernelBench's fp32 tolerance (1e-4) a TF32 reference differs from an exact kernel by up to about
+1e-3, so correct kernels fail and a library call that also uses TF32 passes by luck. The reference
+and the candidates therefore run with exact fp32 convolutions. The eager and torch.compile baselines
+are timed as users run them, with PyTorch's default: that can only make our speedups smaller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+PYTORCH_DEFAULT_CUDNN_TF32 = True
+
+
+@contextlib.contextmanager
+def cudnn_tf32(allowed: bool) -> Iterator[None]:
+    """Within the block, cuDNN may (or may not) use TF32 for fp32 convolutions; restored after."""
+    import torch
+
+    before = torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.allow_tf32 = allowed
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32 = before
+
+
+def exact_fp32() -> contextlib.AbstractContextManager[None]:
+    """For the reference and the candidates: what the fp32 tolerance is checked against."""
+    return cudnn_tf32(False)
+
+
+def baseline_precision() -> contextlib.AbstractContextManager[None]:
+    """For the eager and torch.compile baselines: PyTorch's default, as users run them."""
+    return cudnn_tf32(PYTORCH_DEFAULT_CUDNN_TF32)

@@ -79,8 +79,21 @@ def resolve_run_spec(cfg: Mapping[str, Any], platform: Platform) -> KernelSpec:
 
 
 def runnable_backends(spec: KernelSpec, platform: Platform, include_compile_only: bool) -> tuple[str, ...]:
+    """The spec's languages this platform supports and this machine has installed."""
     allowed = ("full", "compile_only") if include_compile_only else ("full",)
-    return tuple(b for b in spec.backends if platform.support(b) in allowed)
+    supported = [b for b in spec.backends if platform.support(b) in allowed]
+    missing = [b for b in supported if not backend_installed(b)]
+    if missing:
+        log.warning("skipping %s for %s: not installed here", ", ".join(missing), spec.name)
+    return tuple(b for b in supported if b not in missing)
+
+
+def backend_installed(name: str) -> bool:
+    import importlib.util
+
+    from kernelevolve.backends import get_backend
+
+    return importlib.util.find_spec(get_backend(name).runtime_package) is not None
 
 
 def build_evaluator(cfg: Mapping[str, Any], platform: Platform, settings: EvalSettings) -> Evaluator:

@@ -84,7 +84,6 @@ _TAG_RULES = (
     ("matrix_multiplication", "gemm"),
     ("gemm", "gemm"),
     ("conv", "conv"),
-    ("softmax", "softmax"),
     ("norm", "normalization"),
     ("pool", "pooling"),
     ("reduction", "reduction"),
@@ -195,7 +194,8 @@ def problem_tags(problem: Problem) -> tuple[str, ...]:
     for needle, tag in _TAG_RULES:
         if needle in lowered and tag not in tags:
             tags.append(tag)
-    # Exact family tags that templates of ours serve, only when the reference is that exact form.
+    # Exact family tags that templates of ours serve, only when the reference is that exact form (a
+    # "softmax" in a name such as 45_UNetSoftmax says nothing about the forward a template must match).
     if re.search(r"^\d+_softmax$", lowered) and "torch.softmax(x, dim=1)" in problem.code:
         tags.append("softmax")
     form = _model_form(problem.code)

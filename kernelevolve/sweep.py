@@ -273,7 +273,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="added to --budget-seconds to estimate one problem (worker start, baselines)",
     )
     parser.add_argument("--evaluator", choices=("local", "ray"), default="local")
-    parser.add_argument("--parallel", type=int, help="problems at once (default: one per accelerator; more share them round-robin)")
+    parser.add_argument(
+        "--parallel",
+        type=int,
+        help="problems at once (default: one per accelerator; more share them round-robin)",
+    )
     parser.add_argument(
         "--permissive",
         action="store_true",

@@ -310,3 +310,22 @@ def test_good_candidate_runs_on_the_gpu() -> None:
     out = module.ModelNew()(x, y)
     torch.cuda.synchronize()
     torch.testing.assert_close(out, x + y)
+
+
+def test_a_language_not_installed_here_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A GPU platform supports CuTe fully, but without nvidia-cutlass-dsl its candidates could only fail."""
+    import importlib.util
+
+    from kernelevolve.app import runnable_backends
+
+    spec = KernelSpec(
+        name="s", reference_source="", shapes=(ShapeCase("a", {}),), backends=("triton", "cute")
+    )
+    platform = load_platform("h200")
+    real_find_spec = importlib.util.find_spec
+
+    def without_cutlass(name: str, *args: object) -> object:
+        return None if name == "cutlass" else real_find_spec(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", without_cutlass)
+    assert runnable_backends(spec, platform, include_compile_only=True) == ("triton",)

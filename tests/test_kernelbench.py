@@ -94,3 +94,12 @@ def test_gpu_platform_keeps_original_sizes():
     spec = resolve_spec("kb:L1/19", load_platform("h200"), str(KERNELBENCH))
     assert spec.shapes[0].params == {} and not spec.scaling
     assert len(list_problems(KERNELBENCH)) == 250
+
+
+def test_a_name_alone_does_not_make_a_template_family() -> None:
+    """45_UNetSoftmax is a U-Net: the softmax templates (which need that exact forward) must not apply."""
+    from kernelevolve.kernelbench import Problem, problem_tags
+
+    softmax = "    def forward(self, x):\n        return torch.softmax(x, dim=1)\n"
+    assert "softmax" in problem_tags(Problem(1, 23, "23_Softmax", softmax))
+    assert "softmax" not in problem_tags(Problem(3, 45, "45_UNetSoftmax", "class Model: ..."))

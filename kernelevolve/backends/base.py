@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 class Backend(Protocol):
     name: str
+    runtime_package: str  # the import that candidates of this language need where they run
 
     def static_issues(self, source: str) -> list[StaticIssue]:
         """Backend-specific checks, e.g. the candidate really launches a kernel of this language."""

@@ -89,6 +89,7 @@ def describe_exception(exc: BaseException, limit: int = 4000) -> str:
 
 class CuteBackend:
     name = "cute"
+    runtime_package = "cutlass"
 
     def __init__(self) -> None:
         self._loader = SourceLoader(_SOURCE_DIR_PREFIX)

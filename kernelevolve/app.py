@@ -287,7 +287,7 @@ def _time_split(
     evaluator: Evaluator, best: Node | None, spec: KernelSpec, platform: Platform, settings: EvalSettings
 ) -> dict[str, Any] | None:
     """On a GPU, the winner's device time in our kernels vs library calls, measured in an evaluation
-    child; None on the CPU, or where the evaluator cannot profile (Ray) or the profile fails."""
+    child; None on the CPU, or where the evaluator cannot profile or the profile fails."""
     profile = getattr(evaluator, "profile", None)
     if best is None or platform.device == "cpu" or not callable(profile):
         return None

@@ -32,6 +32,7 @@ from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.reference_module import load_reference_module
 from kernelevolve.types import Candidate, EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
 from kernelevolve.variation.codegen import Generation, generate
+from kernelevolve.variation.codegen.emit import reference_parts
 from kernelevolve.variation.fusion_seed import FusionSeedOperator
 from kernelevolve.variation.tunables import current_values, find_tunables
 
@@ -322,6 +323,42 @@ def get_init_inputs():
 """,
         ({"b": 3, "n": 10}, {"b": 2, "n": 33}),
     ),
+    # __init__ builds its layers through helper methods (ResNet's _make_layer), a static one included.
+    "helper_methods_in_init": (
+        "row_reduction",
+        """
+class Model(nn.Module):
+    low = 0.5
+
+    def __init__(self, n):
+        super().__init__()
+        self.norm = self._make_norm(n)
+        self.bias = nn.Parameter(self._initial_bias(n))
+
+    def _make_norm(self, n):
+        norm = nn.LayerNorm(n)
+        with torch.no_grad():
+            norm.weight.uniform_(self.low, 1.5)
+        return norm
+
+    @staticmethod
+    def _initial_bias(n):
+        return torch.randn(n)
+
+    def forward(self, x):
+        return torch.relu(self.norm(x)) + self.bias
+
+b = 3
+n = 10
+
+def get_inputs():
+    return [torch.randn(b, n)]
+
+def get_init_inputs():
+    return [n]
+""",
+        ({"b": 3, "n": 10}, {"b": 2, "n": 33}),
+    ),
     # Softmax family over a middle axis: the online strategy folds each exp-sum into its max pass.
     "log_softmax_middle_axis": (
         "row_reduction",
@@ -369,6 +406,25 @@ def get_init_inputs():
 def test_hand_written_references(name: str) -> None:
     pattern, body, shapes = HAND_WRITTEN[name]
     _check_generation(_spec(name, HEADER + body, *shapes), expect_pattern=pattern)
+
+
+@needs_kernelbench
+def test_model_new_copies_every_method_but_forward() -> None:
+    """ResNet18 (L3/9) builds its layers with Model._make_layer: ModelNew needs it to construct."""
+    source = _kernelbench(3, 9)["code"]
+    prelude, bases, body, forward_sig = reference_parts(source)
+    assert "def _make_layer(" in body and "def forward" not in body
+    indented = "\n".join("    " + line if line else "" for line in body.splitlines())
+    candidate = "\n".join(prelude) + f"\n\n\nclass ModelNew({bases}):\n{indented}\n"
+    candidate += f"\n    def forward({forward_sig}):\n        return x\n"
+    reference = load_reference_module(source, {})
+    built = get_backend("triton").load(candidate, f"model_new_{next(_counter)}")
+    torch.manual_seed(0)
+    expected = reference.Model(10).state_dict()
+    torch.manual_seed(0)
+    got = built.ModelNew(10).state_dict()
+    assert list(got) == list(expected)
+    assert all(torch.equal(got[k], expected[k]) for k in expected)
 
 
 UNSUPPORTED_HAND_WRITTEN = {

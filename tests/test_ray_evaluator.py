@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -121,6 +123,46 @@ def test_each_actor_sees_only_its_own_gpu(
     while _our_actors() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert _our_actors() == []
+
+
+def _wait_until_dead(actor: Any) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            ray.get(actor.info.remote(), timeout=5)
+        except ray.exceptions.RayActorError:
+            return
+        time.sleep(0.2)
+    raise AssertionError("the killed actor still answers")
+
+
+@pytest.mark.ray
+def test_profile_runs_on_an_actor_and_a_lost_actor_gives_none(
+    ray_cluster: None,
+    cpu_platform: Platform,
+    fast_settings: EvalSettings,
+    add_spec: KernelSpec,
+    add_kernel: Callable[..., str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    request = EvalRequest(Candidate(add_kernel(), "triton", "test"), add_spec, "cpu", fast_settings)
+    evaluator = RayEvaluator(cpu_platform, fast_settings)  # platform cpu: one actor
+    try:
+        (actor,) = evaluator.actors()
+        # On the CPU LocalEvaluator.profile gives None (no device time to split), in the actor as here.
+        assert ray.get(actor.profile.remote(request.to_json()), timeout=240) is None
+        assert evaluator.profile(request) is None
+        with pytest.raises(ValueError, match="platform"):
+            evaluator.profile(replace(request, platform="h200"))
+        name = _our_actors()[0]
+        ray.kill(actor, no_restart=True)
+        _wait_until_dead(actor)
+        with caplog.at_level(logging.WARNING, logger="kernelevolve.eval.ray_evaluator"):
+            assert evaluator.profile(request) is None  # a measurement lost with its actor, no exception
+        assert f"time split of {request.candidate.id} not measured" in caplog.text and name in caplog.text
+        assert evaluator.submit(request).result(timeout=240).status is Status.OK  # served by a replacement
+    finally:
+        evaluator.close()
 
 
 def _search_config(tmp_path: Path) -> dict[str, Any]:

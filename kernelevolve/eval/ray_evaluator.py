@@ -10,6 +10,9 @@ An actor that dies takes its in-flight requests with it: they come back as WORKE
 and are never retried (`max_task_retries=0`; a candidate that kills its host must not get a second
 go). Ray restarts the actor up to `max_restarts` times; a probe call tells a restarted actor from a
 dead one, and a dead one is replaced by a fresh actor, so the search goes on.
+
+`profile` (a winner's GPU time split) travels the same way, as a job beside the evaluations; a
+profile lost with its actor comes back as None, like any profile that fails.
 """
 
 from __future__ import annotations
@@ -112,6 +115,9 @@ class EvalActor:
         result = self.evaluator.baselines(KernelSpec.from_json(spec), platform)
         return {name: baseline.to_json() for name, baseline in result.items()}
 
+    def profile(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        return self.evaluator.profile(EvalRequest.from_json(request))
+
     def close(self) -> None:
         self.evaluator.close()
 
@@ -119,7 +125,8 @@ class EvalActor:
 @dataclass
 class _Job:
     request: EvalRequest
-    future: Future[EvalReport] = field(default_factory=Future)
+    op: str = "evaluate"  # the EvalActor method: "evaluate" (an EvalReport) or "profile" (a dict or None)
+    future: Future[Any] = field(default_factory=Future)
 
 
 @dataclass
@@ -209,16 +216,14 @@ class RayEvaluator:
         return sum(self.max_in_flight for slot in self._slots if not slot.retired)
 
     def submit(self, request: EvalRequest) -> Future[EvalReport]:
-        if request.platform != self.platform.name:
-            raise ValueError(
-                f"request is for platform {request.platform!r}; this evaluator runs {self.platform.name!r}"
-            )
-        job = _Job(request)
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("RayEvaluator is closed")
-            self._events.put(("submit", job))
-        return job.future
+        return self._enqueue(_Job(request))
+
+    def profile(self, request: EvalRequest) -> dict[str, Any] | None:
+        """How the candidate's GPU time splits between its own kernels and library calls
+        (`LocalEvaluator.profile` in a main-pool actor, dispatched like an evaluation); None on the
+        CPU, if it fails, or if its actor dies."""
+        split: dict[str, Any] | None = self._enqueue(_Job(request, op="profile")).result()
+        return split
 
     def baselines(self, spec: KernelSpec, platform: str) -> dict[str, Baseline]:
         """Measured by a main-pool actor; an actor death is retried (baselines are no candidate)."""
@@ -261,7 +266,7 @@ class RayEvaluator:
                 job.future.cancel()
         for _, job in list(self._running.values()):
             if not job.future.done():  # started, so not cancellable: answer it rather than leave it hanging
-                job.future.set_result(_not_evaluated(job.request, "the evaluator was closed first"))
+                _give_up(job, _not_evaluated(job.request, "the evaluator was closed first"))
         handles = [slot.handle for slot in self._slots if slot.handle is not None]
         if ray.is_initialized():
             try:  # let each LocalEvaluator stop its children, then make sure the actors are gone
@@ -286,6 +291,17 @@ class RayEvaluator:
         return list(ray.get([handle.info.remote() for handle in self.actors()]))
 
     # ----------------------------------------------------------------------------- internals
+    def _enqueue(self, job: _Job) -> Future[Any]:
+        if job.request.platform != self.platform.name:
+            raise ValueError(
+                f"request is for platform {job.request.platform!r}; this evaluator runs {self.platform.name!r}"
+            )
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("RayEvaluator is closed")
+            self._events.put(("submit", job))
+        return job.future
+
     def _default_actor_count(self) -> int:
         if self.platform.device == "cpu" and self.num_gpus == 0:
             return 1  # CPU timings interfere with each other; more actors on request only
@@ -330,7 +346,9 @@ class RayEvaluator:
         kind = event[0]
         if kind == "submit":
             job: _Job = event[1]
-            pool = COMPILE_POOL if self._routes_to_compile_pool(job.request) else MAIN_POOL
+            # A profile needs the device, which only the main pool has.
+            to_compile = job.op == "evaluate" and self._routes_to_compile_pool(job.request)
+            pool = COMPILE_POOL if to_compile else MAIN_POOL
             self._pending[pool].append(job)
         elif kind == "done":
             self._finished(*event[1:])
@@ -360,7 +378,7 @@ class RayEvaluator:
                 if not job.future.set_running_or_notify_cancel():
                     continue
                 slot.in_flight += 1
-                ref = slot.handle.evaluate.remote(job.request.to_json())
+                ref = getattr(slot.handle, job.op).remote(job.request.to_json())
                 key = id(job)
                 self._running[key] = (slot, job)
                 epoch = slot.epoch
@@ -370,9 +388,10 @@ class RayEvaluator:
         slot, job = self._running.pop(key)
         slot.in_flight -= 1
         try:
-            job.future.set_result(EvalReport.from_json(outcome.result()))
+            result = outcome.result()
+            job.future.set_result(EvalReport.from_json(result) if job.op == "evaluate" else result)
         except RayActorError as exc:
-            job.future.set_result(_actor_crash_report(job.request, slot.name, exc))
+            _give_up(job, _actor_crash_report(job.request, slot.name, exc))
             self._died(slot, epoch)
         except Exception as exc:  # the harness itself failed (HarnessError inside the actor)
             job.future.set_exception(exc)
@@ -423,7 +442,7 @@ class RayEvaluator:
         while jobs:
             job = jobs.popleft()
             if job.future.set_running_or_notify_cancel():
-                job.future.set_result(_not_evaluated(job.request, reason))
+                _give_up(job, _not_evaluated(job.request, reason))
 
 
 @functools.cache
@@ -456,6 +475,16 @@ def _actor_crash_report(request: EvalRequest, actor: str, exc: BaseException) ->
         + (f": {text[0]}" if text else ""),
         worker=actor,
     )
+
+
+def _give_up(job: _Job, report: EvalReport) -> None:
+    """Answer a job that could not run: an evaluation with `report`; a profile, a measurement and
+    not a verdict, with None (the winner stands without its time split)."""
+    if job.op == "profile":
+        log.warning("time split of %s not measured: %s", job.request.candidate.id, report.feedback)
+        job.future.set_result(None)
+    else:
+        job.future.set_result(report)
 
 
 def _not_evaluated(request: EvalRequest, reason: str) -> EvalReport:

@@ -2,7 +2,7 @@
 # Evaluation throughput on a GPU: short LLM-free searches, then where each evaluation's time went.
 # Usage (device machine, repo root): bash experiments/eval_throughput/run.sh <kernelbench jsonl> <out dir>
 # Env: PLATFORM (h200), SECONDS_PER_RUN (45), RUNS ("softmax:softmax kernelbench:1/19:kb_L1_19_relu"),
-#      EXTRA (more Hydra overrides, e.g. "evaluator.workers_per_device=3").
+#      EXTRA (more Hydra overrides, e.g. "evaluator.workers_per_device=3"), PROFILE (1; 0 skips the profile).
 # Leaves in <out dir>: throughput.md (table of evaluations per minute and seconds per stage) and
 # profile.txt (cProfile of the harness re-evaluating the first run's candidates in process).
 set -uo pipefail
@@ -20,4 +20,4 @@ for item in ${RUNS:-softmax:softmax kernelbench:1/19:kb_L1_19_relu}; do
   dirs+=("$work/runs/$name")
 done
 python3 experiments/eval_throughput/summarise.py "${dirs[@]}" | tee "$out/throughput.md"
-timeout 120 python3 experiments/eval_throughput/profile_harness.py "${dirs[0]}" --limit 6 --out "$out/profile.txt" | head -n 20
+[ "${PROFILE:-1}" = 0 ] || timeout 120 python3 experiments/eval_throughput/profile_harness.py "${dirs[0]}" --limit 6 --out "$out/profile.txt" | head -n 20

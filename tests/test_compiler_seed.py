@@ -260,3 +260,112 @@ def test_own_convolution_replaces_the_library_call() -> None:
             assert not check_source(own.source, "triton", True)
             report = evaluator.submit(EvalRequest(own, spec, platform.name, settings)).result()
             assert report.status is Status.OK, f"{name}: {report.feedback}"
+
+
+# Inputs Dynamo leaves out of the graph, so Inductor's `call` takes fewer arguments than
+# [*parameters, *buffers, *inputs]: state forward never reads (KernelBench L2/52's BatchNorm
+# num_batches_tracked, L2/26's unused bias) and a Python scalar baked in as a constant (L1/5).
+UNUSED_STATE_REFERENCE = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.bn = nn.BatchNorm2d(4)
+        self.bias = nn.Parameter(torch.randn(4))  # never read by forward
+
+    def forward(self, x):
+        return self.bn(torch.relu(self.conv(x)))
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 8, 8)]
+
+
+def get_init_inputs():
+    return []
+"""
+SCALAR_INPUT_REFERENCE = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, s: float) -> torch.Tensor:
+        return A * s
+
+
+M = 64
+N = 96
+
+
+def get_inputs():
+    return [torch.rand(M, N), 3.14]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_capture_records_the_inputs_dynamo_keeps() -> None:
+    from kernelevolve.variation.compiler.capture import capture
+
+    spec = KernelSpec(name="unused_state", reference_source=UNUSED_STATE_REFERENCE)
+    captured = capture(spec, spec.shapes[0], "cpu")
+    unused = {captured.state_names.index("bias"), captured.state_names.index("bn.num_batches_tracked")}
+    flat = len(captured.state_names) + captured.input_count
+    assert set(captured.graph_inputs) == set(range(flat)) - unused and not captured.constants
+    assert len(parse(captured.code).arg_names) == len(captured.graph_inputs)
+
+    spec = KernelSpec(name="scalar_input", reference_source=SCALAR_INPUT_REFERENCE)
+    captured = capture(spec, spec.shapes[0], "cpu")
+    assert captured.graph_inputs == (0,) and captured.constants == ((1, 3.14),)
+
+
+def test_seeds_pass_only_the_inputs_dynamo_keeps() -> None:
+    """Through the harness in strict mode: before, `call` failed unpacking the arguments it never took."""
+    from kernelevolve.eval.local import LocalEvaluator
+
+    platform = load_platform("cpu")
+    settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=True)
+    with LocalEvaluator(platform, settings) as evaluator:
+        for name, source in (
+            ("unused_state", UNUSED_STATE_REFERENCE),
+            ("scalar_input", SCALAR_INPUT_REFERENCE),
+        ):
+            spec = KernelSpec(name=name, reference_source=source, atol=1e-4, rtol=1e-4)
+            seeds = CompilerSeedOperator().propose(_seed_context(spec, platform))
+            strict = next(c for c in seeds if not c.metadata["library_calls"])
+            assert "args = [args[i] for i in" in strict.source, name
+            if name == "scalar_input":  # another scalar would need another program
+                assert "repr(inputs[1]) == '3.14'" in strict.source
+            assert not check_source(strict.source, "triton", True), name
+            report = evaluator.submit(EvalRequest(strict, spec, platform.name, settings)).result()
+            assert report.status is Status.OK, f"{name}: {report.feedback}"
+
+
+def test_library_ops_are_recorded_in_every_spelling() -> None:
+    """Inductor writes fallback ops as `aten.x` or in full (`torch.ops.aten.x`, other namespaces)."""
+    code = (
+        "def call(self, args):\n"
+        "    arg0_1, arg1_1, arg2_1 = args\n"
+        "    args.clear()\n"
+        "    buf0 = torch.ops.aten._scaled_dot_product_efficient_attention.default("
+        "arg0_1, arg1_1, arg2_1, None, False)\n"
+        "    buf1 = buf0[0]\n"
+        "    buf2 = aten.view.dtype(buf1, torch.float32)\n"
+        "    buf3 = torch.ops.higher_order.flex_attention(buf2, arg1_1, arg2_1)\n"
+        "    return (buf3,)\n"
+    )
+    assert parse(code).library_calls == (
+        "torch.ops.aten._scaled_dot_product_efficient_attention.default",
+        "torch.ops.aten.view.dtype",
+        "torch.ops.higher_order.flex_attention",
+    )

@@ -51,7 +51,12 @@ class CompilerSeedOperator:
                     captured = capture(ctx.spec, shape, device)
                 programs.append(
                     ShapeProgram(
-                        shape.name, captured.input_shapes, captured.state_names, parse(captured.code)
+                        shape.name,
+                        captured.input_shapes,
+                        captured.state_names,
+                        parse(captured.code),
+                        captured.graph_inputs,
+                        captured.constants,
                     )
                 )
             except (CaptureError, Unsupported) as exc:

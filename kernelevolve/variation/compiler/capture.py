@@ -1,17 +1,20 @@
 """Inductor's generated wrapper module for a reference at one shape, captured at code generation.
 
 The reference is compiled as a function of explicit arguments, its parameters and buffers (in
-`named_parameters()` then `named_buffers()` order) followed by its inputs, so the generated `call`
-receives them in a known order. Code generation is stopped right after Inductor writes the module:
+`named_parameters()` then `named_buffers()` order) followed by its inputs. Dynamo keeps only the
+arguments the graph reads (an unused buffer or parameter is dropped) and bakes Python scalars in as
+constants, so the generated `call` receives a subset of them: which ones, in order, is recorded from
+the graph Dynamo hands Inductor. Code generation is stopped right after Inductor writes the module:
 nothing runs, so capturing on a GPU does not disturb measurements. On the CPU, Inductor is asked for
 Triton (instead of C++) code, which the Triton interpreter can run.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,9 +36,11 @@ class _Captured(Exception):
 class CapturedCode:
     shape: str
     input_shapes: tuple[tuple[int, ...], ...]  # of the tensor inputs, for dispatch at run time
-    state_names: tuple[str, ...]  # parameters then buffers, the first arguments of `call`
+    state_names: tuple[str, ...]  # parameters then buffers, the first flat arguments
     input_count: int
     code: str
+    graph_inputs: tuple[int, ...]  # positions in [*state, *inputs] of `call`'s arguments, in order
+    constants: tuple[tuple[int, Any], ...] = ()  # (input position, value): scalars baked into the code
 
 
 def capture(spec: KernelSpec, shape: ShapeCase, device: str) -> CapturedCode:
@@ -51,6 +56,10 @@ def capture(spec: KernelSpec, shape: ShapeCase, device: str) -> CapturedCode:
     state.update(model.named_buffers())
     names = tuple(state)
 
+    arguments = [*state.values(), *inputs]
+    graph_inputs: list[int] = []  # filled in by the backend
+    backend = _inductor_noting_inputs(arguments, graph_inputs)
+
     def flat_call(*flat: Any) -> Any:
         bound = dict(zip(names, flat[: len(names)], strict=True))
         return torch.func.functional_call(model, bound, tuple(flat[len(names) :]))
@@ -59,7 +68,7 @@ def capture(spec: KernelSpec, shape: ShapeCase, device: str) -> CapturedCode:
     sys.modules[module.__name__] = module  # Dynamo looks the forward's globals up by module name
     try:
         with _stop_after_codegen(device), torch.no_grad():
-            torch.compile(flat_call, fullgraph=False)(*state.values(), *inputs)
+            torch.compile(flat_call, fullgraph=False, backend=backend)(*arguments)
     except _Captured as done:
         code = done.code
     except Exception as exc:
@@ -75,7 +84,48 @@ def capture(spec: KernelSpec, shape: ShapeCase, device: str) -> CapturedCode:
     if "def call(" not in code:
         raise CaptureError("Inductor generated no wrapper module for this reference")
     shapes = tuple(tuple(t.shape) for t in inputs if isinstance(t, torch.Tensor))
-    return CapturedCode(shape.name, shapes, names, len(inputs), code)
+    constants = _baked_constants(inputs, {p - len(names) for p in graph_inputs})
+    return CapturedCode(shape.name, shapes, names, len(inputs), code, tuple(graph_inputs), constants)
+
+
+def _inductor_noting_inputs(flat: list[Any], graph_inputs: list[int]) -> Callable[..., Any]:
+    """Inductor as the backend, after noting which of `flat` the graph's inputs are, in order.
+
+    Dynamo hands the backend the real argument objects, so identity finds each one's position
+    (an input shared between positions is passed once, from its first).
+    """
+    from torch._inductor.compile_fx import compile_fx
+
+    def backend(graph: Any, example_inputs: list[Any]) -> Any:
+        graph_inputs[:] = [_position(value, flat) for value in example_inputs]
+        return compile_fx(graph, example_inputs)
+
+    return backend
+
+
+def _position(value: Any, flat: list[Any]) -> int:
+    for index, candidate in enumerate(flat):
+        if candidate is value:
+            return index
+    raise CaptureError(f"a graph input ({type(value).__name__}) is no parameter, buffer or input")
+
+
+def _baked_constants(inputs: list[Any], kept: set[int]) -> tuple[tuple[int, Any], ...]:
+    """Non-tensor inputs Dynamo made constants, where a literal can check them at run time."""
+    import torch
+
+    return tuple(
+        (index, value)
+        for index, value in enumerate(inputs)
+        if index not in kept and not isinstance(value, torch.Tensor) and _is_literal(value)
+    )
+
+
+def _is_literal(value: Any) -> bool:
+    try:
+        return bool(ast.literal_eval(repr(value)) == value)
+    except (ValueError, SyntaxError, TypeError):
+        return False
 
 
 def _example_inputs(module: Any, device: str, dtype: Any) -> list[Any]:

@@ -23,6 +23,9 @@ EXTERN_TO_TORCH = {
     "baddbmm": "torch.baddbmm",
     "convolution": "torch.convolution",
 }
+# Inductor's fallback (extern) ops: `aten.mm.default`, or any namespace spelled in full
+# (`torch.ops.aten._scaled_dot_product_efficient_attention.default`, `torch.ops.higher_order...`).
+LIBRARY_OP_PREFIXES = ("aten.", "torch.ops.")
 _AXIS = re.compile(r"\b([xyz])offset = tl\.program_id\((\d)\) \* ([XYZ]BLOCK)")
 _AXIS_OVERFLOW = re.compile(
     r"\b([xyz])offset = \(tl\.program_id\((\d)\) \+ tl\.program_id\((\d)\) \* tl\.num_programs\(\d\)\) \* ([XYZ]BLOCK)"
@@ -245,8 +248,13 @@ class _HostRewriter:
                     node.func = ast.parse(target, mode="eval").body
                     if target == "torch.convolution":
                         rewriter.convolutions.append(node)
-                elif func.startswith("aten."):
-                    rewriter.library.add("torch.ops." + func)
+                elif func.startswith(LIBRARY_OP_PREFIXES):
+                    rewriter.library.add(_library_op_name(func))
                 return node
 
         return Calls().visit(stmt)  # type: ignore[no-any-return]
+
+
+def _library_op_name(func: str) -> str:
+    """One spelling per op: `aten.x` and `torch.ops.aten.x` are the same call."""
+    return func if func.startswith("torch.ops.") else "torch.ops." + func

@@ -1,10 +1,12 @@
 """Write a standalone candidate from Inductor programs, one per benchmark shape.
 
 ModelNew's `__init__` is the reference's (copied, as the fusion seeds do), so its parameters and
-buffers match the reference's; `forward` passes them, then the inputs, to the program captured for
-the input shapes it is given. Kernels and their block sizes are per shape: Inductor specialises its
-code to the sizes, and so do we. Every block size and warp count is a module-level tunable with the
-values that keep the kernel valid (a dimension without a bounds mask only takes blocks dividing it).
+buffers match the reference's; `forward` hands them, then the inputs, to the program captured for
+the input shapes it is given, which passes on only those Inductor's code takes (Dynamo drops unused
+ones, and bakes scalar inputs in: dispatch checks those equal the captured values). Kernels and their
+block sizes are per shape: Inductor specialises its code to the sizes, and so do we. Every block size
+and warp count is a module-level tunable with the values that keep the kernel valid (a dimension
+without a bounds mask only takes blocks dividing it).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import ast
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from kernelevolve.variation.codegen.emit import reference_parts
 from kernelevolve.variation.compiler.own_conv import CONV_SOURCE, CONV_TUNABLES, OwnConv
@@ -54,6 +57,8 @@ class ShapeProgram:
     input_shapes: tuple[tuple[int, ...], ...]
     state_names: tuple[str, ...]
     program: Program
+    graph_inputs: tuple[int, ...] | None = None  # positions in [*state, *inputs] the call takes; None: all
+    constants: tuple[tuple[int, Any], ...] = ()  # (input position, value) baked into the program
 
 
 # libdevice functions with a tl.math equivalent: Triton's CPU interpreter runs only the latter.
@@ -101,7 +106,7 @@ def render(
     tunables: list[Tunable] = []
     kernel_blocks: list[str] = []
     call_blocks: list[str] = []
-    dispatch: list[tuple[tuple[int, ...], ...]] = []
+    dispatch: list[ShapeProgram] = []
     for index, shaped in enumerate(programs):
         suffix = f"_s{index}"
         renames = {k.name: k.name + suffix for k in shaped.program.kernels}
@@ -113,7 +118,7 @@ def render(
             kernel_blocks.append(_renamed(kernel_source, renames))
             kernel_blocks.append(_launcher(kernel, renames[kernel.name], prefix, {t.name for t in own}))
         call_blocks.append(_call_function(shaped, index, renames, own_kernels))
-        dispatch.append(shaped.input_shapes)
+        dispatch.append(shaped)
     uses_aten = any(c.startswith("torch.ops.aten") for p in programs for c in p.program.library_calls)
     calls = {c for p in programs for c in p.program.library_calls}
     gemm = [*GEMM_TUNABLES, GEMM_SOURCE] if own_kernels and calls - {"torch.convolution"} else []
@@ -141,7 +146,7 @@ def render(
     return source, {t.name: t.default for t in tunables}
 
 
-def _forward_body(forward_sig: str, dispatch: list[tuple[tuple[int, ...], ...]]) -> list[str]:
+def _forward_body(forward_sig: str, dispatch: list[ShapeProgram]) -> list[str]:
     """Direct calls per input shapes (not a table), so the static checks can follow the launches."""
     params = [a for a in ast.parse(f"def f({forward_sig}): pass").body[0].args.args[1:]]  # type: ignore[attr-defined]
     names = ", ".join(a.arg for a in params)
@@ -151,10 +156,10 @@ def _forward_body(forward_sig: str, dispatch: list[tuple[tuple[int, ...], ...]])
         "        args = [*[t for _, t in self.named_parameters()], *[t for _, t in self.named_buffers()], *inputs]",
         "        device = next(t.device for t in inputs if isinstance(t, torch.Tensor))",
     ]
-    for index, shapes in enumerate(dispatch):
+    for index, shaped in enumerate(dispatch):
         keyword = "if" if index == 0 else "elif"
         lines += [
-            f"        {keyword} key == {shapes!r}:",
+            f"        {keyword} {_dispatch_condition(shaped)}:",
             f"            outputs = _call_s{index}(args, device)",
         ]
     lines += [
@@ -163,6 +168,14 @@ def _forward_body(forward_sig: str, dispatch: list[tuple[tuple[int, ...], ...]])
         "        return outputs[0] if len(outputs) == 1 else outputs",
     ]
     return lines
+
+
+def _dispatch_condition(shaped: ShapeProgram) -> str:
+    """The input shapes, and the scalars baked into the program: another value needs another program."""
+    checks = [f"key == {shaped.input_shapes!r}"]
+    # compared as text: the static checks cannot tell a scalar input from a tensor one
+    checks += [f"repr(inputs[{index}]) == {repr(value)!r}" for index, value in shaped.constants]
+    return " and ".join(checks)
 
 
 def _call_function(shaped: ShapeProgram, index: int, renames: dict[str, str], own_kernels: bool) -> str:
@@ -184,11 +197,24 @@ def _call_function(shaped: ShapeProgram, index: int, renames: dict[str, str], ow
     lines = [
         f"def _call_s{index}(args, device):",
         f'    """Shape {shaped.shape}: state {list(shaped.state_names)}, then the inputs."""',
+        *_graph_inputs_selection(shaped),
         f"    {names}, = args",
     ]
     for statement in body:
         lines += ["    " + line for line in statement.splitlines()]
     return "\n".join(lines)
+
+
+def _graph_inputs_selection(shaped: ShapeProgram) -> list[str]:
+    """The line keeping only the arguments Inductor's call takes (Dynamo dropped the others)."""
+    if shaped.graph_inputs is None:
+        return []
+    if len(shaped.graph_inputs) != len(shaped.program.arg_names):
+        raise RenderError(
+            f"shape {shaped.shape}: the generated call takes {len(shaped.program.arg_names)} arguments, "
+            f"the captured graph {len(shaped.graph_inputs)}"
+        )
+    return [f"    args = [args[i] for i in {shaped.graph_inputs!r}]"]
 
 
 def _renamed(source: str, renames: dict[str, str]) -> str:

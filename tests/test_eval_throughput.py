@@ -165,3 +165,16 @@ def test_timing_inputs_seed_like_manual_seed_for_less() -> None:
         ours = torch.randn(8, device="cuda:0")
         torch.manual_seed(7)
         assert torch.equal(ours, torch.randn(8, device="cuda:0"))
+
+
+def test_precompile_before_the_lock_unless_forward_calls_a_library(add_kernel: Callable[..., str]) -> None:
+    """Permissive runs still compile own-kernel candidates unlocked; a library call would run on the GPU."""
+    own = Candidate(add_kernel(), "triton", "t")
+    library = Candidate(
+        add_kernel().replace("return out", "return torch.mm(out[:1, None], out[None, :1])[0]"), "triton", "t"
+    )
+    strict, permissive = EvalSettings(strict=True), EvalSettings(strict=False)
+    assert harness._precompiles("cuda:0", own, permissive) and harness._precompiles("cuda:0", own, strict)
+    assert harness._precompiles("cuda:0", library, strict)  # strict: the static checks reject it anyway
+    assert not harness._precompiles("cuda:0", library, permissive)
+    assert not harness._precompiles("cpu", own, strict)

@@ -27,6 +27,7 @@ from kernelevolve.eval.precompile import precompile
 from kernelevolve.eval.reference import ReferenceSpecError
 from kernelevolve.types import (
     Baseline,
+    Candidate,
     EvalReport,
     EvalRequest,
     EvalSettings,
@@ -231,7 +232,7 @@ def _run_stages(
 
     ref_module = reference.load_reference(spec.reference_source)
     dtype = reference.torch_dtype(spec.dtype)
-    if _precompiles(device, candidate.backend, settings):
+    if _precompiles(device, candidate, settings):
         with _phase(phases, "precompile"):
             precompile(model_new, ref_module, spec.shapes, settings.seed, device, dtype)
     with _device_held(device, phases):
@@ -244,9 +245,15 @@ def _run_stages(
     return {"status": Status.OK, "max_abs_error": max_error, "latency": latency, "flags": ()}
 
 
-def _precompiles(device: str, backend_name: str, settings: EvalSettings) -> bool:
-    """Compile before taking the device: Triton on a GPU, strict mode (no library work in forward)."""
-    return device.startswith("cuda") and backend_name == "triton" and settings.strict
+def _precompiles(device: str, candidate: Candidate, settings: EvalSettings) -> bool:
+    """Compile before taking the device: Triton on a GPU, when forward does no library work (which
+    would run on the GPU unlocked): in strict mode always, in permissive mode when the source passes
+    the strict checks."""
+    if not (device.startswith("cuda") and candidate.backend == "triton"):
+        return False
+    from kernelevolve.own_kernels import kernel_use
+
+    return settings.strict or kernel_use(candidate).own_kernels_only
 
 
 @contextlib.contextmanager

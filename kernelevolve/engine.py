@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kernelevolve.fitness import score
+from kernelevolve.fitness import CUT_SHORT_FLAG, score
 from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.interfaces import (
     Evaluator,
@@ -203,7 +203,10 @@ class Engine:
 
     # ------------------------------------------------------------ evaluation
     def _submit(self, candidate: Candidate) -> Future[EvalReport]:
-        request = EvalRequest(candidate, self.spec, self.platform.name, self.eval_settings)
+        incumbent = (
+            incumbent_ms(self.graph, self.spec, candidate) if self.eval_settings.race_margin > 0 else None
+        )
+        request = EvalRequest(candidate, self.spec, self.platform.name, self.eval_settings, incumbent)
         return self.evaluator.submit(request)
 
     def _record(self, candidate: Candidate, report: EvalReport) -> Node:
@@ -321,3 +324,25 @@ class Engine:
             log.warning(
                 "%d evaluation(s) still running at the end; they stay pending for a resume", len(not_done)
             )
+
+
+def incumbent_ms(graph: SearchGraph, spec: KernelSpec, candidate: Candidate) -> float | None:
+    """What racing measures `candidate` against: the median, at a one-shape spec's shape, of the best
+    fully timed kernel of its kind (same backend, own kernels only or not). Within its kind a raced
+    loser can then never be the best, so every reported kernel (best, best_strict, best of each
+    backend) keeps its full trial count."""
+    if len(spec.shapes) != 1:
+        return None
+    from kernelevolve.own_kernels import kernel_use
+
+    kind = (candidate.backend, kernel_use(candidate).own_kernels_only)
+    shape = spec.shapes[0].name
+    for node in graph.top(len(graph)):
+        report = node.report
+        if report is None or CUT_SHORT_FLAG in report.flags:
+            continue
+        if (node.candidate.backend, kernel_use(node.candidate).own_kernels_only) != kind:
+            continue
+        timing = report.latency.get(shape)
+        return timing.median_ms if timing is not None else None
+    return None

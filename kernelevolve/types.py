@@ -233,6 +233,11 @@ class EvalSettings:
     launch_cover_us: float = 100.0
     max_speedup: float = 50.0  # beyond this a result is re-verified on a fresh worker
     measure_compile_baseline: bool = True
+    # Racing (specs with one shape): a candidate whose median after `race_min_trials` timed calls is
+    # beyond `race_margin` x the best kernel of its kind stops there, flagged `timing_cut_short`. It
+    # can be neither best nor reported, and at KernelBench's sizes a call takes milliseconds. 0: off.
+    race_margin: float = 1.5
+    race_min_trials: int = 10
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -248,6 +253,9 @@ class EvalRequest:
     spec: KernelSpec
     platform: str
     settings: EvalSettings = EvalSettings()
+    # Median ms, at the spec's one shape, of the best kernel so far of this candidate's kind (backend,
+    # own kernels or not): what racing compares against. None: time every trial.
+    incumbent_ms: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -255,6 +263,7 @@ class EvalRequest:
             "spec": self.spec.to_json(),
             "platform": self.platform,
             "settings": self.settings.to_json(),
+            "incumbent_ms": self.incumbent_ms,
         }
 
     @staticmethod
@@ -264,6 +273,7 @@ class EvalRequest:
             spec=KernelSpec.from_json(data["spec"]),
             platform=data["platform"],
             settings=EvalSettings.from_json(data["settings"]),
+            incumbent_ms=data.get("incumbent_ms"),
         )
 
 

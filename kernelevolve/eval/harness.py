@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from kernelevolve.eval import correctness, device_lock, precision, reference, timers
 from kernelevolve.eval.precompile import precompile
 from kernelevolve.eval.reference import ReferenceSpecError
+from kernelevolve.fitness import CUT_SHORT_FLAG
 from kernelevolve.types import (
     Baseline,
     Candidate,
@@ -242,7 +243,9 @@ def _run_stages(
         latency = _timing_stage(
             request, platform, ref_module, model_new, device, dtype, backend, module_name, phases
         )
-    return {"status": Status.OK, "max_abs_error": max_error, "latency": latency, "flags": ()}
+    cut_short = any(stats.trials < settings.timing_trials for stats in latency.values())
+    flags = (CUT_SHORT_FLAG,) if cut_short else ()
+    return {"status": Status.OK, "max_abs_error": max_error, "latency": latency, "flags": flags}
 
 
 def _precompiles(device: str, candidate: Candidate, settings: EvalSettings) -> bool:
@@ -330,7 +333,7 @@ def _timing_stage(
             input_sets = _timing_inputs(ref_module, settings, index, device, dtype)
         try:
             with _phase(phases, "timing"):
-                latency[shape.name] = _time(models[1], input_sets, device, settings, platform)
+                latency[shape.name] = _time(models[1], input_sets, device, settings, platform, _race(request))
         except (Exception, SystemExit) as exc:
             raise _Stop(
                 _exception_fields(exc, backend, "run", f"timing ModelNew{where}", module_name)
@@ -489,6 +492,7 @@ def _time(
     device: str,
     settings: EvalSettings,
     platform: Platform,
+    race: timers.Race | None = None,
 ) -> TimingStats:
     return timers.time_callable(
         fn,
@@ -499,7 +503,19 @@ def _time(
         flush_l2=settings.flush_l2,
         l2_bytes=platform.l2_bytes,
         launch_cover_us=settings.launch_cover_us,
+        race=race,
     )
+
+
+def _race(request: EvalRequest) -> timers.Race | None:
+    """Racing against the incumbent of the candidate's kind, for one-shape specs only: with several
+    shapes a loser at one could still win the geomean, and must then be timed in full."""
+    settings = request.settings
+    if request.incumbent_ms is None or settings.race_margin <= 0 or len(request.spec.shapes) != 1:
+        return None
+    if settings.race_min_trials >= settings.timing_trials:
+        return None
+    return timers.Race(request.incumbent_ms * settings.race_margin, settings.race_min_trials)
 
 
 def measure_baselines(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kernelevolve.types import TimingStats
@@ -34,6 +35,18 @@ def bind_clocks() -> None:
 InputSource = Sequence[Sequence[Any]] | Callable[[int], Sequence[Any]]
 
 
+@dataclass(frozen=True)
+class Race:
+    """Stop timing a clear loser early: after `after_trials` calls, if their median is above this."""
+
+    give_up_above_ms: float
+    after_trials: int
+
+    def lost(self, samples_ms: list[float]) -> bool:
+        ordered = sorted(samples_ms)
+        return len(ordered) == self.after_trials and ordered[len(ordered) // 2] > self.give_up_above_ms
+
+
 def time_callable(
     fn: Callable[..., Any],
     input_sets: InputSource,
@@ -43,12 +56,14 @@ def time_callable(
     flush_l2: bool,
     l2_bytes: int,
     launch_cover_us: float = 0.0,
+    race: Race | None = None,
 ) -> TimingStats:
     """Median/mean/std over `trials` calls after `warmup` calls.
 
     `input_sets` is either pre-made input sets that the calls rotate through, or a function
     returning the inputs of call number i (warm-up calls first), so that every call can get fresh
-    contents and no result cache keyed by the inputs can skip the work.
+    contents and no result cache keyed by the inputs can skip the work. With `race`, timing stops
+    after `race.after_trials` calls if their median is already above `race.give_up_above_ms`.
     """
     if not callable(input_sets) and not input_sets:
         raise ValueError("time_callable needs at least one input set")
@@ -62,10 +77,10 @@ def time_callable(
         if torch.device(device).type == "cuda":
             flush_bytes = max(2 * l2_bytes, MIN_FLUSH_BYTES) if flush_l2 else 0
             samples, host = _time_cuda(
-                fn, inputs_for, torch.device(device), trials, warmup, flush_bytes, launch_cover_us
+                fn, inputs_for, torch.device(device), trials, warmup, flush_bytes, launch_cover_us, race
             )
             return TimingStats.from_samples(samples, "cuda_event", host)
-        return TimingStats.from_samples(_time_wall(fn, inputs_for, trials, warmup), "wall")
+        return TimingStats.from_samples(_time_wall(fn, inputs_for, trials, warmup, race), "wall")
 
 
 def input_getter(input_sets: InputSource) -> Callable[[int], Sequence[Any]]:
@@ -83,6 +98,7 @@ def _time_cuda(
     warmup: int,
     flush_bytes: int,
     launch_cover_us: float,
+    race: Race | None = None,
 ) -> tuple[list[float], list[float]]:
     """(GPU ms per call from CUDA events, host ms to issue each call)."""
     import torch
@@ -114,6 +130,11 @@ def _time_cuda(
         fn(*inputs)
         host.append(1e3 * (clock() - issued))
         record(ends[i])
+        if race is not None and i + 1 == race.after_trials:
+            synchronize(device)
+            so_far = [float(elapsed(starts[k], ends[k])) for k in range(i + 1)]
+            if race.lost(so_far):
+                return so_far, host
     synchronize(device)
     samples = [float(elapsed(start, end)) for start, end in zip(starts, ends, strict=True)]
     return samples, host
@@ -161,7 +182,11 @@ def sleep_cycles_per_us(device: Any) -> float:
 
 
 def _time_wall(
-    fn: Callable[..., Any], inputs_for: Callable[[int], Sequence[Any]], trials: int, warmup: int
+    fn: Callable[..., Any],
+    inputs_for: Callable[[int], Sequence[Any]],
+    trials: int,
+    warmup: int,
+    race: Race | None = None,
 ) -> list[float]:
     clock = _clocks.get("perf_counter", _perf_counter)
     for i in range(warmup):
@@ -172,4 +197,6 @@ def _time_wall(
         start = clock()
         fn(*inputs)
         samples.append(1e3 * (clock() - start))
+        if race is not None and race.lost(samples):
+            break
     return samples

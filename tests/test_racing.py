@@ -1,0 +1,118 @@
+"""Racing: a clear loser's timing stops early, only against the best kernel of its own kind."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+
+from kernelevolve.engine import incumbent_ms
+from kernelevolve.eval import harness, timers
+from kernelevolve.fitness import CUT_SHORT_FLAG
+from kernelevolve.graph import SearchGraph
+from kernelevolve.platforms import Platform
+from kernelevolve.types import (
+    Candidate,
+    EvalReport,
+    EvalRequest,
+    EvalSettings,
+    FitnessValue,
+    KernelSpec,
+    ShapeCase,
+    Status,
+    TimingStats,
+)
+
+SETTINGS = EvalSettings(
+    correctness_trials=1, timing_trials=12, warmup_trials=1, measure_compile_baseline=False, race_min_trials=3
+)
+
+
+def _slow_call(*_: object) -> None:
+    time.sleep(0.002)
+
+
+def test_timer_gives_up_on_a_loser_after_the_race_trials() -> None:
+    lost = timers.time_callable(
+        _slow_call,
+        [[]],
+        "cpu",
+        trials=12,
+        warmup=1,
+        flush_l2=False,
+        l2_bytes=0,
+        race=timers.Race(give_up_above_ms=1.0, after_trials=3),
+    )
+    assert lost.trials == 3 and lost.median_ms > 1.0
+    close = timers.time_callable(
+        _slow_call,
+        [[]],
+        "cpu",
+        trials=12,
+        warmup=1,
+        flush_l2=False,
+        l2_bytes=0,
+        race=timers.Race(give_up_above_ms=100.0, after_trials=3),
+    )
+    assert close.trials == 12
+
+
+def _request(
+    candidate: Candidate, spec: KernelSpec, platform: Platform, incumbent: float | None
+) -> EvalRequest:
+    return EvalRequest(candidate, spec, platform.name, SETTINGS, incumbent)
+
+
+def test_harness_races_one_shape_specs_only(
+    add_kernel: Callable[..., str],
+    add_spec: KernelSpec,
+    cpu_platform: Platform,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    candidate = Candidate(add_kernel(), "triton", "t")
+    one_shape = replace(add_spec, shapes=add_spec.shapes[:1])
+    raced = harness.evaluate(_request(candidate, one_shape, cpu_platform, 1e-9), cpu_platform)
+    assert raced.status is Status.OK and CUT_SHORT_FLAG in raced.flags
+    assert [t.trials for t in raced.latency.values()] == [3]
+    full = harness.evaluate(_request(candidate, one_shape, cpu_platform, None), cpu_platform)
+    assert CUT_SHORT_FLAG not in full.flags and [t.trials for t in full.latency.values()] == [12]
+    two_shapes = harness.evaluate(_request(candidate, add_spec, cpu_platform, 1e-9), cpu_platform)
+    assert CUT_SHORT_FLAG not in two_shapes.flags and {t.trials for t in two_shapes.latency.values()} == {12}
+    off = EvalRequest(candidate, one_shape, cpu_platform.name, replace(SETTINGS, race_margin=0.0), 1e-9)
+    assert CUT_SHORT_FLAG not in harness.evaluate(off, cpu_platform).flags
+
+
+def _node(graph: SearchGraph, candidate: Candidate, ms: float, flags: tuple[str, ...] = ()) -> None:
+    graph.add_candidate(candidate)
+    latency = {"default": TimingStats.from_samples([ms], "cuda_event")}
+    report = EvalReport(candidate_id=candidate.id, status=Status.OK, latency=latency, flags=flags)
+    graph.record(candidate.id, report, FitnessValue(True, 1.0 / ms))
+
+
+def test_incumbent_is_the_best_fully_timed_kernel_of_the_same_kind(add_kernel: Callable[..., str]) -> None:
+    spec = KernelSpec(
+        name="one", reference_source="", shapes=(ShapeCase("default"),), backends=("triton", "cute")
+    )
+    own = [Candidate(add_kernel() + f"\n# variant {k}\n", "triton", "t") for k in range(3)]
+    library = Candidate(
+        add_kernel().replace("return out", "return torch.mm(out[:1, None], out[None, :1])[0]"), "triton", "t"
+    )
+    graph = SearchGraph()
+    assert incumbent_ms(graph, spec, own[0]) is None  # nothing timed yet
+    _node(graph, library, 0.5)  # fastest overall, but it calls cuBLAS: not what own kernels race
+    _node(graph, own[0], 2.0)
+    _node(graph, own[1], 1.0, flags=(CUT_SHORT_FLAG,))  # cut short: never an incumbent
+    assert incumbent_ms(graph, spec, own[2]) == 2.0
+    assert incumbent_ms(graph, spec, library) == 0.5
+    assert incumbent_ms(graph, spec, replace(own[2], backend="cute")) is None
+    assert incumbent_ms(graph, replace(spec, shapes=(ShapeCase("a"), ShapeCase("b"))), own[2]) is None
+
+
+def test_requests_carry_the_incumbent_through_json(
+    add_kernel: Callable[..., str], add_spec: KernelSpec
+) -> None:
+    request = EvalRequest(Candidate(add_kernel(), "triton", "t"), add_spec, "cpu", SETTINGS, 0.25)
+    assert EvalRequest.from_json(request.to_json()) == request

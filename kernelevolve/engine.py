@@ -28,10 +28,13 @@ from kernelevolve.interfaces import (
     SelectionPolicy,
     TerminationRule,
 )
+from kernelevolve.outputs import best_strict
 from kernelevolve.platforms import Platform
 from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 
 log = logging.getLogger(__name__)
+
+STRICT_TURN = 3  # permissive runs: every third one-parent job tunes the best own-kernel node
 
 
 class Scheduler(Protocol):
@@ -110,6 +113,7 @@ class Engine:
         self.scheduler = scheduler
         self.termination = termination
         self.eval_settings = eval_settings
+        self._one_parent_jobs = 0
         self.backends = backends
         self.settings = settings
         self.on_report = on_report
@@ -197,9 +201,21 @@ class Engine:
             for arity in sorted(arities, key=lambda a: a == 0):  # parents first; generate-from-spec last
                 parent_sets = self.policy.select(self.graph, self.rng, 1, arity)
                 if parent_sets and len(parent_sets[0]) == arity:
-                    return operator, parent_sets[0]
+                    return operator, self._with_strict_turn(parent_sets[0])
             available.remove(operator)
         return None
+
+    def _with_strict_turn(self, parents: ParentSet) -> ParentSet:
+        """In a permissive run the policy follows the best kernel, usually one that keeps library
+        calls, and the best own-kernel one (what the strict result reports) would get no tuning: every
+        STRICT_TURN-th one-parent job goes to it instead."""
+        if self.eval_settings.strict or len(parents) != 1:
+            return parents
+        self._one_parent_jobs += 1
+        if self._one_parent_jobs % STRICT_TURN:
+            return parents
+        strict = best_strict(self.graph.top(len(self.graph)))
+        return (strict.id,) if strict is not None else parents
 
     # ------------------------------------------------------------ evaluation
     def _submit(self, candidate: Candidate) -> Future[EvalReport]:

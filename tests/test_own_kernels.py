@@ -250,3 +250,47 @@ def test_time_split_on_a_gpu_counts_our_kernel_and_cublas(tmp_path, monkeypatch)
     request = EvalRequest(Candidate(LIBRARY_SOURCE, "triton", "test"), spec, "h200", settings)
     summary = profile_request(request, load_platform("h200"), "cuda:0")
     assert summary is not None and 0 < summary["library_share"] < 1 and summary["shapes"]["default"]
+
+
+def test_permissive_runs_give_every_third_one_parent_job_to_the_best_own_kernel_node(
+    add_kernel, add_spec, cpu_platform
+) -> None:
+    from kernelevolve.engine import STRICT_TURN, Engine
+    from kernelevolve.graph import SearchGraph
+    from kernelevolve.types import Candidate, EvalReport, EvalSettings, FitnessValue, Status, TimingStats
+
+    own = Candidate(add_kernel(), "triton", "t")
+    library = Candidate(
+        add_kernel().replace("return out", "return torch.mm(out[:1, None], out[None, :1])[0]"), "triton", "t"
+    )
+    graph = SearchGraph()
+    for candidate, objective in ((own, 1.0), (library, 2.0)):  # the library node leads
+        graph.add_candidate(candidate)
+        latency = {"n64": TimingStats.from_samples([1.0 / objective], "wall")}
+        graph.record(
+            candidate.id, EvalReport(candidate.id, Status.OK, latency=latency), FitnessValue(True, objective)
+        )
+
+    def engine(strict: bool) -> Engine:
+        return Engine(
+            add_spec,
+            cpu_platform,
+            graph,
+            None,
+            [object()],
+            None,
+            None,
+            None,  # type: ignore[arg-type, list-item]
+            EvalSettings(strict=strict),
+            ("triton",),
+        )
+
+    permissive = engine(strict=False)
+    picks = [permissive._with_strict_turn((library.id,)) for _ in range(2 * STRICT_TURN)]
+    assert picks.count((own.id,)) == 2 and picks.count((library.id,)) == 2 * STRICT_TURN - 2
+    assert permissive._with_strict_turn((library.id, own.id)) == (
+        library.id,
+        own.id,
+    )  # two-parent jobs as chosen
+    strict = engine(strict=True)
+    assert all(strict._with_strict_turn((library.id,)) == (library.id,) for _ in range(2 * STRICT_TURN))

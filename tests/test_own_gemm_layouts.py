@@ -1,0 +1,138 @@
+"""Our Triton GEMM (compiler seeds, strict mode) on every operand layout and fp32 precision.
+
+The kernel runs under Triton's interpreter on CPU (tests/conftest.py); sizes are not multiples of the
+blocks, and the blocks are small enough for several tiles and K steps, so every mask is exercised.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import torch
+
+from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES
+from kernelevolve.variation.compiler.program import parse
+from kernelevolve.variation.compiler.render import ShapeProgram, render
+from kernelevolve.variation.tunables import apply_values, find_tunables
+
+H200 = Path(__file__).parent / "fixtures" / "inductor_h200"
+SMALL_BLOCKS = {"MM_BLOCK_M": 16, "MM_BLOCK_N": 32, "MM_BLOCK_K": 16, "MM_GROUP_M": 2}
+M, N, K = 37, 70, 45  # no block divides any of them
+
+
+def _gemm_module(tmp_path: Path, **values: object) -> ModuleType:
+    """GEMM_SOURCE as a module of its own: Triton reads kernel source from a real file."""
+    header = "import torch\nimport triton\nimport triton.language as tl\n"
+    source = apply_values("\n".join([header, *GEMM_TUNABLES, GEMM_SOURCE]), {**SMALL_BLOCKS, **values})
+    path = tmp_path / "own_gemm_candidate.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# Compiles (no launch) the kernel for sm_90 in a process of its own: Triton decides at import whether
+# it interprets, and the interpreter accepts code the compiler rejects (inconsistent return types).
+_HOPPER_BUILD = """
+import importlib.util, itertools, sys
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+spec = importlib.util.spec_from_file_location("candidate", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+kernel = module._ke_matmul_kernel
+for precision, a_t, b_t in itertools.product(["ieee", "tf32x3"], [False, True], [False, True]):
+    constants = dict(HAS_BIAS=True, PRECISION=precision, A_M_CONTIGUOUS=a_t, B_K_CONTIGUOUS=b_t,
+                     BLOCK_M=64, BLOCK_N=128, BLOCK_K=32, GROUP_M=8)
+    types = {n: "constexpr" if n in constants else "*fp32" if n.endswith("_ptr") else
+             "fp32" if n in ("alpha", "beta") else "i32" for n in kernel.arg_names}
+    indexed = {(kernel.arg_names.index(n),): v for n, v in constants.items()}
+    triton.compile(ASTSource(kernel, types, indexed), target=GPUTarget("cuda", 90, 32))
+"""
+
+
+def _operand(rows: int, cols: int, transposed: bool, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """A [rows, cols] operand, row-major or a transposed view (contiguous down its rows)."""
+    return torch.randn(cols, rows, dtype=dtype).t() if transposed else torch.randn(rows, cols, dtype=dtype)
+
+
+@pytest.mark.parametrize("precision", ["ieee", "tf32x3"])
+@pytest.mark.parametrize("a_transposed", [False, True], ids=["a_row_major", "a_m_contiguous"])
+@pytest.mark.parametrize("b_transposed", [False, True], ids=["b_row_major", "b_k_contiguous"])
+def test_matmul_matches_torch_on_every_layout(
+    tmp_path: Path, precision: str, a_transposed: bool, b_transposed: bool
+) -> None:
+    # The interpreter accepts "tf32x3" but computes every dot in fp32: this checks that the tunable
+    # compiles and launches, not 3xTF32's accuracy on tensor cores.
+    gemm = _gemm_module(tmp_path, MM_FP32_PRECISION=precision)
+    torch.manual_seed(0)
+    a, b = _operand(M, K, a_transposed), _operand(K, N, b_transposed)
+    assert gemm._rows_contiguous(a.stride(0), a.stride(1)) == a_transposed
+    assert gemm._rows_contiguous(b.stride(0), b.stride(1)) == b_transposed
+    torch.testing.assert_close(gemm._matmul(a, b), a @ b, atol=1e-4, rtol=1e-4)
+
+
+def test_linear_epilogue_with_a_transposed_weight(tmp_path: Path) -> None:
+    """nn.Linear as Inductor calls it: addmm(bias, x, reinterpret_tensor(w, (K, N), (1, K)))."""
+    gemm = _gemm_module(tmp_path)
+    torch.manual_seed(0)
+    x, weight, bias = torch.randn(M, K), torch.randn(N, K), torch.randn(N)
+    out = gemm._matmul(x, weight.t(), bias=bias, alpha=0.5, beta=2.0)
+    torch.testing.assert_close(
+        out, torch.addmm(bias, x, weight.t(), alpha=0.5, beta=2.0), atol=1e-4, rtol=1e-4
+    )
+
+
+def test_batched_operands_with_k_contiguous_b(tmp_path: Path) -> None:
+    gemm = _gemm_module(tmp_path)
+    torch.manual_seed(0)
+    a, b = torch.randn(3, M, K), torch.randn(3, N, K).transpose(1, 2)
+    out = torch.empty(3, M, N)
+    assert gemm._matmul(a, b, out=out) is out
+    torch.testing.assert_close(out, torch.bmm(a, b), atol=1e-4, rtol=1e-4)
+
+
+def test_half_precision_keeps_tritons_default_dot(tmp_path: Path) -> None:
+    """MM_FP32_PRECISION applies to fp32 only; fp16 launches with Triton's default input precision."""
+    gemm = _gemm_module(tmp_path, MM_FP32_PRECISION="ieee")
+    torch.manual_seed(0)
+    a, b = _operand(M, K, False, torch.float16), _operand(K, N, True, torch.float16)
+    expected = (a.float() @ b.float()).half()
+    torch.testing.assert_close(gemm._matmul(a, b), expected, atol=1e-2, rtol=1e-2)
+
+
+def test_fp32_precision_is_a_tunable_of_the_strict_seed() -> None:
+    """The seed for KernelBench L2/70 (nn.Linear through mm on a transposed weight) on the H200."""
+    reference = (
+        "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def __init__(self, i, o):\n"
+        "        super().__init__()\n        self.gemm = nn.Linear(i, o)\n\n    def forward(self, x):\n"
+        "        return x\n\ndef get_inputs():\n    return [torch.randn(2)]\n\n"
+        "def get_init_inputs():\n    return [2, 2]\n"
+    )
+    shaped = ShapeProgram("default", ((1,),), (), parse((H200 / "L2_70_0.py").read_text()))
+    source, _ = render(reference, [shaped], "L2_70", own_kernels=True)
+    tunables = {t.name: t for t in find_tunables(source)}
+    precision = tunables["MM_FP32_PRECISION"]
+    assert precision.declared and precision.value == "ieee" and precision.choices == ("ieee", "tf32x3")
+    tuned = find_tunables(apply_values(source, {"MM_FP32_PRECISION": "tf32x3"}))
+    assert {t.name: t.value for t in tuned}["MM_FP32_PRECISION"] == "tf32x3"
+
+
+def test_every_layout_and_precision_compiles_for_hopper(tmp_path: Path) -> None:
+    pytest.importorskip("triton.backends.nvidia.compiler")
+    _gemm_module(tmp_path)  # writes the candidate file
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["TRITON_CACHE_DIR"] = str(tmp_path / "triton_cache")
+    build = [sys.executable, "-c", _HOPPER_BUILD, str(tmp_path / "own_gemm_candidate.py")]
+    result = subprocess.run(build, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]

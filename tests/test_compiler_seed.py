@@ -369,3 +369,36 @@ def test_library_ops_are_recorded_in_every_spelling() -> None:
         "torch.ops.aten.view.dtype",
         "torch.ops.higher_order.flex_attention",
     )
+
+
+def test_gpu_convolutions_also_get_seeds_in_the_reference_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a GPU, Inductor wraps convolutions in channels-last conversions; a second capture with its
+    layout optimisation off gives seeds in the reference's own layout. (Captured here on the CPU, where
+    the option changes nothing, with the operator told it runs on a GPU.)"""
+    import dataclasses
+
+    from kernelevolve.variation.compiler import capture as capture_module
+
+    layouts: list[bool] = []
+    real_capture = capture_module.capture
+
+    def on_the_cpu(spec: KernelSpec, shape: object, device: str, layout_optimization: bool = True) -> object:
+        layouts.append(layout_optimization)
+        return real_capture(spec, shape, "cpu", layout_optimization)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(capture_module, "capture", on_the_cpu)
+    module, shape = CONV_CASES["conv2d_grouped"]
+    spec = KernelSpec(
+        name="conv", reference_source=CONV_REFERENCE.replace("MODULE", module).replace("SHAPE", shape)
+    )
+    gpu = dataclasses.replace(load_platform("cpu"), device="cuda")
+    seeds = CompilerSeedOperator().propose(_seed_context(spec, gpu))
+    assert layouts == [True, False]
+    assert {(c.metadata["own_kernels"], c.metadata.get("layout_optimization", True)) for c in seeds} == {
+        (False, True),
+        (True, True),
+        (False, False),
+        (True, False),
+    }
+    cpu_seeds = CompilerSeedOperator().propose(_seed_context(spec, load_platform("cpu")))
+    assert all("layout_optimization" not in c.metadata for c in cpu_seeds) and layouts == [True, False, True]

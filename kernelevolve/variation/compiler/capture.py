@@ -43,7 +43,9 @@ class CapturedCode:
     constants: tuple[tuple[int, Any], ...] = ()  # (input position, value): scalars baked into the code
 
 
-def capture(spec: KernelSpec, shape: ShapeCase, device: str) -> CapturedCode:
+def capture(
+    spec: KernelSpec, shape: ShapeCase, device: str, layout_optimization: bool = True
+) -> CapturedCode:
     """Generate Inductor's module for `spec` at `shape` on `device` ("cpu" or "cuda")."""
     import torch
 
@@ -67,7 +69,7 @@ def capture(spec: KernelSpec, shape: ShapeCase, device: str) -> CapturedCode:
     torch._dynamo.reset()
     sys.modules[module.__name__] = module  # Dynamo looks the forward's globals up by module name
     try:
-        with _stop_after_codegen(device), torch.no_grad():
+        with _stop_after_codegen(device, layout_optimization), torch.no_grad():
             torch.compile(flat_call, fullgraph=False, backend=backend)(*arguments)
     except _Captured as done:
         code = done.code
@@ -150,7 +152,7 @@ def _find_captured(exc: BaseException) -> str | None:
 
 
 @contextlib.contextmanager
-def _stop_after_codegen(device: str) -> Iterator[None]:
+def _stop_after_codegen(device: str, layout_optimization: bool = True) -> Iterator[None]:
     import torch._inductor.config as inductor_config
     from torch._inductor import graph
 
@@ -161,7 +163,13 @@ def _stop_after_codegen(device: str) -> Iterator[None]:
         value = result[0] if isinstance(result, tuple) else result
         raise _Captured(str(getattr(value, "value", value)))
 
-    patches: dict[str, Any] = {"compile_threads": 1, "fallback_random": True}
+    # layout_optimization=False keeps convolutions in the reference's layout (NCHW) where Inductor
+    # would convert to channels-last around them (GPU only), which is sometimes much slower.
+    patches: dict[str, Any] = {
+        "compile_threads": 1,
+        "fallback_random": True,
+        "layout_optimization": layout_optimization,
+    }
     with contextlib.ExitStack() as stack:
         if device == "cpu":
             patches["cpu_backend"] = "triton"

@@ -126,3 +126,13 @@ def add_spec() -> KernelSpec:
 @pytest.fixture(scope="session")
 def add_kernel() -> Callable[..., str]:
     return add_kernel_source
+
+
+def library_calling_kernel_source() -> str:
+    """The add kernel whose forward also hands work to cuBLAS: permissive-only (uses a library)."""
+    return add_kernel_source().replace("return out", "return torch.mm(out[:1, None], out[None, :1])[0]")
+
+
+@pytest.fixture(scope="session")
+def library_kernel() -> Callable[[], str]:
+    return library_calling_kernel_source

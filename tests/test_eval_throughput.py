@@ -167,12 +167,12 @@ def test_timing_inputs_seed_like_manual_seed_for_less() -> None:
         assert torch.equal(ours, torch.randn(8, device="cuda:0"))
 
 
-def test_precompile_before_the_lock_unless_forward_calls_a_library(add_kernel: Callable[..., str]) -> None:
+def test_precompile_before_the_lock_unless_forward_calls_a_library(
+    add_kernel: Callable[..., str], library_kernel: Callable[[], str]
+) -> None:
     """Permissive runs still compile own-kernel candidates unlocked; a library call would run on the GPU."""
     own = Candidate(add_kernel(), "triton", "t")
-    library = Candidate(
-        add_kernel().replace("return out", "return torch.mm(out[:1, None], out[None, :1])[0]"), "triton", "t"
-    )
+    library = Candidate(library_kernel(), "triton", "t")
     strict, permissive = EvalSettings(strict=True), EvalSettings(strict=False)
     assert harness._precompiles("cuda:0", own, permissive) and harness._precompiles("cuda:0", own, strict)
     assert harness._precompiles("cuda:0", library, strict)  # strict: the static checks reject it anyway

@@ -253,16 +253,14 @@ def test_time_split_on_a_gpu_counts_our_kernel_and_cublas(tmp_path, monkeypatch)
 
 
 def test_permissive_runs_give_every_third_one_parent_job_to_the_best_own_kernel_node(
-    add_kernel, add_spec, cpu_platform
+    add_kernel, library_kernel, add_spec, cpu_platform
 ) -> None:
     from kernelevolve.engine import STRICT_TURN, Engine
     from kernelevolve.graph import SearchGraph
     from kernelevolve.types import Candidate, EvalReport, EvalSettings, FitnessValue, Status, TimingStats
 
     own = Candidate(add_kernel(), "triton", "t")
-    library = Candidate(
-        add_kernel().replace("return out", "return torch.mm(out[:1, None], out[None, :1])[0]"), "triton", "t"
-    )
+    library = Candidate(library_kernel(), "triton", "t")
     graph = SearchGraph()
     for candidate, objective in ((own, 1.0), (library, 2.0)):  # the library node leads
         graph.add_candidate(candidate)

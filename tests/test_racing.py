@@ -34,29 +34,17 @@ def _slow_call(*_: object) -> None:
     time.sleep(0.002)
 
 
+def _timed_slow_call(give_up_above_ms: float) -> TimingStats:
+    race = timers.Race(give_up_above_ms=give_up_above_ms, after_trials=3)
+    return timers.time_callable(
+        _slow_call, [[]], "cpu", trials=12, warmup=1, flush_l2=False, l2_bytes=0, race=race
+    )
+
+
 def test_timer_gives_up_on_a_loser_after_the_race_trials() -> None:
-    lost = timers.time_callable(
-        _slow_call,
-        [[]],
-        "cpu",
-        trials=12,
-        warmup=1,
-        flush_l2=False,
-        l2_bytes=0,
-        race=timers.Race(give_up_above_ms=1.0, after_trials=3),
-    )
+    lost = _timed_slow_call(give_up_above_ms=1.0)
     assert lost.trials == 3 and lost.median_ms > 1.0
-    close = timers.time_callable(
-        _slow_call,
-        [[]],
-        "cpu",
-        trials=12,
-        warmup=1,
-        flush_l2=False,
-        l2_bytes=0,
-        race=timers.Race(give_up_above_ms=100.0, after_trials=3),
-    )
-    assert close.trials == 12
+    assert _timed_slow_call(give_up_above_ms=100.0).trials == 12
 
 
 def _request(
@@ -92,14 +80,14 @@ def _node(graph: SearchGraph, candidate: Candidate, ms: float, flags: tuple[str,
     graph.record(candidate.id, report, FitnessValue(True, 1.0 / ms))
 
 
-def test_incumbent_is_the_best_fully_timed_kernel_of_the_same_kind(add_kernel: Callable[..., str]) -> None:
+def test_incumbent_is_the_best_fully_timed_kernel_of_the_same_kind(
+    add_kernel: Callable[..., str], library_kernel: Callable[[], str]
+) -> None:
     spec = KernelSpec(
         name="one", reference_source="", shapes=(ShapeCase("default"),), backends=("triton", "cute")
     )
     own = [Candidate(add_kernel() + f"\n# variant {k}\n", "triton", "t") for k in range(3)]
-    library = Candidate(
-        add_kernel().replace("return out", "return torch.mm(out[:1, None], out[None, :1])[0]"), "triton", "t"
-    )
+    library = Candidate(library_kernel(), "triton", "t")
     graph = SearchGraph()
     assert incumbent_ms(graph, spec, own[0]) is None  # nothing timed yet
     _node(graph, library, 0.5)  # fastest overall, but it calls cuBLAS: not what own kernels race

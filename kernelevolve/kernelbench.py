@@ -135,6 +135,15 @@ EXACT_FAMILY_FORMS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str,
         ("x",),
         ("return self.maxpool(x)",),
     ),
+    "max_pool3d": (
+        ("kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"),
+        (
+            "self.maxpool = nn.MaxPool3d(kernel_size=kernel_size, stride=stride, padding=padding, "
+            "dilation=dilation, return_indices=return_indices, ceil_mode=ceil_mode)",
+        ),
+        ("x",),
+        ("return self.maxpool(x)",),
+    ),
     "avg_pool1d": (
         ("kernel_size", "stride", "padding"),
         ("self.avg_pool = nn.AvgPool1d(kernel_size=kernel_size, stride=stride, padding=padding)",),
@@ -144,6 +153,12 @@ EXACT_FAMILY_FORMS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str,
     "avg_pool2d": (
         ("kernel_size", "stride", "padding"),
         ("self.avg_pool = nn.AvgPool2d(kernel_size=kernel_size, stride=stride, padding=padding)",),
+        ("x",),
+        ("return self.avg_pool(x)",),
+    ),
+    "avg_pool3d": (
+        ("kernel_size", "stride", "padding"),
+        ("self.avg_pool = nn.AvgPool3d(kernel_size=kernel_size, stride=stride, padding=padding)",),
         ("x",),
         ("return self.avg_pool(x)",),
     ),

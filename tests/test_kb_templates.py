@@ -1,7 +1,7 @@
 """Family templates for KernelBench level-1 problems our fusion compiler does not cover.
 
-Argmax/argmin over a dim (51, 52), the cumsum family (89-92) and 1D/2D max/avg pooling (41, 42,
-44, 45): each problem is tagged with its template's family, finds the template, and the template
+Argmax/argmin over a dim (51, 52), the cumsum family (89-92) and 1D/2D/3D max/avg pooling (41-46):
+each problem is tagged with its template's family, finds the template, and the template
 matches the reference (fp32, 1e-4) at its CPU-scaled size and at other sizes and constructor
 arguments under the Triton interpreter. One problem also goes through the real harness.
 """
@@ -9,6 +9,7 @@ arguments under the Triton interpreter. One problem also goes through the real h
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,17 @@ CASES: dict[int, tuple[str, list[tuple[dict[str, Any], list[Any] | None, dict[st
     45: ("avg_pool2d", [({"batch_size": 2, "channels": 3, "height": 23, "width": 17}, [3, None, 1], {}),
                         ({"batch_size": 1, "channels": 2, "height": 11, "width": 15}, [(3, 4), (2, 3), (1, 2)],
                          {"BLOCK_SIZE": 32})]),
+    # Dilated and ceil-mode windows partly in the padding or past the input; indices; per-dim tuples.
+    43: ("max_pool3d", [({"batch_size": 2, "channels": 3, "dim1": 9, "dim2": 8, "dim3": 11},
+                         [3, 2, 1, 3, False, True], {"BLOCK_SIZE": 64}),
+                        ({"batch_size": 1, "channels": 2, "dim1": 7, "dim2": 9, "dim3": 10},
+                         [(3, 2, 2), (2, 1, 3), (1, 0, 1), (2, 1, 1), True, True], {"BLOCK_SIZE": 32}),
+                        ({"batch_size": 2, "channels": 2, "dim1": 6, "dim2": 5, "dim3": 7},
+                         [2, None, 1, 1, True, False], {"BLOCK_SIZE": 16})]),
+    46: ("avg_pool3d", [({"batch_size": 2, "channels": 3, "depth": 7, "height": 8, "width": 9}, [3, 2, 1],
+                         {"BLOCK_SIZE": 64}),
+                        ({"batch_size": 1, "channels": 2, "depth": 9, "height": 6, "width": 7},
+                         [(3, 2, 4), (2, 1, 3), (1, 0, 2)], {"BLOCK_SIZE": 32})]),
 }  # fmt: skip
 
 needs_kernelbench = pytest.mark.skipif(
@@ -148,6 +160,61 @@ def test_argreduce_ties_keep_the_first_index(interpreter: None, problem_id: int,
     # Few distinct values: every line has many equal extremes, some in later chunks.
     x = torch.randint(0, 3, (3, 40, 6), generator=torch.Generator().manual_seed(2)).float()
     _compare(problem, template, {}, [dim], {"BLOCK_SIZE": 16, "COL_BLOCK": 4}, [x])
+
+
+@needs_kernelbench
+@pytest.mark.parametrize(("problem_id", "family", "other"), [(43, "max_pool3d", "avg_pool3d"),
+                                                             (46, "avg_pool3d", "max_pool3d")])  # fmt: skip
+def test_3d_pooling_problems_get_their_family_tag(problem_id: int, family: str, other: str) -> None:
+    tags = problem_tags(_problem(problem_id))
+    assert family in tags and "pooling" in tags and other not in tags
+
+
+def _pool3d_candidate(problem_id: int, tunables: dict[str, Any]) -> Any:
+    template = _template(_problem(problem_id), CASES[problem_id][0])
+    return _BACKEND.load(apply_values(template.source, tunables), f"kb_template_{next(_counter)}")
+
+
+@needs_kernelbench
+@pytest.mark.parametrize(("sizes", "kernel", "stride", "padding"), [((8, 9, 10), 4, 3, 2),
+                                                                   ((11, 6, 7), (5, 2, 4), (4, 1, 3), (2, 1, 2))])  # fmt: skip
+def test_avg_pool3d_ceil_mode_divides_by_the_window_clipped_to_the_padded_input(
+    interpreter: None, sizes: tuple[int, ...], kernel: Any, stride: Any, padding: Any
+) -> None:
+    candidate = _pool3d_candidate(46, {"BLOCK_SIZE": 32})
+    x = torch.rand((2, 3, *sizes), generator=torch.Generator().manual_seed(3))
+    volume = kernel**3 if isinstance(kernel, int) else kernel[0] * kernel[1] * kernel[2]
+    expected = torch.nn.AvgPool3d(kernel, stride, padding, ceil_mode=True)(x)
+    by_volume = torch.nn.AvgPool3d(kernel, stride, padding, ceil_mode=True, divisor_override=volume)(x)
+    assert not torch.allclose(expected, by_volume), "no window runs past the padded input: case tests nothing"
+    got = candidate.ModelNew(kernel, stride, padding, True)(x)
+    assert got.shape == expected.shape
+    torch.testing.assert_close(got, expected, atol=1e-6, rtol=1e-5)
+
+
+@needs_kernelbench
+def test_max_pool3d_ties_keep_the_first_tap_and_nan_wins(interpreter: None) -> None:
+    candidate = _pool3d_candidate(43, {"BLOCK_SIZE": 32})
+    x = torch.randint(0, 3, (2, 3, 6, 7, 8), generator=torch.Generator().manual_seed(4)).float()
+    x[0, 1, 2, 3, 4] = x[1, 0, 3, 3, 3] = x[1, 0, 3, 3, 4] = float("nan")
+    args = (3, 2, 1, 2, True, True)
+    (want, want_indices), (got, got_indices) = torch.nn.MaxPool3d(*args)(x), candidate.ModelNew(*args)(x)
+    torch.testing.assert_close(got, want, equal_nan=True)
+    assert torch.equal(got_indices, want_indices)
+
+
+@needs_kernelbench
+@pytest.mark.parametrize("problem_id", [43, 46])
+def test_3d_pooling_int64_indexing_matches(interpreter: None, problem_id: int) -> None:
+    """The int64 path serves outputs or planes past 2**31 elements; a zero limit forces it at small sizes."""
+    family, cases = CASES[problem_id]
+    problem = _problem(problem_id)
+    template = _template(problem, family)
+    limit = "INT32_MAX = 2**31 - 1"
+    assert template.source.count(limit) == 1
+    wide = replace(template, source=template.source.replace(limit, "INT32_MAX = 0"))
+    for sizes, init, tunables in cases[:2]:
+        _compare(problem, wide, sizes, init, tunables)
 
 
 @needs_kernelbench

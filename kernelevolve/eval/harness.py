@@ -542,36 +542,48 @@ def _measure_baselines(
     ref_module: ModuleType,
     dtype: Any,
 ) -> dict[str, Baseline]:
-    import torch
-
     baselines: dict[str, Baseline] = {}
     for index, shape in enumerate(spec.shapes):
-        reference.apply_shape(ref_module, shape)
-        model = reference.build_model(ref_module.Model, ref_module, settings.seed, device, dtype)
+        # One shape at a time under the lock: other children may run between shapes. torch.compile's
+        # first call compiles and then runs a forward pass, which must not overlap anyone's timing
+        # (an inflated eager baseline elsewhere would inflate that run's speedups), so it stays inside.
         with _device_held(device, {}):
-            input_sets = _timing_inputs(ref_module, settings, index, device, dtype)
-            eager = _time(model, input_sets, device, settings, platform)
-        compiled: TimingStats | None = None
-        compile_error = ""
-        if settings.measure_compile_baseline:
-            try:
-                _compile_in_process()
-                torch._dynamo.reset()  # fresh compile per shape: no dynamic-shape recompiles
-                compiled_model = torch.compile(model)
-                # Compiling (seconds to minutes of CPU) leaves the GPU to other children; only its
-                # first call runs there unlocked, one forward pass that a median of 100 trials absorbs.
-                with torch.no_grad():
-                    compiled_model(*timers.input_getter(input_sets)(0))
-                with _device_held(device, {}):
-                    compiled = _time(compiled_model, input_sets, device, settings, platform)
-            except Exception as exc:
-                compile_error = f"{type(exc).__name__}: {str(exc).strip()[:2000]}"
-                log.warning(
-                    "torch.compile baseline failed for %s/%s: %s", spec.name, shape.name, compile_error
-                )
-        baselines[shape.name] = Baseline(eager=eager, compiled=compiled, compile_error=compile_error)
-        del model, input_sets
+            baselines[shape.name] = _shape_baseline(
+                spec, platform, settings, device, ref_module, dtype, index
+            )
     return baselines
+
+
+def _shape_baseline(
+    spec: KernelSpec,
+    platform: Platform,
+    settings: EvalSettings,
+    device: str,
+    ref_module: ModuleType,
+    dtype: Any,
+    index: int,
+) -> Baseline:
+    import torch
+
+    shape = spec.shapes[index]
+    reference.apply_shape(ref_module, shape)
+    model = reference.build_model(ref_module.Model, ref_module, settings.seed, device, dtype)
+    input_sets = _timing_inputs(ref_module, settings, index, device, dtype)
+    eager = _time(model, input_sets, device, settings, platform)
+    compiled: TimingStats | None = None
+    compile_error = ""
+    if settings.measure_compile_baseline:
+        try:
+            _compile_in_process()
+            torch._dynamo.reset()  # fresh compile per shape: no dynamic-shape recompiles
+            compiled_model = torch.compile(model)
+            with torch.no_grad():
+                compiled_model(*timers.input_getter(input_sets)(0))
+            compiled = _time(compiled_model, input_sets, device, settings, platform)
+        except Exception as exc:
+            compile_error = f"{type(exc).__name__}: {str(exc).strip()[:2000]}"
+            log.warning("torch.compile baseline failed for %s/%s: %s", spec.name, shape.name, compile_error)
+    return Baseline(eager=eager, compiled=compiled, compile_error=compile_error)
 
 
 def _compile_in_process() -> None:

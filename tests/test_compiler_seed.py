@@ -73,7 +73,7 @@ def test_h200_inductor_code_becomes_a_candidate(name: str) -> None:
     assert not check_source(source, "triton", False)
     declared = {t.name for t in find_tunables(source) if t.declared}
     assert declared == set(params) and any(n.endswith("_WARPS") for n in declared)
-    if library:  # matmuls and 2-D convolutions: our own kernels in their place pass strict mode
+    if library:  # matmuls and convolutions: our own kernels in their place pass strict mode
         own, _ = render(reference, [shaped], name, own_kernels=True)
         assert not check_source(own, "triton", True)
         assert ("_conv(" in own) == ("torch.convolution" in library)

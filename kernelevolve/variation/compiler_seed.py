@@ -16,12 +16,12 @@ from typing import Any
 
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.types import Candidate
+from kernelevolve.variation.compiler.own_conv import CONVOLUTION
 from kernelevolve.variation.tracing import TRACING_LOCK
 
 log = logging.getLogger(__name__)
 
 BACKEND = "triton"
-CONVOLUTION = "torch.convolution"  # how program.parse names Inductor's convolution calls
 
 
 class CompilerSeedOperator:
@@ -62,9 +62,8 @@ class CompilerSeedOperator:
         library = tuple(sorted({c for p in programs for c in p.program.library_calls}))
         kernels = sum(len(p.program.kernels) for p in programs)
         # As Inductor has it (library calls kept: permissive mode), and, where its library calls are
-        # matmuls and 2-D convolutions, with our Triton GEMM / convolution in their place (strict mode).
-        convolutions_2d = all(p.program.convolutions_2d for p in programs)
-        own_possible = substitutable(library, convolutions_2d)
+        # matmuls and convolutions, with our Triton GEMM / convolution in their place (strict mode).
+        own_possible = substitutable(library, all(p.program.convolutions_substitutable for p in programs))
         if kernels == 0 and not own_possible:  # Inductor only calls the library: nothing of ours to offer
             log.info("compiler_seed: no seed for %s: Inductor writes no Triton kernel for it", ctx.spec.name)
             return []

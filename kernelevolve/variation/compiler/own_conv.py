@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 
+CONVOLUTION = "torch.convolution"  # how the host steps spell a library convolution (program.parse)
+
 CONV_TUNABLES = (
     "CONV_BLOCK_M = 64  # tune: 32, 64, 128",
     "CONV_BLOCK_N = 32  # tune: 16, 32, 64, 128",
@@ -161,7 +163,7 @@ class OwnConv(ast.NodeTransformer):
 
     def visit_Assign(self, node: ast.Assign) -> ast.AST:
         call = node.value
-        if not (isinstance(call, ast.Call) and ast.unparse(call.func) == "torch.convolution"):
+        if not (isinstance(call, ast.Call) and ast.unparse(call.func) == CONVOLUTION):
             return node
         names = [
             "input",

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 
+from kernelevolve.variation.compiler.own_conv import CONVOLUTION
+
 SUBSTITUTED = ("torch.mm", "torch.addmm", "torch.bmm", "torch.baddbmm")
 
 GEMM_TUNABLES = (
@@ -129,10 +131,10 @@ def _matmul(a, b, out=None, bias=None, alpha=1, beta=1):
 '''
 
 
-def substitutable(library_calls: tuple[str, ...], convolutions_2d: bool = True) -> bool:
-    """Whether every library call can become our own kernel (GEMM, or 2-D convolution)."""
+def substitutable(library_calls: tuple[str, ...], convolutions_substitutable: bool = True) -> bool:
+    """Whether every library call can become our own kernel (GEMM, or convolution of 1-3 dimensions)."""
     return bool(library_calls) and all(
-        call in SUBSTITUTED or (call == "torch.convolution" and convolutions_2d) for call in library_calls
+        call in SUBSTITUTED or (call == CONVOLUTION and convolutions_substitutable) for call in library_calls
     )
 
 

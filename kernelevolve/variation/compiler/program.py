@@ -12,7 +12,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from kernelevolve.variation.compiler.own_conv import conv_substitutable
+from kernelevolve.variation.compiler.own_conv import CONVOLUTION, conv_substitutable
 
 SUPPORTED_KINDS = ("pointwise", "reduction", "persistent_reduction")  # scans are reductions here
 # Inductor's extern kernels and the torch function that does the same (library work: permissive mode).
@@ -21,7 +21,7 @@ EXTERN_TO_TORCH = {
     "bmm": "torch.bmm",
     "addmm": "torch.addmm",
     "baddbmm": "torch.baddbmm",
-    "convolution": "torch.convolution",
+    "convolution": CONVOLUTION,
 }
 # Inductor's fallback (extern) ops: `aten.mm.default`, or any namespace spelled in full
 # (`torch.ops.aten._scaled_dot_product_efficient_attention.default`, `torch.ops.higher_order...`).
@@ -65,7 +65,7 @@ class Program:
     body: tuple[ast.stmt, ...]  # the call's steps after the argument unpacking, rewritten
     library_calls: tuple[str, ...]  # torch functions used for work (mm, convolution, aten ops)
     layouts: dict[str, tuple[str, str]] = field(default_factory=dict)  # buffer -> (size, stride) asserted
-    convolutions_2d: bool = True  # every convolution call is one our kernel handles (1-3 spatial dims)
+    convolutions_substitutable: bool = True  # every convolution call is one our kernel handles (1-3-D)
 
 
 def parse(code: str) -> Program:
@@ -246,7 +246,7 @@ class _HostRewriter:
                         raise Unsupported(f"library call {func} has no torch equivalent here")
                     rewriter.library.add(target)
                     node.func = ast.parse(target, mode="eval").body
-                    if target == "torch.convolution":
+                    if target == CONVOLUTION:
                         rewriter.convolutions.append(node)
                 elif func.startswith(LIBRARY_OP_PREFIXES):
                     rewriter.library.add(_library_op_name(func))

@@ -1,12 +1,12 @@
 """Write a standalone candidate from Inductor programs, one per benchmark shape.
 
-ModelNew's `__init__` is the reference's (copied, as the fusion seeds do), so its parameters and
-buffers match the reference's; `forward` hands them, then the inputs, to the program captured for
-the input shapes it is given, which passes on only those Inductor's code takes (Dynamo drops unused
-ones, and bakes scalar inputs in: dispatch checks those equal the captured values). Kernels and their
-block sizes are per shape: Inductor specialises its code to the sizes, and so do we. Every block size
-and warp count is a module-level tunable with the values that keep the kernel valid (a dimension
-without a bounds mask only takes blocks dividing it).
+ModelNew's `__init__` (with the methods it calls) is the reference's, copied as the fusion seeds do,
+so its parameters and buffers match the reference's; `forward` hands them, then the inputs, to the
+program captured for the input shapes it is given, which passes on only those Inductor's code takes
+(Dynamo drops unused ones, and bakes scalar inputs in: dispatch checks those equal the captured
+values). Kernels and their block sizes are per shape: Inductor specialises its code to the sizes, and
+so do we. Every block size and warp count is a module-level tunable with the values that keep the
+kernel valid (a dimension without a bounds mask only takes blocks dividing it).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernelevolve.variation.codegen.emit import reference_parts
-from kernelevolve.variation.compiler.own_conv import CONV_SOURCE, CONV_TUNABLES, OwnConv
+from kernelevolve.variation.codegen.kernels import Tunable
+from kernelevolve.variation.compiler.own_conv import CONV_SOURCE, CONV_TUNABLES, CONVOLUTION, OwnConv
 from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES, OwnGemm
 from kernelevolve.variation.compiler.program import Axis, Kernel, Program
 
@@ -39,16 +40,6 @@ def _grid_axis(blocks):
         return blocks, 1
     return 65535, triton.cdiv(blocks, 65535)
 '''
-
-
-@dataclass(frozen=True)
-class Tunable:
-    name: str
-    default: int
-    choices: tuple[int, ...]
-
-    def line(self) -> str:
-        return f"{self.name} = {self.default}  # tune: {', '.join(str(c) for c in self.choices)}"
 
 
 @dataclass(frozen=True)
@@ -100,9 +91,9 @@ def render(
     own_kernels: bool = False,
 ) -> tuple[str, dict[str, int]]:
     """(candidate source, tunables and their defaults); `interpreter` for the CPU platform;
-    `own_kernels` puts our Triton GEMM and 2-D convolution in place of the library calls
+    `own_kernels` puts our Triton GEMM and convolution in place of the library calls
     (`own_gemm.substitutable`)."""
-    prelude, bases, init_src, forward_sig = reference_parts(reference_source)
+    prelude, bases, class_body, forward_sig = reference_parts(reference_source)
     tunables: list[Tunable] = []
     kernel_blocks: list[str] = []
     call_blocks: list[str] = []
@@ -121,8 +112,8 @@ def render(
         dispatch.append(shaped)
     uses_aten = any(c.startswith("torch.ops.aten") for p in programs for c in p.program.library_calls)
     calls = {c for p in programs for c in p.program.library_calls}
-    gemm = [*GEMM_TUNABLES, GEMM_SOURCE] if own_kernels and calls - {"torch.convolution"} else []
-    if own_kernels and "torch.convolution" in calls:
+    gemm = [*GEMM_TUNABLES, GEMM_SOURCE] if own_kernels and calls - {CONVOLUTION} else []
+    if own_kernels and CONVOLUTION in calls:
         gemm += [*CONV_TUNABLES, CONV_SOURCE]
     lines = [
         f'"""Inductor\'s Triton kernels for {title}, launched by ModelNew itself (compiler_seed)."""',
@@ -139,7 +130,7 @@ def render(
     for block in kernel_blocks + call_blocks:
         lines += ["", "", block.rstrip("\n")]
     lines += ["", f"class ModelNew({bases}):"]
-    lines += ["    " + line if line else "" for line in init_src.splitlines()]
+    lines += ["    " + line if line else "" for line in class_body.splitlines()]
     lines += ["", f"    def forward({forward_sig}):", *_forward_body(forward_sig, dispatch)]
     source = "\n".join(lines) + "\n"
     ast.parse(source)  # a rendering bug must surface here, not as a candidate's compile error

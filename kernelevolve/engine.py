@@ -214,7 +214,7 @@ class Engine:
         self._one_parent_jobs += 1
         if self._one_parent_jobs % STRICT_TURN:
             return parents
-        strict = best_strict(self.graph.top(len(self.graph)))
+        strict = best_strict(self.graph)
         return (strict.id,) if strict is not None else parents
 
     # ------------------------------------------------------------ evaluation
@@ -351,14 +351,16 @@ def incumbent_ms(graph: SearchGraph, spec: KernelSpec, candidate: Candidate) -> 
         return None
     from kernelevolve.own_kernels import kernel_use
 
-    kind = (candidate.backend, kernel_use(candidate).own_kernels_only)
-    shape = spec.shapes[0].name
-    for node in graph.top(len(graph)):
-        report = node.report
-        if report is None or CUT_SHORT_FLAG in report.flags:
-            continue
-        if (node.candidate.backend, kernel_use(node.candidate).own_kernels_only) != kind:
-            continue
-        timing = report.latency.get(shape)
-        return timing.median_ms if timing is not None else None
-    return None
+    def kind(of: Candidate) -> tuple[str, bool]:
+        return of.backend, kernel_use(of).own_kernels_only
+
+    wanted = kind(candidate)
+    incumbent = graph.best_where(
+        lambda node: (
+            node.report is not None
+            and CUT_SHORT_FLAG not in node.report.flags
+            and kind(node.candidate) == wanted
+        )
+    )
+    timing = incumbent.report.latency.get(spec.shapes[0].name) if incumbent and incumbent.report else None
+    return timing.median_ms if timing is not None else None

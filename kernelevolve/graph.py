@@ -20,6 +20,7 @@ import os
 import pathlib
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -178,8 +179,11 @@ class SearchGraph:
         return [n for n in self.nodes() if not n.evaluated]
 
     def best(self) -> Node | None:
-        feasible = self.feasible()
-        return max(feasible, key=_rank) if feasible else None
+        return self.best_where(lambda node: True)
+
+    def best_where(self, accepts: Callable[[Node], bool]) -> Node | None:
+        """The best feasible node that `accepts` takes (ties broken as `top` orders them)."""
+        return max((n for n in self.feasible() if accepts(n)), key=_rank, default=None)
 
     def top(self, k: int) -> list[Node]:
         return sorted(self.feasible(), key=_rank, reverse=True)[: max(k, 0)]

@@ -123,12 +123,11 @@ def build_results(
         results["best"] = _node_summary(best, baselines)
     # In a permissive run `best` may call PyTorch's libraries; this is the best that a strict run
     # would have accepted (the same node in a strict run).
-    ranked = graph.top(len(graph))  # feasible nodes, best first, ties as graph.best() breaks them
-    strict = best_strict(ranked)
+    strict = best_strict(graph)
     results["best_strict"] = _node_summary(strict, baselines) if strict is not None else None
     # The best verified kernel of each backend, so a CuTe winner is visible beside the Triton one.
     by_backend: dict[str, Node] = {}
-    for node in ranked:
+    for node in graph.top(len(graph)):  # feasible nodes, best first
         by_backend.setdefault(node.candidate.backend, node)
     results["best_by_backend"] = {
         backend: _node_summary(node, baselines) for backend, node in sorted(by_backend.items())
@@ -162,10 +161,9 @@ def _node_summary(node: Node, baselines: dict[str, Baseline]) -> dict[str, Any]:
     }
 
 
-def best_strict(ranked: list[Node]) -> Node | None:
-    """The first of `ranked` (feasible nodes, best first: `SearchGraph.top`) whose source passes the
-    strict static checks (own kernels only)."""
-    return next((node for node in ranked if kernel_use(node.candidate).own_kernels_only), None)
+def best_strict(graph: SearchGraph) -> Node | None:
+    """The best feasible node whose source passes the strict static checks (own kernels only)."""
+    return graph.best_where(lambda node: kernel_use(node.candidate).own_kernels_only)
 
 
 def write_results(run_dir: Path, results: dict[str, Any]) -> Path:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.sweep_summary import MODES, format_own
+from kernelevolve.sweep_summary import MODES, format_own, metric_groups
 from kernelevolve.sweep_summary import format_ms as _ms
 from kernelevolve.sweep_summary import format_percent as _pct
 from kernelevolve.sweep_summary import format_speedup as _x
@@ -330,9 +330,7 @@ def _permissive_cells(row: Mapping[str, Any]) -> list[str]:
 
 
 def _mode_sections(metrics: Mapping[str, Any], mode_label: str, fast_p: Sequence[str]) -> list[str]:
-    groups = [("overall", metrics["overall"])] + [
-        (f"level {k}", v) for k, v in (metrics.get("levels") or {}).items()
-    ]
+    groups = metric_groups(metrics)
     return [
         f"<h2>{_e(mode_label[0].upper() + mode_label[1:])}: against {label}</h2>"
         + _table(
@@ -363,8 +361,7 @@ def render_sweep_report(sweep_dir: Path | str) -> str:
     groups = [
         (f"{name} ({mode})" if len(modes) > 1 else name, metrics)
         for mode, metrics_of_mode in modes.items()
-        for name, metrics in [("overall", metrics_of_mode["overall"])]
-        + [(f"level {k}", v) for k, v in (metrics_of_mode.get("levels") or {}).items()]
+        for name, metrics in metric_groups(metrics_of_mode)
     ]
     settings = summary.get("settings") or {}
     sections = []

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -146,10 +146,10 @@ def summarize(records: list[dict[str, Any]], selected: list[str] | None = None) 
                 )
             }
             | {
-                "strict_speedup_vs_eager": mode_record(r, "strict").get("speedup_vs_eager"),
-                "strict_speedup_vs_compile": mode_record(r, "strict").get("speedup_vs_compile"),
+                "strict_speedup_vs_eager": strict.get("speedup_vs_eager"),
+                "strict_speedup_vs_compile": strict.get("speedup_vs_compile"),
             }
-            for r in records
+            for r, strict in zip(records, views["strict"], strict=True)
         ],
     }
 
@@ -177,9 +177,15 @@ def format_own(value: bool | None) -> str:
     return "-" if value is None else ("yes" if value else "no")
 
 
+def metric_groups(metrics: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """("overall", ...) then ("level N", ...) for each level: the rows of a summary table."""
+    levels = metrics.get("levels") or {}
+    return [("overall", metrics["overall"])] + [(f"level {k}", v) for k, v in levels.items()]
+
+
 def _mode_tables(metrics: dict[str, Any], mode_label: str) -> list[str]:
     """One mode's fast_p tables, against eager and against torch.compile."""
-    groups = [("overall", metrics["overall"])] + [(f"level {k}", v) for k, v in metrics["levels"].items()]
+    groups = metric_groups(metrics)
     p_cols = " | ".join(f"fast_{_p_key(p)}" for p in FAST_P)
     lines: list[str] = []
     for baseline, label in (("eager", "PyTorch eager"), ("compile", "torch.compile")):

@@ -95,7 +95,7 @@ def evaluate(
     finally:
         sys.modules.pop(module_name, None)
         drain_device(device, quiet=True)
-        _release_candidate_memory(device)
+        _release_memory(device)
     return _report(request, label, start, fields, phases)
 
 
@@ -130,8 +130,9 @@ FULL_GC_EVERY = 16  # a full collection costs ~0.1 s with torch loaded: more tha
 _GPU_MEMORY_WORTH_RELEASING = 1 << 30
 
 
-def _release_candidate_memory(device: str) -> None:
-    """Free what the last candidate left: young cycles every time, everything now and then.
+def _release_memory(device: str) -> None:
+    """Free what the last evaluation (or baseline measurement) left: young cycles every time,
+    everything now and then, and the CUDA cache when it holds much.
 
     A candidate's module, kernels and failed frames sit in reference cycles; a young-generation
     pass frees most of them. A full pass runs every FULL_GC_EVERY evaluations, or at once when
@@ -531,7 +532,7 @@ def measure_baselines(
         with precision.baseline_precision():
             return _measure_baselines(spec, platform, settings, device, ref_module, dtype)
     finally:
-        _release_candidate_memory(device)
+        _release_memory(device)
 
 
 def _measure_baselines(

@@ -42,6 +42,13 @@ def _tune(**options: Any) -> Operator:
     return TuningOperator(**options)
 
 
+@OPERATORS.register("graph_replay")
+def _graph_replay(**options: Any) -> Operator:
+    from kernelevolve.variation.graph_replay import GraphReplayOperator
+
+    return GraphReplayOperator(**options)
+
+
 @OPERATORS.register("replay")
 def _replay(kb_config: dict[str, Any] | None = None, k: int = 4) -> Operator:
     from kernelevolve.variation.replay import ReplayOperator

@@ -1,0 +1,182 @@
+"""CUDA-graph replay: the rewrite, when the operator offers it, and (on a GPU) that replays are right."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from kernelevolve.eval import harness
+from kernelevolve.eval.static_checks import check_source
+from kernelevolve.fitness import score
+from kernelevolve.graph import SearchGraph
+from kernelevolve.interfaces import ProposalContext
+from kernelevolve.platforms import Platform, load_platform
+from kernelevolve.types import (
+    Candidate,
+    EvalReport,
+    EvalRequest,
+    EvalSettings,
+    KernelSpec,
+    Status,
+    TimingStats,
+)
+from kernelevolve.variation.graph_replay import (
+    GraphReplayError,
+    GraphReplayOperator,
+    is_graph_replayed,
+    with_graph_replay,
+)
+from kernelevolve.variation.tunables import find_tunables
+
+# Two launches per call, the shape a graph helps: many short kernels.
+TWO_KERNELS = "add_kernel[(triton.cdiv(n, 32),)](x, y, out, n, BLOCK=32)"
+TWO_KERNELS_BODY = TWO_KERNELS + "\n        add_kernel[(triton.cdiv(n, 32),)](out, y, out, n, BLOCK=32)"
+
+
+def _two_kernel_source(add_kernel: Callable[..., str]) -> str:
+    """out = (x + y) + y, in two launches, with a tunable and KernelBench's `super(ModelNew, self)` form."""
+    source = add_kernel().replace(TWO_KERNELS, TWO_KERNELS_BODY)
+    source = source.replace("super().__init__()", "super(ModelNew, self).__init__()")
+    return source.replace(
+        "import triton.language as tl\n", "import triton.language as tl\n\nWARPS = 4  # tune: 2, 4, 8\n"
+    )
+
+
+def _spec(add_spec: KernelSpec) -> KernelSpec:
+    from dataclasses import replace
+
+    return replace(
+        add_spec, reference_source=add_spec.reference_source.replace("return x + y", "return x + y + y")
+    )
+
+
+def test_rewrite_keeps_init_and_tunables_and_renames_forward(add_kernel: Callable[..., str]) -> None:
+    parent = _two_kernel_source(add_kernel)
+    child = with_graph_replay(parent)
+    assert is_graph_replayed(child) and not is_graph_replayed(parent)
+    assert "def _eager_forward(self, x, y):" in child
+    assert "super(ModelNew, self).__init__()" in child
+    assert [(t.name, t.value) for t in find_tunables(child)] == [
+        (t.name, t.value) for t in find_tunables(parent)
+    ]
+    assert check_source(child, "triton", strict=False) == []
+    assert {i.code for i in check_source(child, "triton", strict=True)} >= {"cuda_graph"}
+    with pytest.raises(GraphReplayError):
+        with_graph_replay(child)  # already has _eager_forward
+    with pytest.raises(GraphReplayError):
+        with_graph_replay("import torch\n\nclass Other:\n    pass\n")
+
+
+def _load(source: str, tmp_path: Path) -> ModuleType:
+    path = tmp_path / "candidate.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("graph_replay_candidate", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_on_cpu_tensors_the_child_runs_its_parent_and_passes_the_harness(
+    add_kernel: Callable[..., str],
+    add_spec: KernelSpec,
+    cpu_platform: Platform,
+    fast_settings: EvalSettings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    child = Candidate(with_graph_replay(_two_kernel_source(add_kernel)), "triton", "graph_replay")
+    settings = EvalSettings(**{**fast_settings.__dict__, "strict": False})
+    report = harness.evaluate(EvalRequest(child, _spec(add_spec), cpu_platform.name, settings), cpu_platform)
+    assert report.status is Status.OK, report.feedback
+
+
+def _graph_with(
+    parent: Candidate, host_ms: float | None, median_ms: float = 1.0, ok: bool = True
+) -> SearchGraph:
+    graph = SearchGraph()
+    graph.add_candidate(parent)
+    timing = TimingStats(median_ms, median_ms, 0.0, median_ms, median_ms, 10, "cuda_event", host_ms)
+    report = EvalReport(
+        candidate_id=parent.id,
+        status=Status.OK if ok else Status.INCORRECT,
+        latency={"default": timing} if ok else {},
+    )
+    graph.record(parent.id, report, score(report, {}))
+    return graph
+
+
+def _ctx(graph: SearchGraph, parent: Candidate, platform: Platform, add_spec: KernelSpec) -> ProposalContext:
+    import random
+
+    return ProposalContext(add_spec, platform, graph, (parent.id,), random.Random(0), ("triton",))
+
+
+def test_operator_offers_one_child_for_host_bound_parents_in_permissive_gpu_runs(
+    add_kernel: Callable[..., str], add_spec: KernelSpec, cpu_platform: Platform
+) -> None:
+    gpu = load_platform("h200")
+    parent = Candidate(_two_kernel_source(add_kernel), "triton", "template")
+    permissive = GraphReplayOperator(strict=False)
+
+    host_bound = _graph_with(parent, host_ms=0.9, median_ms=1.0)
+    children = permissive.propose(_ctx(host_bound, parent, gpu, add_spec))
+    assert len(children) == 1 and children[0].parent_ids == (parent.id,)
+    assert children[0].metadata["graph_replay"] is True and is_graph_replayed(children[0].source)
+    host_bound.add_candidate(children[0])
+    assert permissive.propose(_ctx(host_bound, parent, gpu, add_spec)) == []  # already in the graph
+
+    assert (
+        GraphReplayOperator(strict=True).propose(_ctx(_graph_with(parent, 0.9), parent, gpu, add_spec)) == []
+    )
+    assert permissive.propose(_ctx(_graph_with(parent, 0.9), parent, cpu_platform, add_spec)) == []
+    gpu_bound = _graph_with(parent, host_ms=0.05, median_ms=2.0)
+    assert permissive.propose(_ctx(gpu_bound, parent, gpu, add_spec)) == []
+    assert permissive.propose(_ctx(_graph_with(parent, 0.9, ok=False), parent, gpu, add_spec)) == []
+    syncing = Candidate(
+        parent.source.replace("return out", "out.sum().item()\n        return out"), "triton", "t"
+    )
+    assert permissive.propose(_ctx(_graph_with(syncing, 0.9), syncing, gpu, add_spec)) == []
+    wrapped = Candidate(with_graph_replay(parent.source), "triton", "graph_replay")
+    assert permissive.propose(_ctx(_graph_with(wrapped, 0.9), wrapped, gpu, add_spec)) == []
+
+
+def _cuda() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _cuda(), reason="needs a CUDA GPU")
+def test_replays_are_right_for_fresh_inputs_and_pass_the_harness(
+    add_kernel: Callable[..., str], add_spec: KernelSpec, fast_settings: EvalSettings, tmp_path: Path
+) -> None:
+    import torch
+
+    module = _load(with_graph_replay(_two_kernel_source(add_kernel)), tmp_path)
+    model = module.ModelNew().cuda()
+    results = []
+    for seed in range(4):
+        generator = torch.Generator(device="cuda").manual_seed(seed)
+        x, y = (torch.randn(100, device="cuda", generator=generator) for _ in range(2))
+        out = model(x, y)
+        results.append((out, x + y + y))
+    for out, expected in results:  # earlier outputs are the caller's: later replays leave them alone
+        torch.testing.assert_close(out, expected)
+    layouts = model.__dict__["_graph_layouts"]
+    assert len(layouts) == 1 and isinstance(next(iter(layouts.values())), module._CapturedForward)
+
+    gpu = load_platform("h200")
+    settings = EvalSettings(**{**fast_settings.__dict__, "strict": False})
+    child = Candidate(with_graph_replay(_two_kernel_source(add_kernel)), "triton", "graph_replay")
+    report = harness.evaluate(EvalRequest(child, _spec(add_spec), gpu.name, settings), gpu)
+    assert report.status is Status.OK, report.feedback
+    strict = harness.evaluate(EvalRequest(child, _spec(add_spec), gpu.name, fast_settings), gpu)
+    assert strict.status is not Status.OK and strict.error_name == "cuda_graph"

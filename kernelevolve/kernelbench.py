@@ -100,7 +100,8 @@ _TAG_RULES = (
 # without docstring and super() call, forward parameters, forward body without docstring), as
 # ast.unparse writes them. Any other wording, extra op or constructor difference gets no tag.
 _DIM_INIT = (("dim",), ("self.dim = dim",))
-EXACT_FAMILY_FORMS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+_Form = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+EXACT_FAMILY_FORMS: dict[str, _Form] = {
     "argmax_dim": (*_DIM_INIT, ("x",), ("return torch.argmax(x, dim=self.dim)",)),
     "argmin_dim": (*_DIM_INIT, ("x",), ("return torch.argmin(x, dim=self.dim)",)),
     "cumsum_dim": (*_DIM_INIT, ("x",), ("return torch.cumsum(x, dim=self.dim)",)),
@@ -181,9 +182,7 @@ def _body_text(func: ast.FunctionDef) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _model_form(
-    code: str,
-) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+def _model_form(code: str) -> _Form | None:
     """The reference Model's form as `EXACT_FAMILY_FORMS` spells it, or None when it has another shape."""
     try:
         tree = ast.parse(code)
@@ -203,6 +202,31 @@ def _model_form(
     return init_params, _body_text(init), forward_params, _body_text(forward)
 
 
+# The sdpa templates compute scaled_dot_product_attention(q, k, v) with no mask, dropout or causality,
+# and a scale only as a constructor value (the templates' ModelNew(scale=None)).
+_SDPA_FUNCTIONS = (
+    "torch.nn.functional.scaled_dot_product_attention",
+    "nn.functional.scaled_dot_product_attention",
+)
+_SDPA_INITS = (((), ()), (("scale",), ("self.scale = scale",)))
+
+
+def _is_sdpa_form(code: str, form: _Form | None) -> bool:
+    """Any input names; returned directly or through one local (KernelBench 97); F. when so imported."""
+    if form is None or (form[0], form[1]) not in _SDPA_INITS or len(form[2]) != 3:
+        return False
+    init_params, _, forward_params, body = form
+    functions = list(_SDPA_FUNCTIONS)
+    if "import torch.nn.functional as F" in code.splitlines():
+        functions.append("F.scaled_dot_product_attention")
+    arguments = ", ".join(forward_params) + (", scale=self.scale" if init_params else "")
+    calls = {f"{function}({arguments})" for function in functions}
+    if len(body) == 1:
+        return body[0] in {f"return {call}" for call in calls}
+    local, _, value = body[0].partition(" = ")
+    return len(body) == 2 and value in calls and body[1] == f"return {local}"
+
+
 def problem_tags(problem: Problem) -> tuple[str, ...]:
     lowered = problem.name.lower()
     tags = [f"kernelbench_level{problem.level}"]
@@ -215,6 +239,8 @@ def problem_tags(problem: Problem) -> tuple[str, ...]:
         tags.append("softmax")
     form = _model_form(problem.code)
     tags.extend(family for family, expected in EXACT_FAMILY_FORMS.items() if form == expected)
+    if _is_sdpa_form(problem.code, form):
+        tags.append("sdpa")
     return tuple(dict.fromkeys(tags))
 
 

@@ -1,5 +1,5 @@
 # kernelevolve-template: name=flash_attention family=sdpa backend=triton
-"""Non-causal softmax(q k^T / sqrt(d)) v as a flash-attention forward kernel.
+"""Non-causal softmax(q k^T * scale) v (scale 1/sqrt(d) by default) as a flash-attention forward kernel.
 
 Each program owns BLOCK_M query rows of one (batch, head) and streams K/V in BLOCK_N blocks,
 keeping a running row maximum and normaliser (online softmax) so the (seq x seq) score matrix
@@ -108,8 +108,9 @@ def _flash_attn_fwd_kernel(
 
 
 class ModelNew(nn.Module):
-    def __init__(self):
+    def __init__(self, scale: float | None = None):  # SDPA's scale; None means 1/sqrt(head_dim)
         super().__init__()
+        self.scale = scale
 
     def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         batch, heads, seq_q, head_dim = q.shape
@@ -117,7 +118,8 @@ class ModelNew(nn.Module):
         o = torch.empty((batch, heads, seq_q, v.shape[3]), dtype=q.dtype, device=q.device)
         if o.numel() == 0:
             return o
-        qk_scale = (1.0 / math.sqrt(head_dim)) * 1.4426950408889634  # log2(e): softmax via exp2
+        scale = 1.0 / math.sqrt(head_dim) if self.scale is None else self.scale
+        qk_scale = scale * 1.4426950408889634  # log2(e): softmax via exp2
         grid = (triton.cdiv(seq_q, BLOCK_M), batch * heads)
         _flash_attn_fwd_kernel[grid](
             q,

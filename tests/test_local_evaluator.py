@@ -183,3 +183,20 @@ def test_gpu_child_compiles_triton_even_if_the_parent_interprets(monkeypatch: py
     assert "TRITON_INTERPRET" not in os.environ
     backend.prepare_process("cpu")
     assert os.environ["TRITON_INTERPRET"] == "1"
+
+
+def test_running_out_of_device_memory_is_retried_on_a_fresh_child(
+    submit: Callable[..., EvalReport], add_kernel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kernelevolve.eval import local
+
+    monkeypatch.setattr(local, "OUT_OF_MEMORY_PAUSE_S", 0.0)
+    starved = submit(
+        add_kernel(prologue='raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 7 GiB")'),
+        strict=False,  # the strict checks would reject the torch call before it runs
+    )
+    assert starved.status is Status.RUNTIME_ERROR and starved.error_name == "OutOfMemoryError"
+    assert local.OUT_OF_MEMORY_FLAG in starved.flags  # retried, then recorded as it came
+    plain_failure = submit(add_kernel(prologue='raise ValueError("not a memory problem")'))
+    assert local.OUT_OF_MEMORY_FLAG not in plain_failure.flags
+    assert submit(add_kernel()).status is Status.OK

@@ -17,6 +17,7 @@ import re
 import shutil
 import tempfile
 import threading
+import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,6 +33,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MIN_BASELINE_TIMEOUT_S = 600.0
+# Device memory is shared with other evaluations on the GPU (other children, other problems of a
+# sweep): running out of it is usually a neighbour's peak, not the candidate's fault. Such a report is
+# retried on a fresh child after a pause; one that still runs out is recorded as it came.
+OUT_OF_MEMORY_RETRIES = 2
+OUT_OF_MEMORY_PAUSE_S = 10.0
+OUT_OF_MEMORY_FLAG = "out_of_memory_retried"
+_OUT_OF_MEMORY = re.compile(r"OutOfMemoryError|CUDA out of memory|HIP out of memory")
 GPU_WORKERS_PER_DEVICE = 2  # one child compiles the next candidate while the other holds the device
 
 
@@ -185,7 +193,7 @@ class LocalEvaluator:
                 self._environment_ready.set()
 
     def _evaluate(self, slot: WorkerSlot, request: EvalRequest) -> EvalReport:
-        report = self._run(slot, request)
+        report = self._run_with_memory_retries(slot, request)
         if not report.ok:
             return report
         baselines = self._slot_baselines(slot, request.spec)
@@ -207,6 +215,29 @@ class LocalEvaluator:
         return replace(
             second, baselines=baselines, flags=_with_flags(second.flags, "excessive_speedup", "reverified")
         )
+
+    def _run_with_memory_retries(self, slot: WorkerSlot, request: EvalRequest) -> EvalReport:
+        for attempt in range(OUT_OF_MEMORY_RETRIES + 1):
+            last = attempt == OUT_OF_MEMORY_RETRIES
+            try:
+                report = self._run(slot, request)
+            except HarnessError as exc:  # e.g. the reference's inputs did not fit
+                if last or not _OUT_OF_MEMORY.search(str(exc)):
+                    raise
+            else:
+                out_of_memory = not report.ok and bool(_OUT_OF_MEMORY.search(report.error_name))
+                if not out_of_memory or last:
+                    flags = _with_flags(report.flags, OUT_OF_MEMORY_FLAG) if attempt else report.flags
+                    return replace(report, flags=flags)
+            log.warning(
+                "%s ran out of device memory (attempt %d): retrying on a fresh child in %.0f s",
+                request.candidate.id,
+                attempt + 1,
+                OUT_OF_MEMORY_PAUSE_S * (attempt + 1),
+            )
+            slot.restart()
+            time.sleep(OUT_OF_MEMORY_PAUSE_S * (attempt + 1))
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _run(self, slot: WorkerSlot, request: EvalRequest) -> EvalReport:
         message = {"op": "evaluate", "request": request.to_json(), "platform": request.platform}

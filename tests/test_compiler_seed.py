@@ -12,7 +12,7 @@ from kernelevolve.graph import SearchGraph
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.specs import resolve_spec
-from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
+from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
 from kernelevolve.variation.compiler.program import Unsupported, parse
 from kernelevolve.variation.compiler.render import RenderError, ShapeProgram, for_interpreter, render
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator
@@ -175,6 +175,38 @@ def test_a_bare_library_call_gets_only_our_own_kernel() -> None:
     sdpa = resolve_spec("sdpa", platform)  # Inductor calls a fused attention op: no own kernel for it
     sdpa_ctx = _seed_context(sdpa, platform)
     assert CompilerSeedOperator().propose(sdpa_ctx) == []
+
+
+TENSOR_MATRIX_REFERENCE = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A, B):
+        return torch.matmul(A, B)
+
+
+def get_inputs():
+    return [torch.randn(2, 8, 16), torch.randn(16, 12)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_reshaped_output_view_is_not_taken_for_a_view_of_an_input() -> None:
+    """KernelBench L1/10: Inductor views the input as a matrix and the result back as 3-D (both through
+    `reinterpret_tensor`); the seed returns a view of its own buffer, which strict mode accepts."""
+    platform = load_platform("cpu")
+    spec = KernelSpec("tensor_matrix", TENSOR_MATRIX_REFERENCE, shapes=(ShapeCase("default"),))
+    (seed,) = CompilerSeedOperator().propose(_seed_context(spec, platform))
+    assert ".as_strided(" in seed.source and "_view(arg" not in seed.source
+    assert check_source(seed.source, "triton", True) == []
 
 
 @pytest.mark.gpu

@@ -239,7 +239,7 @@ class _HostRewriter:
                     node.func = ast.Name("_empty", ast.Load())
                     node.args = [ast.Name("device", ast.Load()), *node.args]
                 elif func == "reinterpret_tensor":
-                    node.func = ast.Name("_view", ast.Load())
+                    return _as_strided(node)
                 elif func.startswith("extern_kernels."):
                     target = EXTERN_TO_TORCH.get(func.split(".", 1)[1])
                     if target is None:
@@ -253,6 +253,19 @@ class _HostRewriter:
                 return node
 
         return Calls().visit(stmt)  # type: ignore[no-any-return]
+
+
+def _as_strided(call: ast.Call) -> ast.expr:
+    """`reinterpret_tensor(x, size, stride, offset)` as `x.as_strided(...)` written out, so the static
+    checks see a view of `x` itself; through a shared helper, a view of a fresh buffer would count as a
+    view of an input wherever the helper also views inputs (they merge what a helper's callers pass)."""
+    if len(call.args) != 4 or call.keywords or not isinstance(call.args[0], ast.Name):
+        call.func = ast.Name("_view", ast.Load())
+        return call
+    tensor, size, stride, offset = call.args
+    base = ast.Call(ast.Attribute(ast.Name(tensor.id, ast.Load()), "storage_offset", ast.Load()), [], [])
+    start = ast.BinOp(base, ast.Add(), offset)
+    return ast.Call(ast.Attribute(tensor, "as_strided", ast.Load()), [size, stride, start], [])
 
 
 def _library_op_name(func: str) -> str:

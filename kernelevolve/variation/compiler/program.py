@@ -259,10 +259,11 @@ def _as_strided(call: ast.Call) -> ast.expr:
     """`reinterpret_tensor(x, size, stride, offset)` as `x.as_strided(...)` written out, so the static
     checks see a view of `x` itself; through a shared helper, a view of a fresh buffer would count as a
     view of an input wherever the helper also views inputs (they merge what a helper's callers pass)."""
-    if len(call.args) != 4 or call.keywords or not isinstance(call.args[0], ast.Name):
+    tensor = call.args[0] if call.args else None
+    if len(call.args) != 4 or call.keywords or not isinstance(tensor, ast.Name):
         call.func = ast.Name("_view", ast.Load())
         return call
-    tensor, size, stride, offset = call.args
+    size, stride, offset = call.args[1:]
     base = ast.Call(ast.Attribute(ast.Name(tensor.id, ast.Load()), "storage_offset", ast.Load()), [], [])
     start = ast.BinOp(base, ast.Add(), offset)
     return ast.Call(ast.Attribute(tensor, "as_strided", ast.Load()), [size, stride, start], [])

@@ -28,6 +28,13 @@ def _compiler_seed(**options: Any) -> Operator:
     return CompilerSeedOperator(**options)
 
 
+@OPERATORS.register("rewrite_seed")
+def _rewrite_seed(**options: Any) -> Operator:
+    from kernelevolve.variation.rewrite_seed import RewriteSeedOperator
+
+    return RewriteSeedOperator(**options)
+
+
 @OPERATORS.register("fusion_seed")
 def _fusion_seed(**options: Any) -> Operator:
     from kernelevolve.variation.fusion_seed import FusionSeedOperator

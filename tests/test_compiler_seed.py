@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -434,3 +436,33 @@ def test_gpu_convolutions_also_get_seeds_in_the_reference_layout(monkeypatch: py
     }
     cpu_seeds = CompilerSeedOperator().propose(_seed_context(spec, load_platform("cpu")))
     assert all("layout_optimization" not in c.metadata for c in cpu_seeds) and layouts == [True, False, True]
+
+
+def test_capture_keeps_nothing_of_the_reference_alive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dynamo keeps compiled callables past `reset()`: a capture must not leave the model or its inputs
+    reachable from them (on a GPU those are KernelBench-sized tensors, held for the rest of a sweep)."""
+    import weakref
+
+    from kernelevolve.variation.compiler import capture as capture_module
+
+    made: list[weakref.ref[Any]] = []  # the inputs (KernelBench L1: 6.4 GB each on a GPU), then the model
+    make_inputs, build_model = capture_module._example_inputs, capture_module.reference.build_model
+
+    def noted_inputs(*args: Any, **kwargs: Any) -> Any:
+        inputs = make_inputs(*args, **kwargs)
+        made.extend(weakref.ref(t) for t in inputs)
+        return inputs
+
+    def noted_model(*args: Any, **kwargs: Any) -> Any:
+        model = build_model(*args, **kwargs)
+        made.append(weakref.ref(model))
+        return model
+
+    monkeypatch.setattr(capture_module, "_example_inputs", noted_inputs)
+    monkeypatch.setattr(capture_module.reference, "build_model", noted_model)
+    platform = load_platform("cpu")
+    spec = resolve_spec("layernorm", platform)
+    captured = capture_module.capture(spec, spec.shapes[0], "cpu")
+    assert "def call(" in captured.code and len(made) >= 2
+    gc.collect()  # the model sits in reference cycles; the seed operator collects after each capture
+    assert [ref() for ref in made] == [None] * len(made)

@@ -135,7 +135,12 @@ def _capture_programs(ctx: ProposalContext, device: str, layout_optimization: bo
 
 
 def _release_device_memory(device: str) -> None:
+    """After a capture: the model it built sits in reference cycles (Dynamo's traced graph), which
+    only the cycle collector frees; on a GPU its parameters would stay allocated until then."""
     if device == "cuda":
+        import gc
+
         import torch
 
+        gc.collect()
         torch.cuda.empty_cache()

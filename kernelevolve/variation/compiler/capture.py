@@ -60,11 +60,18 @@ def capture(
 
     arguments = [*state.values(), *inputs]
     graph_inputs: list[int] = []  # filled in by the backend
-    backend = _inductor_noting_inputs(arguments, graph_inputs)
+    positions: dict[int, int] = {}
+    for index, value in enumerate(arguments):
+        positions.setdefault(id(value), index)
+    backend = _inductor_noting_inputs(positions, graph_inputs)
+    # Dynamo keeps the compiled callable (and through it this closure) in process-wide wrappers past
+    # `reset()`; a closure holding the model or the inputs kept them on the GPU for the rest of a sweep
+    # (130 GB on GPU 0 in the first full-sweep chunk), so it reaches the model only through `held`.
+    held = {"model": model}
 
     def flat_call(*flat: Any) -> Any:
         bound = dict(zip(names, flat[: len(names)], strict=True))
-        return torch.func.functional_call(model, bound, tuple(flat[len(names) :]))
+        return torch.func.functional_call(held["model"], bound, tuple(flat[len(names) :]))
 
     torch._dynamo.reset()
     sys.modules[module.__name__] = module  # Dynamo looks the forward's globals up by module name
@@ -82,6 +89,7 @@ def capture(
         raise CaptureError("Inductor generated no code (the graph may have run eagerly)")
     finally:
         sys.modules.pop(module.__name__, None)
+        held.clear()
         torch._dynamo.reset()
     if "def call(" not in code:
         raise CaptureError("Inductor generated no wrapper module for this reference")
@@ -90,25 +98,25 @@ def capture(
     return CapturedCode(shape.name, shapes, names, len(inputs), code, tuple(graph_inputs), constants)
 
 
-def _inductor_noting_inputs(flat: list[Any], graph_inputs: list[int]) -> Callable[..., Any]:
-    """Inductor as the backend, after noting which of `flat` the graph's inputs are, in order.
+def _inductor_noting_inputs(positions: dict[int, int], graph_inputs: list[int]) -> Callable[..., Any]:
+    """Inductor as the backend, after noting which arguments the graph's inputs are, in order.
 
     Dynamo hands the backend the real argument objects, so identity finds each one's position
-    (an input shared between positions is passed once, from its first).
+    (`positions`: id of each argument -> its first position; ids, not the arguments, because the
+    backend outlives the capture). The arguments stay alive while Dynamo runs, so ids are unique.
     """
     from torch._inductor.compile_fx import compile_fx
 
     def backend(graph: Any, example_inputs: list[Any]) -> Any:
-        graph_inputs[:] = [_position(value, flat) for value in example_inputs]
+        graph_inputs[:] = [_position(value, positions) for value in example_inputs]
         return compile_fx(graph, example_inputs)
 
     return backend
 
 
-def _position(value: Any, flat: list[Any]) -> int:
-    for index, candidate in enumerate(flat):
-        if candidate is value:
-            return index
+def _position(value: Any, positions: dict[int, int]) -> int:
+    if id(value) in positions:
+        return positions[id(value)]
     raise CaptureError(f"a graph input ({type(value).__name__}) is no parameter, buffer or input")
 
 

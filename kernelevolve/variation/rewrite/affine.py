@@ -318,3 +318,23 @@ def _batchnorm_affine(b: Builder, target: str, module: torch.nn.Module, rank: in
         shift = b.add(b.attr(f"{target}.bias"), shift)
     assert isinstance(shift, fx.Node)
     return b.method("reshape", scale, lined), b.method("reshape", shift, lined)
+
+
+def fold_first(
+    gm: fx.GraphModule,
+    producer_at: Callable[[fx.GraphModule, fx.Node], Producer | None],
+    folded_into: str,
+) -> str | None:
+    """Fold the first reduction that reaches a producer of `producer_at`'s kind through foldable
+    steps; its description ("... folded into <folded_into>"), or None where none does."""
+    for node in gm.graph.nodes:
+        reduction = reduction_at(gm, node)
+        if reduction is None:
+            continue
+        found = chain_to(gm, reduction, producer_at)
+        if found is None or not foldable(found[0], found[1], reduction):
+            continue
+        producer, steps = found
+        node.replace_all_uses_with(fold(gm, producer, steps, reduction))
+        return f"{reduction.describe()} of {producer.name} folded into {folded_into}"
+    return None

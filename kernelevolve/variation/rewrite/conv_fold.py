@@ -22,7 +22,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from kernelevolve.variation.rewrite.affine import Producer, chain_to, fold, foldable, reduction_at
+from kernelevolve.variation.rewrite.affine import Producer, fold_first
 from kernelevolve.variation.rewrite.builder import Builder, Operand
 from kernelevolve.variation.rewrite.nodes import module_of, shape
 
@@ -38,17 +38,7 @@ _CONVOLUTIONS = (
 
 def apply(gm: fx.GraphModule) -> str | None:
     """Fold the first foldable spatial reduction in the graph; its description, or None."""
-    for node in gm.graph.nodes:
-        reduction = reduction_at(gm, node)
-        if reduction is None:
-            continue
-        found = chain_to(gm, reduction, producer_at)
-        if found is None or not foldable(found[0], found[1], reduction):
-            continue
-        producer, steps = found
-        node.replace_all_uses_with(fold(gm, producer, steps, reduction))
-        return f"{reduction.describe()} of {producer.name} folded into window sums of its input"
-    return None
+    return fold_first(gm, producer_at, "window sums of its input")
 
 
 def producer_at(gm: fx.GraphModule, node: fx.Node) -> Producer | None:

@@ -16,24 +16,14 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from kernelevolve.variation.rewrite.affine import Producer, chain_to, fold, foldable, reduction_at
+from kernelevolve.variation.rewrite.affine import Producer, fold_first
 from kernelevolve.variation.rewrite.builder import Builder, Operand
 from kernelevolve.variation.rewrite.nodes import arguments, module_of, op_name, shape
 
 
 def apply(gm: fx.GraphModule) -> str | None:
     """Fold the first foldable reduction in the graph; its description, or None where none is."""
-    for node in gm.graph.nodes:
-        reduction = reduction_at(gm, node)
-        if reduction is None:
-            continue
-        found = chain_to(gm, reduction, producer_at)
-        if found is None or not foldable(found[0], found[1], reduction):
-            continue
-        producer, steps = found
-        node.replace_all_uses_with(fold(gm, producer, steps, reduction))
-        return f"{reduction.describe()} of {producer.name} folded into a matrix-vector product"
-    return None
+    return fold_first(gm, producer_at, "a matrix-vector product")
 
 
 def producer_at(gm: fx.GraphModule, node: fx.Node) -> Producer | None:

@@ -35,13 +35,8 @@ from kernelevolve.variation.codegen import Generation, generate
 from kernelevolve.variation.codegen.emit import reference_parts
 from kernelevolve.variation.fusion_seed import FusionSeedOperator
 from kernelevolve.variation.tunables import current_values, find_tunables
+from tests.kernelbench_data import KERNELBENCH
 
-KERNELBENCH = Path(
-    os.environ.get(
-        "KERNELBENCH_PATH",
-        Path(__file__).resolve().parents[1] / "../shared/benchmarks/kernelbench/problems.jsonl",
-    )
-)
 needs_kernelbench = pytest.mark.skipif(
     not KERNELBENCH.is_file(), reason="KernelBench problems.jsonl not found"
 )

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 
@@ -13,13 +11,8 @@ from kernelevolve.platforms import load_platform
 from kernelevolve.reference_check import run_reference
 from kernelevolve.reference_module import shaped_source, size_constants
 from kernelevolve.specs import resolve_spec
+from tests.kernelbench_data import KERNELBENCH
 
-KERNELBENCH = Path(
-    os.environ.get(
-        "KERNELBENCH_PATH",
-        Path(__file__).resolve().parents[2] / "shared/benchmarks/kernelbench/problems.jsonl",
-    )
-)
 needs_kernelbench = pytest.mark.skipif(
     not KERNELBENCH.is_file(), reason="KernelBench problems.jsonl not found"
 )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,6 +25,7 @@ from kernelevolve.eval.ray_evaluator import (  # noqa: E402  (after the importor
     child_devices,
     cluster_accelerators,
 )
+from tests.kernelbench_data import KERNELBENCH  # noqa: E402
 
 
 def test_child_devices_pin_the_ray_assigned_gpu() -> None:
@@ -239,14 +239,6 @@ def test_killed_actor_is_replaced_and_the_search_finishes(ray_cluster: None, tmp
     before = {pid(r) for r in reports[:crash] if r["status"] == "ok"}
     after = {pid(r) for r in reports[crash + 1 :] if r["status"] == "ok"}
     assert before and after and not before & after, statuses  # later ones ran under the replacement actor
-
-
-KERNELBENCH = Path(
-    os.environ.get(
-        "KERNELBENCH_PATH",
-        Path(__file__).resolve().parents[2] / "shared/benchmarks/kernelbench/problems.jsonl",
-    )
-)
 
 
 @pytest.mark.ray

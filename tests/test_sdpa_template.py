@@ -9,9 +9,7 @@ non-power-of-two sizes (masks, several tiles, workspace chunks) and through the 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,16 +26,11 @@ from kernelevolve.platforms import load_platform  # noqa: E402
 from kernelevolve.types import Candidate, EvalRequest, EvalSettings, ShapeCase, Status  # noqa: E402
 from kernelevolve.variation.template_library import Template, templates_for  # noqa: E402
 from kernelevolve.variation.tunables import apply_values  # noqa: E402
+from tests.kernelbench_data import KERNELBENCH  # noqa: E402
 
 # Triton 3.6's interpreter converts 1-element arrays with int(); NumPy 2.3 warns on every loop bound.
 pytestmark = pytest.mark.filterwarnings("ignore:Conversion of an array with ndim > 0:DeprecationWarning")
 
-KERNELBENCH = Path(
-    os.environ.get(
-        "KERNELBENCH_PATH",
-        Path(__file__).resolve().parents[1] / "../shared/benchmarks/kernelbench/problems.jsonl",
-    )
-)
 INTERPRETED = isinstance(triton.language.standard.cdiv, InterpretedFunction)
 # KernelBench 97's size constants at a size the interpreter runs in a second; non-powers of two.
 SMALL_SHAPE = {"batch_size": 2, "num_heads": 2, "sequence_length": 48, "embedding_dimension": 40}

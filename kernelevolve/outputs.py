@@ -63,6 +63,7 @@ def shape_rows(node: Node | None, baselines: dict[str, Baseline]) -> list[dict[s
     for shape, baseline in baselines.items():
         timing = node.report.latency.get(shape) if node and node.report else None
         compiled = baseline.compiled.median_ms if baseline.compiled else None
+        exact = baseline.eager_exact.median_ms if baseline.eager_exact else None
         rows.append(
             {
                 "shape": shape,
@@ -71,6 +72,8 @@ def shape_rows(node: Node | None, baselines: dict[str, Baseline]) -> list[dict[s
                 "compile_ms": compiled,
                 "speedup_vs_eager": baseline.eager.median_ms / timing.median_ms if timing else None,
                 "speedup_vs_compile": compiled / timing.median_ms if timing and compiled else None,
+                "eager_exact_ms": exact,
+                "speedup_vs_eager_exact": exact / timing.median_ms if timing and exact else None,
             }
         )
     return rows

@@ -197,6 +197,7 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
     baselines = results.get("baselines") or {}
     eager = [b["eager"]["median_ms"] for b in baselines.values()]
     compiled = [(b.get("compiled") or {}).get("median_ms") for b in baselines.values()]
+    exact = [(b.get("eager_exact") or {}).get("median_ms") for b in baselines.values()]
     strict_run = bool(results.get("strict", True))
     # A strict run accepted nothing else, so its best is its strict best (results.json from before
     # best_strict included); a permissive run's strict best is the best of its own-kernel nodes.
@@ -208,6 +209,8 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
         "eager_ms": sum(eager) if eager else None,
         "compile_ms": sum(compiled) if compiled and None not in compiled else None,  # type: ignore[arg-type]
         **_winner_fields(best),
+        # eager at the candidates' precision (exact fp32 convolutions), where that differs
+        "eager_exact_ms": sum(exact) if exact and None not in exact else None,  # type: ignore[arg-type]
         "own_kernels_only": best.get("own_kernels_only") if best else None,
         "library_share": ((best or {}).get("time_split") or {}).get("library_share"),
         "strict": {"correct": bool(strict_best), **_winner_fields(strict_best)},

@@ -194,26 +194,33 @@ class TimingStats:
 
 @dataclass(frozen=True)
 class Baseline:
-    """Reference timings at one shape: PyTorch eager and torch.compile (None if unavailable)."""
+    """Reference timings at one shape: PyTorch eager and torch.compile (None if unavailable).
+
+    `eager_exact`: eager again at the candidates' precision (exact fp32 convolutions), where that
+    differs from PyTorch's default (GPU convolutions); None elsewhere. Speedups are against `eager`."""
 
     eager: TimingStats
     compiled: TimingStats | None = None
     compile_error: str = ""
+    eager_exact: TimingStats | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "eager": self.eager.to_json(),
             "compiled": self.compiled.to_json() if self.compiled else None,
             "compile_error": self.compile_error,
+            "eager_exact": self.eager_exact.to_json() if self.eager_exact else None,
         }
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> Baseline:
         compiled = data.get("compiled")
+        exact = data.get("eager_exact")
         return Baseline(
             eager=TimingStats.from_json(data["eager"]),
             compiled=TimingStats.from_json(compiled) if compiled else None,
             compile_error=data.get("compile_error", ""),
+            eager_exact=TimingStats.from_json(exact) if exact else None,
         )
 
 

@@ -10,7 +10,7 @@ import torch
 
 from kernelevolve.eval import harness, precision
 from kernelevolve.platforms import Platform
-from kernelevolve.types import Candidate, EvalRequest, EvalSettings, KernelSpec, Status
+from kernelevolve.types import Baseline, Candidate, EvalRequest, EvalSettings, KernelSpec, Status
 
 
 def test_precision_blocks_set_and_restore_cudnn_tf32() -> None:
@@ -43,3 +43,34 @@ def test_candidates_run_exact_and_baselines_at_the_default(
     request = EvalRequest(Candidate(add_kernel(), "triton", "t"), add_spec, cpu_platform.name, fast_settings)
     assert harness.evaluate(request, cpu_platform).status is Status.OK
     assert timed == {"Model": precision.PYTORCH_DEFAULT_CUDNN_TF32, "ModelNew": False}
+
+
+def test_only_gpu_convolutions_get_an_eager_timing_at_the_candidates_precision(
+    add_spec: KernelSpec,
+    cpu_platform: Platform,
+    fast_settings: EvalSettings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    convolution = torch.nn.Sequential(torch.nn.Conv2d(2, 2, 3), torch.nn.ReLU())
+    assert precision.precision_differs(convolution, "cuda:0")
+    assert not precision.precision_differs(convolution, "cpu")
+    assert not precision.precision_differs(torch.nn.Linear(2, 2), "cuda:0")
+
+    plain = harness.measure_baselines(add_spec, cpu_platform, fast_settings)
+    assert all(b.eager_exact is None for b in plain.values())
+    # Where precision differs, eager is timed a second time, with cuDNN's TF32 off.
+    timed_tf32: list[bool] = []
+    real_time = harness._time
+
+    def spy(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        timed_tf32.append(torch.backends.cudnn.allow_tf32)
+        return real_time(fn, *args, **kwargs)
+
+    monkeypatch.setattr(harness, "_time", spy)
+    monkeypatch.setattr(precision, "precision_differs", lambda model, device: True)
+    both = harness.measure_baselines(add_spec, cpu_platform, fast_settings)
+    assert all(b.eager_exact is not None and b.eager_exact.median_ms > 0 for b in both.values())
+    assert timed_tf32 == [precision.PYTORCH_DEFAULT_CUDNN_TF32, False] * len(add_spec.shapes)
+    shape = next(iter(both))
+    assert Baseline.from_json(both[shape].to_json()) == both[shape]
+    assert Baseline.from_json({**both[shape].to_json(), "eager_exact": None}).eager_exact is None

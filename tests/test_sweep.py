@@ -204,6 +204,26 @@ def test_record_from_run_results() -> None:
     assert record["evaluations_by_status"] == {"ok": 5, "incorrect": 2}
     empty = record_from_results({**results, "best": None})
     assert empty["status"] == "no_correct_kernel" and empty["best_ms"] is None and not empty["correct"]
+    assert record["eager_exact_ms"] is None  # no convolution: eager was timed once
+
+
+def test_eager_at_the_candidates_precision_is_recorded_and_tabled() -> None:
+    """GPU convolutions: eager is also timed exact, and the summary shows both speedups."""
+    baseline = {"eager": {"median_ms": 2.0}, "compiled": None, "eager_exact": {"median_ms": 6.0}}
+    best = {
+        "backend": "triton",
+        "operator": "compiler_seed",
+        "speedup_vs_eager": 0.5,
+        "shapes": [{"best_ms": 4.0}],
+    }
+    record = record_from_results({"best": best, "baselines": {"default": baseline}, "evaluations": 2})
+    assert record["eager_exact_ms"] == 6.0
+    rows = {**_record("L2/5", "ok", 0.5), "best_ms": 4.0, "eager_ms": 2.0, "eager_exact_ms": 6.0}
+    text = summary_markdown(summarize([rows, _record("L1/1", "ok", 2.0)], selected=["L2/5", "L1/1"]))
+    assert "### Eager at the candidates' precision" in text
+    assert "| L2/5 | 4 | 2 | 6 | 0.50x | 1.50x |" in text and "| L1/1 |" not in text.split("###")[1]
+    plain = summary_markdown(summarize([_record("L1/1", "ok", 2.0)], selected=["L1/1"]))
+    assert "candidates' precision" not in plain
 
 
 def _winner(speedup: float, own: bool, library_share: float | None = None) -> dict[str, Any]:

@@ -571,6 +571,7 @@ def _shape_baseline(
     model = reference.build_model(ref_module.Model, ref_module, settings.seed, device, dtype)
     input_sets = _timing_inputs(ref_module, settings, index, device, dtype)
     eager = _time(model, input_sets, device, settings, platform)
+    eager_exact = _exact_eager(model, input_sets, device, settings, platform)
     compiled: TimingStats | None = None
     compile_error = ""
     if settings.measure_compile_baseline:
@@ -584,7 +585,21 @@ def _shape_baseline(
         except Exception as exc:
             compile_error = f"{type(exc).__name__}: {str(exc).strip()[:2000]}"
             log.warning("torch.compile baseline failed for %s/%s: %s", spec.name, shape.name, compile_error)
-    return Baseline(eager=eager, compiled=compiled, compile_error=compile_error)
+    return Baseline(eager=eager, compiled=compiled, compile_error=compile_error, eager_exact=eager_exact)
+
+
+def _exact_eager(
+    model: Any, input_sets: Any, device: str, settings: EvalSettings, platform: Platform
+) -> TimingStats | None:
+    """Eager at the candidates' precision where it differs; a failure only loses this extra figure."""
+    if not precision.precision_differs(model, device):
+        return None
+    try:
+        with precision.exact_fp32():
+            return _time(model, input_sets, device, settings, platform)
+    except Exception as exc:
+        log.warning("eager at exact fp32 could not be timed: %s: %s", type(exc).__name__, exc)
+        return None
 
 
 def _compile_in_process() -> None:

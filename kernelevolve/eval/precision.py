@@ -5,6 +5,8 @@ KernelBench's fp32 tolerance (1e-4) a TF32 reference differs from an exact kerne
 1e-3, so correct kernels fail and a library call that also uses TF32 passes by luck. The reference
 and the candidates therefore run with exact fp32 convolutions. The eager and torch.compile baselines
 are timed as users run them, with PyTorch's default: that can only make our speedups smaller.
+Where a reference runs convolutions on a GPU, eager is also timed at the candidates' precision
+(`Baseline.eager_exact`), so a report can say how much of a gap is precision rather than kernels.
 """
 
 from __future__ import annotations
@@ -36,3 +38,12 @@ def exact_fp32() -> contextlib.AbstractContextManager[None]:
 def baseline_precision() -> contextlib.AbstractContextManager[None]:
     """For the eager and torch.compile baselines: PyTorch's default, as users run them."""
     return cudnn_tf32(PYTORCH_DEFAULT_CUDNN_TF32)
+
+
+def precision_differs(model: object, device: str) -> bool:
+    """Would `exact_fp32` change how `model` runs? Only cuDNN convolutions on a GPU differ."""
+    import torch
+
+    if not device.startswith("cuda") or not isinstance(model, torch.nn.Module):
+        return False
+    return any(isinstance(m, torch.nn.modules.conv._ConvNd) for m in model.modules())

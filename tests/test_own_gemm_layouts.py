@@ -51,13 +51,16 @@ spec = importlib.util.spec_from_file_location("candidate", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 kernel = module._ke_matmul_kernel
-for precision, a_t, b_t in itertools.product(["ieee", "tf32x3"], [False, True], [False, True]):
-    constants = dict(HAS_BIAS=True, PRECISION=precision, A_M_CONTIGUOUS=a_t, B_K_CONTIGUOUS=b_t,
-                     BLOCK_M=64, BLOCK_N=128, BLOCK_K=32, GROUP_M=8)
+def build(kernel, constants):
     types = {n: "constexpr" if n in constants else "*fp32" if n.endswith("_ptr") else
              "fp32" if n in ("alpha", "beta") else "i32" for n in kernel.arg_names}
     indexed = {(kernel.arg_names.index(n),): v for n, v in constants.items()}
     triton.compile(ASTSource(kernel, types, indexed), target=GPUTarget("cuda", 90, 32))
+
+for precision, a_t, b_t, split in itertools.product(["ieee", "tf32x3"], [False, True], [False, True], [1, 4]):
+    build(kernel, dict(HAS_BIAS=True, PRECISION=precision, A_M_CONTIGUOUS=a_t, B_K_CONTIGUOUS=b_t,
+                       SPLIT_K=split, BLOCK_M=64, BLOCK_N=128, BLOCK_K=32, GROUP_M=8))
+build(module._ke_split_k_sum, dict(HAS_BIAS=True, SPLIT_K=4, BLOCK=1024))
 """
 
 
@@ -136,3 +139,27 @@ def test_every_layout_and_precision_compiles_for_hopper(tmp_path: Path) -> None:
     build = [sys.executable, "-c", _HOPPER_BUILD, str(tmp_path / "own_gemm_candidate.py")]
     result = subprocess.run(build, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+@pytest.mark.parametrize("split", [0, 1, 3, 16], ids=["auto", "none", "three", "more_than_k_blocks"])
+def test_split_k_sums_partials_before_the_epilogue(tmp_path: Path, split: int) -> None:
+    """Few output tiles over a long K: partials per K range, summed in order, then alpha and bias."""
+    gemm = _gemm_module(tmp_path, MM_SPLIT_K=split)
+    torch.manual_seed(0)
+    m, n, k = 5, 7, 300  # one tile, 19 K-blocks of 16 (not a multiple of any split)
+    a, b, bias = torch.randn(2, m, k), torch.randn(2, k, n), torch.randn(n)
+    expected = torch.baddbmm(bias, a, b, alpha=0.5, beta=2.0)
+    out = gemm._matmul(a, b, bias=bias.expand(2, m, n), alpha=0.5, beta=2.0)
+    torch.testing.assert_close(out, expected, atol=1e-4, rtol=1e-4)
+    plain = gemm._matmul(a[0], b[0])
+    torch.testing.assert_close(plain, a[0] @ b[0], atol=1e-4, rtol=1e-4)
+
+
+def test_split_k_is_chosen_for_few_tiles_over_a_long_k(tmp_path: Path) -> None:
+    gemm = _gemm_module(tmp_path, MM_BLOCK_K=32)
+    assert gemm._split_k(tiles=4, k=524288) == 64  # KernelBench L1/6-like: 4 tiles for 132 SMs
+    assert gemm._split_k(tiles=16, k=524288) == 16  # two waves' worth
+    assert gemm._split_k(tiles=4096, k=524288) == 1  # enough tiles already
+    assert gemm._split_k(tiles=4, k=64) == 1  # too short to split
+    forced = _gemm_module(tmp_path, MM_SPLIT_K=4, MM_BLOCK_K=32)
+    assert forced._split_k(tiles=4096, k=64) == 2  # forced, capped at the K-blocks there are

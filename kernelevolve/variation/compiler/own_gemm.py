@@ -6,6 +6,12 @@ along M, B along K: Inductor's view of nn.Linear's weight) is loaded in its memo
 transposed in registers, so its loads stay coalesced. fp32 dot products are IEEE fp32 by default (no
 TF32, so KernelBench's fp32 tolerance holds) or 3xTF32 (MM_FP32_PRECISION). Its tile sizes, warps,
 stages and fp32 precision are tunables.
+
+Split-K: an output of few tiles over a long K (KernelBench L1/6: 256x256 over K=524288, 16 tiles for
+132 SMs) splits K across programs, each writing an fp32 partial to a workspace that a second kernel
+sums in a fixed order (deterministic) before the epilogue. Shorter accumulation chains are also more
+accurate (L1/4, a matrix-vector product over K=1M, missed 1e-4 in one chain). MM_SPLIT_K = 0 picks
+the split from the shape; a positive value forces it.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ GEMM_TUNABLES = (
     "MM_STAGES = 3  # tune: 2, 3, 4, 5",
     '# fp32 dot precision: "ieee" is exact fp32 FMA; "tf32x3" uses tensor cores at near-fp32 accuracy.',
     'MM_FP32_PRECISION = "ieee"  # tune: "ieee", "tf32x3"',
+    "# K split across programs: 0 picks it from the shape (few output tiles, long K), 1 never splits.",
+    "MM_SPLIT_K = 0  # tune: 0, 1, 4, 16",
 )
 
 GEMM_SOURCE = '''
@@ -52,15 +60,16 @@ def _ke_load_operand(ptrs, rows_ok, cols_ok, TRANSPOSED: tl.constexpr):
 
 @triton.jit
 def _ke_matmul_kernel(
-    a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K,
+    a_ptr, b_ptr, c_ptr, bias_ptr, partial_ptr, M, N, K, batches,
     stride_ab, stride_am, stride_ak, stride_bb, stride_bk, stride_bn,
     stride_cb, stride_cm, stride_cn, stride_xb, stride_xm, stride_xn, alpha, beta,
     HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr, A_M_CONTIGUOUS: tl.constexpr,
-    B_K_CONTIGUOUS: tl.constexpr,
+    B_K_CONTIGUOUS: tl.constexpr, SPLIT_K: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
 ):
     pid = tl.program_id(0)
     batch = tl.program_id(1)
+    split = tl.program_id(2)
     tiles_m = tl.cdiv(M, BLOCK_M)
     tiles_n = tl.cdiv(N, BLOCK_N)
     group = pid // (GROUP_M * tiles_n)
@@ -70,28 +79,69 @@ def _ke_matmul_kernel(
     pid_n = (pid % (GROUP_M * tiles_n)) // rows_in_group
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
+    k_blocks = tl.cdiv(K, BLOCK_K)
+    blocks_per_split = tl.cdiv(k_blocks, SPLIT_K)
+    first_block = split * blocks_per_split
+    offs_k = first_block * BLOCK_K + tl.arange(0, BLOCK_K)
     a_ptrs = _ke_operand_ptrs(a_ptr + batch * stride_ab, offs_m, offs_k, stride_am, stride_ak, A_M_CONTIGUOUS)
     b_ptrs = _ke_operand_ptrs(b_ptr + batch * stride_bb, offs_k, offs_n, stride_bk, stride_bn, B_K_CONTIGUOUS)
+    offs_k = tl.arange(0, BLOCK_K)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
+    for k in range(first_block, tl.minimum(first_block + blocks_per_split, k_blocks)):
         k_ok = offs_k < K - k * BLOCK_K
         a = _ke_load_operand(a_ptrs, offs_m < M, k_ok, A_M_CONTIGUOUS)
         b = _ke_load_operand(b_ptrs, k_ok, offs_n < N, B_K_CONTIGUOUS)
         acc = tl.dot(a, b, acc, input_precision=PRECISION)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
-    acc = acc * alpha
     inside = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    if SPLIT_K > 1:  # an fp32 partial; _ke_split_k_sum adds the splits and applies the epilogue
+        plane = (split * batches + batch).to(tl.int64) * M * N
+        tl.store(partial_ptr + plane + offs_m[:, None] * N + offs_n[None, :], acc, mask=inside)
+    else:
+        acc = acc * alpha
+        if HAS_BIAS:
+            bias = tl.load(
+                bias_ptr + batch * stride_xb + offs_m[:, None] * stride_xm + offs_n[None, :] * stride_xn,
+                mask=inside,
+                other=0.0,
+            )
+            acc += beta * bias.to(tl.float32)
+        c_ptrs = c_ptr + batch * stride_cb + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=inside)
+
+
+@triton.jit
+def _ke_split_k_sum(
+    partial_ptr, c_ptr, bias_ptr, M, N, batches,
+    stride_cb, stride_cm, stride_cn, stride_xb, stride_xm, stride_xn, alpha, beta,
+    HAS_BIAS: tl.constexpr, SPLIT_K: tl.constexpr, BLOCK: tl.constexpr,
+):
+    """c = alpha * (sum of the SPLIT_K partials, in split order) (+ beta * bias), one batch per axis 1."""
+    batch = tl.program_id(1)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < M * N
+    rows = offs // N
+    cols = offs % N
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for split in range(SPLIT_K):
+        plane = (split * batches + batch).to(tl.int64) * M * N
+        acc += tl.load(partial_ptr + plane + offs, mask=inside, other=0.0)
+    acc = acc * alpha
     if HAS_BIAS:
-        bias = tl.load(
-            bias_ptr + batch * stride_xb + offs_m[:, None] * stride_xm + offs_n[None, :] * stride_xn,
-            mask=inside,
-            other=0.0,
-        )
-        acc += beta * bias.to(tl.float32)
-    c_ptrs = c_ptr + batch * stride_cb + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+        bias_ptrs = bias_ptr + batch * stride_xb + rows * stride_xm + cols * stride_xn
+        acc += beta * tl.load(bias_ptrs, mask=inside, other=0.0).to(tl.float32)
+    c_ptrs = c_ptr + batch * stride_cb + rows * stride_cm + cols * stride_cn
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=inside)
+
+
+def _split_k(tiles, k):
+    """K-splits for a launch of `tiles` output tiles: MM_SPLIT_K when set, else enough for about two
+    waves on a 132-SM GPU (H100/H200) when the tiles alone are fewer, at least 8 K-blocks a split."""
+    k_blocks = triton.cdiv(k, MM_BLOCK_K)
+    if MM_SPLIT_K > 0:
+        return max(1, min(MM_SPLIT_K, k_blocks))
+    return max(1, min(64, 264 // max(tiles, 1), k_blocks // 8))
 
 
 def _rows_contiguous(stride_rows, stride_cols):
@@ -113,9 +163,11 @@ def _matmul(a, b, out=None, bias=None, alpha=1, beta=1):
     x3 = c3
     if bias is not None:
         x3 = bias.expand(c3.shape) if batched else bias.expand(m, n).unsqueeze(0)
-    grid = (triton.cdiv(m, MM_BLOCK_M) * triton.cdiv(n, MM_BLOCK_N), batches)
-    _ke_matmul_kernel[grid](
-        a3, b3, c3, x3, m, n, k,
+    tiles = triton.cdiv(m, MM_BLOCK_M) * triton.cdiv(n, MM_BLOCK_N)
+    split = _split_k(tiles * batches, k)
+    partial = torch.empty((split, batches, m, n), device=a.device, dtype=torch.float32) if split > 1 else c3
+    _ke_matmul_kernel[(tiles, batches, split)](
+        a3, b3, c3, x3, partial, m, n, k, batches,
         a3.stride(0), a3.stride(1), a3.stride(2), b3.stride(0), b3.stride(1), b3.stride(2),
         c3.stride(0), c3.stride(1), c3.stride(2), x3.stride(0), x3.stride(1), x3.stride(2),
         alpha, beta,
@@ -124,9 +176,16 @@ def _matmul(a, b, out=None, bias=None, alpha=1, beta=1):
         PRECISION=MM_FP32_PRECISION if a.dtype == torch.float32 else None,
         A_M_CONTIGUOUS=_rows_contiguous(a3.stride(1), a3.stride(2)),
         B_K_CONTIGUOUS=_rows_contiguous(b3.stride(1), b3.stride(2)),
+        SPLIT_K=split,
         BLOCK_M=MM_BLOCK_M, BLOCK_N=MM_BLOCK_N, BLOCK_K=MM_BLOCK_K, GROUP_M=MM_GROUP_M,
         num_warps=MM_WARPS, num_stages=MM_STAGES,
     )
+    if split > 1:
+        _ke_split_k_sum[(triton.cdiv(m * n, 1024), batches)](
+            partial, c3, x3, m, n, batches,
+            c3.stride(0), c3.stride(1), c3.stride(2), x3.stride(0), x3.stride(1), x3.stride(2),
+            alpha, beta, HAS_BIAS=bias is not None, SPLIT_K=split, BLOCK=1024,
+        )
     return out
 '''
 

@@ -34,6 +34,7 @@ from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, Eva
 
 log = logging.getLogger(__name__)
 
+BARREN_PROPOSAL_COST = 1e-3  # a proposal that gave nothing new: the floor cost of an evaluated child
 STRICT_TURN = 3  # permissive runs: every third one-parent job tunes the best own-kernel node
 
 
@@ -120,7 +121,11 @@ class Engine:
         self.rng = random.Random(settings.seed)
         self._ready: deque[Candidate] = deque()
         self._barren_rounds = 0
-        self._barren_at = -1  # session evaluation count when the last proposal round gave nothing
+        # Operators whose proposals gave nothing new since the last report: the next jobs go to the
+        # others. Without this, an operator that declines (graph_replay on a parent that is not
+        # host-bound) stayed "untried" for the bandit, was chosen for every job and starved tune:
+        # 43 of the first 45 full-sweep problems stopped as proposals_exhausted after ~7 evaluations.
+        self._barren_operators: set[str] = set()
         self._best_objective: float | None = None
         self._since_improvement = 0
         self._session_evaluations = 0
@@ -190,10 +195,21 @@ class Engine:
             log.info("seed operator %s proposed %d new candidate(s)", operator.name, fresh)
         self.graph.record_event("seeded", {"candidates": len(self.graph)})
 
-    def _next_job(self) -> tuple[Operator, ParentSet] | None:
+    def _schedulable(self) -> list[Operator]:
         # Seed-only operators (arity 0) ran in _seed; only those that can keep generating
         # (`repeatable`, or operators accepting several arities like the LLM) are scheduled again.
-        available = [op for op in self.operators if max(_arities(op)) > 0 or getattr(op, "repeatable", False)]
+        return [op for op in self.operators if max(_arities(op)) > 0 or getattr(op, "repeatable", False)]
+
+    def _all_barren(self) -> bool:
+        return all(op.name in self._barren_operators for op in self._schedulable())
+
+    def _next_job(self, waiting: bool) -> tuple[Operator, ParentSet] | None:
+        """An operator and its parents, or None. `waiting`: evaluations are in flight, so operators
+        that just gave nothing sit out until their report; with nothing in flight all may try again."""
+        available = self._schedulable()
+        fresh = [op for op in available if op.name not in self._barren_operators]
+        if fresh or waiting:
+            available = fresh
         while available:
             operator = self.scheduler.choose(available, self.rng)
             arities = list(_arities(operator))
@@ -228,6 +244,7 @@ class Engine:
     def _record(self, candidate: Candidate, report: EvalReport) -> Node:
         fitness = score(report, self._baselines)
         self.graph.record(candidate.id, report, fitness)
+        self._barren_operators.clear()  # the graph changed: every operator may have something again
         self.policy.observe(self.graph, candidate.id)
         self._session_evaluations += 1
         parent_fitness = [self.graph.node(p).fitness for p in candidate.parent_ids if p in self.graph]
@@ -276,12 +293,13 @@ class Engine:
                 while self._ready and len(evaluations) < self.evaluator.capacity:
                     candidate = self._ready.popleft()
                     evaluations[self._submit(candidate)] = candidate
-                # After a barren round, wait for a new report before asking again: until then the
-                # graph is unchanged and operators would only repeat themselves (and LLM calls cost).
-                stale = self._barren_at == self._session_evaluations and bool(evaluations)
+                # Once every operator has given nothing since the last report, wait for the next one
+                # before asking again: until then the graph is unchanged and operators would only
+                # repeat themselves (and LLM calls cost).
+                stale = bool(evaluations) and self._all_barren()
                 want_more = not stale and len(self._ready) + len(evaluations) < 2 * self.evaluator.capacity
                 while want_more and len(proposals) < self.settings.proposal_concurrency:
-                    job = self._next_job()
+                    job = self._next_job(waiting=bool(evaluations))
                     if job is None:
                         break
                     operator, parents = job
@@ -311,7 +329,9 @@ class Engine:
                             fresh = 0
                         self._barren_rounds = 0 if fresh else self._barren_rounds + 1
                         if not fresh:
-                            self._barren_at = self._session_evaluations
+                            # a zero-reward pull, so the bandit learns that it declines here
+                            self.scheduler.update(name, 0.0, BARREN_PROPOSAL_COST)
+                            self._barren_operators.add(name)
             self._drain(evaluations)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)

@@ -174,7 +174,7 @@ class Sweep:
                     ran.append(problem_key(problem))
         summary = write_summary(self.out)
         remaining = [key for p in problems if (key := problem_key(p)) not in ran and self._needs_run(p)]
-        self._log_call(start, ran, stopped)
+        self._log_call(start, ran, stopped, len(slots))
         return SweepOutcome([problem_key(p) for p in problems], ran, skipped, remaining, stopped, summary)
 
     def _needs_run(self, problem: Problem) -> bool:
@@ -232,7 +232,7 @@ class Sweep:
         manifest.update(settings=settings, selected=selected)
         path.write_text(json.dumps(manifest, indent=2))
 
-    def _log_call(self, start: float, ran: list[str], stopped: bool) -> None:
+    def _log_call(self, start: float, ran: list[str], stopped: bool, slots: int) -> None:
         path = self.out / MANIFEST
         manifest = json.loads(path.read_text())
         manifest.setdefault("calls", []).append(
@@ -241,9 +241,21 @@ class Sweep:
                 "wall_s": time.monotonic() - start,
                 "ran": ran,
                 "stopped_by_time_limit": stopped,
+                # what the call ran on, for throughput and scaling (`kernelevolve.sweep_scaling`)
+                "gpus": _visible_gpu_count(),
+                "problems_at_once": slots,
+                "fresh_caches": self.options.fresh_caches,
             }
         )
         path.write_text(json.dumps(manifest, indent=2))
+
+
+def _visible_gpu_count() -> int:
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a core dependency
+        return 0
+    return int(torch.cuda.device_count())
 
 
 # ------------------------------------------------------------------------------------ CLI
@@ -297,7 +309,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--retry-failed", action="store_true", help="run again the problems whose run failed")
     parser.add_argument("--max-problems", type=int, help="run at most this many problems in this call")
     parser.add_argument("--summary-only", action="store_true", help="rewrite summary.md/json and stop")
+    parser.add_argument(
+        "--fresh-caches",
+        action="store_true",
+        help="start from cold caches (baselines, Triton, Inductor) in a new folder under --out: for "
+        "measurements such as GPU scaling, where a warm cache from an earlier call would flatter a run",
+    )
     return parser
+
+
+CACHE_VARIABLES = ("KERNELEVOLVE_CACHE", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR")
+
+
+def use_fresh_caches(out: Path) -> Path:
+    """Point every cache this process and its children (evaluation workers, a Ray cluster it starts)
+    use at a new empty folder; returns it. A Ray cluster started elsewhere keeps its own environment."""
+    root = out / "caches" / time.strftime("%Y%m%d-%H%M%S")
+    for variable in CACHE_VARIABLES:
+        folder = root / variable.lower()
+        folder.mkdir(parents=True, exist_ok=True)
+        os.environ[variable] = str(folder)
+    return root
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -307,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
         write_summary(args.out)
         print(f"summary: {args.out / 'summary.md'}")
         return 0
+    if args.fresh_caches:
+        log.info("fresh caches in %s", use_fresh_caches(args.out))
     options = SweepOptions(
         kernelbench_path=args.kernelbench_path.expanduser().resolve(),
         out=args.out,
@@ -324,6 +358,7 @@ def main(argv: list[str] | None = None) -> int:
         retry_failed=args.retry_failed,
         max_problems=args.max_problems,
         permissive=args.permissive,
+        fresh_caches=args.fresh_caches,
     )
     try:
         outcome = Sweep(options).run()

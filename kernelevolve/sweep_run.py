@@ -42,6 +42,7 @@ class SweepOptions:
     retry_failed: bool = False
     max_problems: int | None = None
     permissive: bool = False  # strict=false: library calls allowed; records carry strict and permissive bests
+    fresh_caches: bool = False  # this call started from empty caches (recorded with the call)
 
     @property
     def estimate_s(self) -> float:

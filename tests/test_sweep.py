@@ -415,6 +415,9 @@ def test_sweep_stops_at_its_time_limit_and_resumes(
         "L1/5",
     ]
     assert len(list((options.out / "runs").iterdir())) == 5  # nothing was run twice
+    calls = json.loads((options.out / "sweep.json").read_text())["calls"]
+    assert [sorted(c["ran"]) for c in calls] == [sorted(first.ran), sorted(first.remaining)]
+    assert all(c["gpus"] == 0 and c["problems_at_once"] == 1 and not c["fresh_caches"] for c in calls)
     records = load_records(options.out)
     assert {r["status"] for r in records} <= {"ok", "no_correct_kernel"}
     assert all(r["scaling"] for r in records)  # CPU scaling applied to every problem

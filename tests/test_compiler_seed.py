@@ -428,12 +428,26 @@ def test_gpu_convolutions_also_get_seeds_in_the_reference_layout(monkeypatch: py
     gpu = dataclasses.replace(load_platform("cpu"), device="cuda")
     seeds = CompilerSeedOperator().propose(_seed_context(spec, gpu))
     assert layouts == [True, False]
-    assert {(c.metadata["own_kernels"], c.metadata.get("layout_optimization", True)) for c in seeds} == {
-        (False, True),
-        (True, True),
-        (False, False),
-        (True, False),
+    kinds = {
+        (
+            c.metadata["own_kernels"],
+            c.metadata.get("layout_optimization", True),
+            c.metadata.get("fp32_precision"),
+        )
+        for c in seeds
     }
+    # our own convolution also comes as a tensor-core twin (3xTF32): exact fp32 runs at FFMA rate
+    assert kinds == {
+        (False, True, None),
+        (True, True, None),
+        (True, True, "tf32x3"),
+        (False, False, None),
+        (True, False, None),
+        (True, False, "tf32x3"),
+    }
+    twin = next(c for c in seeds if c.metadata.get("fp32_precision"))
+    assert {t.name: t.value for t in find_tunables(twin.source)}["CONV_FP32_PRECISION"] == "tf32x3"
+    assert not check_source(twin.source, "triton", True)
     cpu_seeds = CompilerSeedOperator().propose(_seed_context(spec, load_platform("cpu")))
     assert all("layout_optimization" not in c.metadata for c in cpu_seeds) and layouts == [True, False, True]
 

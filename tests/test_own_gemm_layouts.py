@@ -1,4 +1,4 @@
-"""Our Triton GEMM (compiler seeds, strict mode) on every operand layout and fp32 precision.
+"""Our Triton GEMM (compiler seeds, strict mode) on every operand layout and fp32 precision; the convolution's sm_90 build too.
 
 The kernel runs under Triton's interpreter on CPU (tests/conftest.py); sizes are not multiples of the
 blocks, and the blocks are small enough for several tiles and K steps, so every mask is exercised.
@@ -16,6 +16,7 @@ from types import ModuleType
 import pytest
 import torch
 
+from kernelevolve.variation.compiler.own_conv import CONV_SOURCE, CONV_TUNABLES
 from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES
 from kernelevolve.variation.compiler.program import parse
 from kernelevolve.variation.compiler.render import ShapeProgram, render
@@ -61,6 +62,24 @@ for precision, a_t, b_t, split in itertools.product(["ieee", "tf32x3"], [False, 
     build(kernel, dict(HAS_BIAS=True, PRECISION=precision, A_M_CONTIGUOUS=a_t, B_K_CONTIGUOUS=b_t,
                        SPLIT_K=split, BLOCK_M=64, BLOCK_N=128, BLOCK_K=32, GROUP_M=8))
 build(module._ke_split_k_sum, dict(HAS_BIAS=True, SPLIT_K=4, BLOCK=1024))
+"""
+
+
+_HOPPER_CONV_BUILD = """
+import importlib.util, itertools, sys
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+spec = importlib.util.spec_from_file_location("conv_candidate", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+kernel = module._ke_conv_kernel
+for precision, transposed in itertools.product(["ieee", "tf32x3"], [False, True]):
+    constants = dict(TRANSPOSED=transposed, HAS_BIAS=True, PRECISION=precision, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32)
+    types = {n: "constexpr" if n in constants else "*fp32" if n.endswith("_ptr") else "i32" for n in kernel.arg_names}
+    indexed = {(kernel.arg_names.index(n),): v for n, v in constants.items()}
+    triton.compile(ASTSource(kernel, types, indexed), target=GPUTarget("cuda", 90, 32))
 """
 
 
@@ -137,6 +156,16 @@ def test_every_layout_and_precision_compiles_for_hopper(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["TRITON_CACHE_DIR"] = str(tmp_path / "triton_cache")
     build = [sys.executable, "-c", _HOPPER_BUILD, str(tmp_path / "own_gemm_candidate.py")]
+    result = subprocess.run(build, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    # our implicit-GEMM convolution, plain and transposed, at both fp32 precisions
+    conv = tmp_path / "conv_candidate.py"
+    conv.write_text(
+        "\n".join(
+            ["import torch\nimport triton\nimport triton.language as tl\n", *CONV_TUNABLES, CONV_SOURCE]
+        )
+    )
+    build = [sys.executable, "-c", _HOPPER_CONV_BUILD, str(conv)]
     result = subprocess.run(build, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
 

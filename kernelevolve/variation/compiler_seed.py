@@ -22,6 +22,8 @@ from kernelevolve.variation.tracing import TRACING_LOCK
 log = logging.getLogger(__name__)
 
 BACKEND = "triton"
+# Tunables of our own GEMM and convolution that put fp32 dot products on tensor cores at near-fp32 accuracy.
+TENSOR_CORE_PRECISION = {"MM_FP32_PRECISION": "tf32x3", "CONV_FP32_PRECISION": "tf32x3"}
 
 
 class CompilerSeedOperator:
@@ -90,6 +92,8 @@ class CompilerSeedOperator:
                 **extra,
             }
             seeds.append(Candidate(source, BACKEND, self.name, "seed", metadata=metadata))
+            if own_kernels and device == "cuda":
+                seeds.extend(_tensor_core_twin(source, metadata, self.name))
         log.info(
             "compiler_seed: %d seed(s) for %s (%d kernels over %d shapes%s%s)",
             len(seeds),
@@ -100,6 +104,20 @@ class CompilerSeedOperator:
             "; Inductor's layout optimisation off" if extra.get("layout_optimization") is False else "",
         )
         return seeds
+
+
+def _tensor_core_twin(source: str, metadata: dict[str, Any], operator: str) -> list[Candidate]:
+    """The own-kernel seed with its fp32 GEMMs and convolutions on 3xTF32 tensor cores, as a seed of its
+    own: exact-fp32 dot products run at FFMA rate, where the baselines' cuDNN runs TF32 (KernelBench's
+    convolutions), and a small search budget rarely reaches that tunable by mutation."""
+    from kernelevolve.variation.tunables import apply_values, find_tunables
+
+    present = {t.name for t in find_tunables(source)} & set(TENSOR_CORE_PRECISION)
+    if not present:
+        return []
+    twin = apply_values(source, {name: TENSOR_CORE_PRECISION[name] for name in present})
+    extra = {"fp32_precision": "tf32x3"}
+    return [Candidate(twin, BACKEND, operator, "seed", metadata={**metadata, **extra})]
 
 
 def _capture_programs(ctx: ProposalContext, device: str, layout_optimization: bool) -> list[Any] | None:

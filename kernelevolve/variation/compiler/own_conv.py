@@ -4,7 +4,9 @@
 padding, dilation, output padding and groups) become `_conv(...)`: output pixels x output channels
 as a GEMM over input channels x kernel taps (a transposed convolution gathers the input positions
 that map onto each output), with the bias fused, written in the layout Inductor's next kernels expect
-(its `assert_size_stride` after the call gives it). fp32 uses IEEE dot products.
+(its `assert_size_stride` after the call gives it). fp32 dot products are IEEE fp32 by default, or
+3xTF32 (CONV_FP32_PRECISION): tensor cores at near-fp32 accuracy, several times the FFMA rate cuDNN's
+exact fp32 convolutions run at.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ CONV_TUNABLES = (
     "CONV_BLOCK_K = 32  # tune: 16, 32, 64",
     "CONV_WARPS = 4  # tune: 2, 4, 8",
     "CONV_STAGES = 2  # tune: 1, 2, 3, 4",
+    '# fp32 dot precision: "ieee" is exact fp32 FMA; "tf32x3" uses tensor cores at near-fp32 accuracy.',
+    'CONV_FP32_PRECISION = "ieee"  # tune: "ieee", "tf32x3"',
 )
 
 CONV_SOURCE = """
@@ -27,7 +31,7 @@ def _ke_conv_kernel(
     x_ptr, w_ptr, b_ptr, y_ptr, N, D, H, W, OD, OH, OW, KD, KH, KW, CG, COG,
     sxn, sxc, sxd, sxh, sxw, swa, swb, swd, swh, sww, syn, syc, syd, syh, syw,
     step_d, step_h, step_w, pad_d, pad_h, pad_w, dil_d, dil_h, dil_w,
-    TRANSPOSED: tl.constexpr, HAS_BIAS: tl.constexpr, IEEE: tl.constexpr,
+    TRANSPOSED: tl.constexpr, HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -84,10 +88,7 @@ def _ke_conv_kernel(
         b = tl.load(
             w_ptr + w_rows + kd[:, None] * swd + kh[:, None] * swh + kw[:, None] * sww, mask=w_mask, other=0.0
         )
-        if IEEE:
-            acc = tl.dot(a, b, acc, input_precision="ieee")
-        else:
-            acc = tl.dot(a, b, acc)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
     inside = (offs_m[:, None] < pixels) & (offs_co[None, :] < COG)
     if HAS_BIAS:
         acc += tl.load(b_ptr + co, mask=offs_co < COG, other=0.0).to(tl.float32)[None, :]
@@ -140,7 +141,9 @@ def _conv(
         w5.stride(0), w5.stride(1), w5.stride(2), w5.stride(3), w5.stride(4),
         y5.stride(0), y5.stride(1), y5.stride(2), y5.stride(3), y5.stride(4),
         step[0], step[1], step[2], pad[0], pad[1], pad[2], dil[0], dil[1], dil[2],
-        TRANSPOSED=bool(transposed), HAS_BIAS=bias is not None, IEEE=x.dtype == torch.float32,
+        TRANSPOSED=bool(transposed), HAS_BIAS=bias is not None,
+        # input_precision only applies to fp32; other dtypes keep Triton's default (None)
+        PRECISION=CONV_FP32_PRECISION if x.dtype == torch.float32 else None,
         BLOCK_M=CONV_BLOCK_M, BLOCK_N=CONV_BLOCK_N, BLOCK_K=CONV_BLOCK_K,
         num_warps=CONV_WARPS, num_stages=CONV_STAGES,
     )

@@ -273,6 +273,13 @@ CONV_CASES = {  # name -> (module, input shape): strides, padding, dilation, gro
         "nn.ConvTranspose1d(4, 2, 5, stride=3, padding=2, dilation=2, bias=False)",
         "2, 4, 7",
     ),
+    # depthwise (one input channel per group) takes the direct kernel: KernelBench L1/83's asymmetric
+    # kernel, and a channel multiplier of 2 with stride and dilation
+    "depthwise2d": ("nn.Conv2d(3, 3, kernel_size=(3, 1), padding=(1, 0), groups=3)", "2, 3, 9, 11"),
+    "depthwise2d_multiplier": (
+        "nn.Conv2d(3, 6, 3, stride=2, padding=2, dilation=2, groups=3)",
+        "1, 3, 10, 7",
+    ),
 }
 
 

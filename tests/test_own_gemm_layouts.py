@@ -80,6 +80,11 @@ for precision, transposed in itertools.product(["ieee", "tf32x3"], [False, True]
     types = {n: "constexpr" if n in constants else "*fp32" if n.endswith("_ptr") else "i32" for n in kernel.arg_names}
     indexed = {(kernel.arg_names.index(n),): v for n, v in constants.items()}
     triton.compile(ASTSource(kernel, types, indexed), target=GPUTarget("cuda", 90, 32))
+depthwise = module._ke_depthwise_kernel
+constants = dict(HAS_BIAS=True, BLOCK=256)
+types = {n: "constexpr" if n in constants else "*fp32" if n.endswith("_ptr") else "i32" for n in depthwise.arg_names}
+indexed = {(depthwise.arg_names.index(n),): v for n, v in constants.items()}
+triton.compile(ASTSource(depthwise, types, indexed), target=GPUTarget("cuda", 90, 32))
 """
 
 
@@ -192,3 +197,40 @@ def test_split_k_is_chosen_for_few_tiles_over_a_long_k(tmp_path: Path) -> None:
     assert gemm._split_k(tiles=4, k=64) == 1  # too short to split
     forced = _gemm_module(tmp_path, MM_SPLIT_K=4, MM_BLOCK_K=32)
     assert forced._split_k(tiles=4096, k=64) == 2  # forced, capped at the K-blocks there are
+
+
+def test_depthwise_convolutions_take_the_direct_kernel(tmp_path: Path) -> None:
+    """One input channel per group: the direct kernel, not a GEMM tile that would use one column."""
+    path = tmp_path / "own_conv_candidate.py"
+    header = "import torch\nimport triton\nimport triton.language as tl\n"
+    path.write_text(
+        "\n".join([header, *CONV_TUNABLES, CONV_SOURCE]).replace("DW_BLOCK = 256", "DW_BLOCK = 32")
+    )
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    conv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conv)
+
+    class NoGemm:
+        def __getitem__(self, grid: object) -> object:
+            raise AssertionError("the implicit-GEMM kernel ran for a depthwise convolution")
+
+    gemm_kernel, conv._ke_conv_kernel = conv._ke_conv_kernel, NoGemm()
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, 9, 13)
+    for weight, kwargs in (
+        (torch.randn(4, 1, 3, 5), dict(stride=1, padding=(1, 2), groups=4)),
+        (torch.randn(8, 1, 3, 3), dict(stride=2, padding=2, dilation=2, groups=4)),  # channel multiplier 2
+    ):
+        bias = torch.randn(weight.shape[0])
+        expected = torch.nn.functional.conv2d(x, weight, bias, **kwargs)
+        got = conv._conv(x, weight, bias, **kwargs)
+        torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4)
+    conv._ke_conv_kernel = gemm_kernel  # a grouped convolution with 2 channels per group keeps the GEMM
+    grouped = torch.randn(4, 2, 3, 3)
+    torch.testing.assert_close(
+        conv._conv(x, grouped, None, padding=1, groups=2),
+        torch.nn.functional.conv2d(x, grouped, None, padding=1, groups=2),
+        atol=1e-4,
+        rtol=1e-4,
+    )

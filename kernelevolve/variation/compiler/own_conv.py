@@ -7,6 +7,10 @@ that map onto each output), with the bias fused, written in the layout Inductor'
 (its `assert_size_stride` after the call gives it). fp32 dot products are IEEE fp32 by default, or
 3xTF32 (CONV_FP32_PRECISION): tensor cores at near-fp32 accuracy, several times the FFMA rate cuDNN's
 exact fp32 convolutions run at.
+
+A depthwise convolution (one input channel per group: MobileNet's, KernelBench L1/83) would use one
+of the GEMM tile's columns per group, so it goes to a direct kernel instead: each program sums the
+taps of a block of output pixels of one output channel in fp32 FMAs, reading along the width.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ CONV_TUNABLES = (
     "CONV_STAGES = 2  # tune: 1, 2, 3, 4",
     '# fp32 dot precision: "ieee" is exact fp32 FMA; "tf32x3" uses tensor cores at near-fp32 accuracy.',
     'CONV_FP32_PRECISION = "ieee"  # tune: "ieee", "tf32x3"',
+    "DW_BLOCK = 256  # tune: 128, 256, 512, 1024",
+    "DW_WARPS = 4  # tune: 1, 2, 4, 8",
 )
 
 CONV_SOURCE = """
@@ -96,6 +102,41 @@ def _ke_conv_kernel(
     tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=inside)
 
 
+@triton.jit
+def _ke_depthwise_kernel(
+    x_ptr, w_ptr, b_ptr, y_ptr, N, D, H, W, OD, OH, OW, KD, KH, KW, COG,
+    sxn, sxc, sxd, sxh, sxw, swa, swd, swh, sww, syn, syc, syd, syh, syw,
+    step_d, step_h, step_w, pad_d, pad_h, pad_w, dil_d, dil_h, dil_w,
+    HAS_BIAS: tl.constexpr, BLOCK: tl.constexpr,
+):
+    co = tl.program_id(1).to(tl.int64)
+    cin = co // COG  # one input channel per group: output channel co reads channel co // COG
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < N * OD * OH * OW
+    n = (offs // (OD * OH * OW)).to(tl.int64)
+    rest = offs % (OD * OH * OW)
+    od = rest // (OH * OW)
+    rest = rest % (OH * OW)
+    oh = rest // OW
+    ow = rest % OW
+    x_base = x_ptr + n * sxn + cin * sxc
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for kd in range(0, KD):
+        idd = od * step_d - pad_d + kd * dil_d
+        for kh in range(0, KH):
+            ih = oh * step_h - pad_h + kh * dil_h
+            for kw in range(0, KW):
+                iw = ow * step_w - pad_w + kw * dil_w
+                ok = inside & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+                xv = tl.load(x_base + idd * sxd + ih * sxh + iw * sxw, mask=ok, other=0.0)
+                wv = tl.load(w_ptr + co * swa + kd * swd + kh * swh + kw * sww)
+                acc += xv.to(tl.float32) * wv.to(tl.float32)
+    if HAS_BIAS:
+        acc += tl.load(b_ptr + co).to(tl.float32)
+    y_ptrs = y_ptr + n * syn + co * syc + od * syd + oh * syh + ow * syw
+    tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=inside)
+
+
 def _spatial(value, dims, fill):
     values = list(value) if isinstance(value, (tuple, list)) else [value] * dims
     return [fill] * (3 - dims) + values
@@ -133,6 +174,18 @@ def _conv(
         y = torch.empty(size, dtype=x.dtype, device=x.device)
     y5 = _as_3d(y, dims)
     per_group = out_channels // groups
+    if not transposed and channels // groups == 1:  # depthwise: the direct kernel
+        pixels = batch * spatial[0] * spatial[1] * spatial[2]
+        _ke_depthwise_kernel[(triton.cdiv(pixels, DW_BLOCK), out_channels)](
+            x5, w5, bias if bias is not None else y5, y5, batch, spatial_in[0], spatial_in[1], spatial_in[2],
+            spatial[0], spatial[1], spatial[2], kernel[0], kernel[1], kernel[2], per_group,
+            x5.stride(0), x5.stride(1), x5.stride(2), x5.stride(3), x5.stride(4),
+            w5.stride(0), w5.stride(2), w5.stride(3), w5.stride(4),
+            y5.stride(0), y5.stride(1), y5.stride(2), y5.stride(3), y5.stride(4),
+            step[0], step[1], step[2], pad[0], pad[1], pad[2], dil[0], dil[1], dil[2],
+            HAS_BIAS=bias is not None, BLOCK=DW_BLOCK, num_warps=DW_WARPS,
+        )
+        return y
     grid = (triton.cdiv(batch * spatial[0] * spatial[1] * spatial[2], CONV_BLOCK_M) * triton.cdiv(per_group, CONV_BLOCK_N), groups)
     _ke_conv_kernel[grid](
         x5, w5, bias if bias is not None else y5, y5, batch, spatial_in[0], spatial_in[1], spatial_in[2],

@@ -25,6 +25,7 @@ from kernelevolve.eval.ray_evaluator import (  # noqa: E402  (after the importor
     child_devices,
     cluster_accelerators,
 )
+from tests.hydra_config import FAST_RUN, compose_run_config  # noqa: E402
 from tests.kernelbench_data import KERNELBENCH  # noqa: E402
 
 
@@ -166,11 +167,6 @@ def test_profile_runs_on_an_actor_and_a_lost_actor_gives_none(
 
 
 def _search_config(tmp_path: Path) -> dict[str, Any]:
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
-
-    from kernelevolve.paths import CONF_DIR
-
     overrides = [
         "platform=cpu",
         "evaluator=ray",
@@ -178,19 +174,11 @@ def _search_config(tmp_path: Path) -> dict[str, Any]:
         "+spec=elementwise_chain",
         "search.termination.max_evaluations=6",
         "search.termination.wall_clock_s=240",
-        "platform.eval.timing_trials=3",
-        "platform.eval.correctness_trials=2",
-        "platform.eval.warmup_trials=1",
-        "platform.eval.measure_compile_baseline=false",
-        "kb.enabled=false",
-        "kb.record_past_wins=false",
-        "progress=false",
+        *FAST_RUN,
         f"run.root={tmp_path}",
         "run.name=ray-kill",
     ]
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=overrides)
-    return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
+    return compose_run_config(overrides)
 
 
 def _reports(graph: Path) -> list[dict[str, Any]]:

@@ -33,6 +33,16 @@ CONV_TUNABLES = (
 
 CONV_SOURCE = """
 @triton.jit
+def _ke_output_position(offs, OD, OH, OW):
+    \"\"\"(batch, depth, row, column) of flat output-pixel indices, the column fastest.\"\"\"
+    n = (offs // (OD * OH * OW)).to(tl.int64)
+    rest = offs % (OD * OH * OW)
+    od = rest // (OH * OW)
+    rest = rest % (OH * OW)
+    return n, od, rest // OW, rest % OW
+
+
+@triton.jit
 def _ke_conv_kernel(
     x_ptr, w_ptr, b_ptr, y_ptr, N, D, H, W, OD, OH, OW, KD, KH, KW, CG, COG,
     sxn, sxc, sxd, sxh, sxw, swa, swb, swd, swh, sww, syn, syc, syd, syh, syw,
@@ -47,12 +57,7 @@ def _ke_conv_kernel(
     pid_n = pid % tiles_n
     pixels = N * OD * OH * OW
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    n = (offs_m // (OD * OH * OW)).to(tl.int64)
-    rest = offs_m % (OD * OH * OW)
-    od = rest // (OH * OW)
-    rest = rest % (OH * OW)
-    oh = rest // OW
-    ow = rest % OW
+    n, od, oh, ow = _ke_output_position(offs_m, OD, OH, OW)
     offs_co = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     co = (group * COG + offs_co).to(tl.int64)
     taps = KD * KH * KW
@@ -113,12 +118,7 @@ def _ke_depthwise_kernel(
     cin = co // COG  # one input channel per group: output channel co reads channel co // COG
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     inside = offs < N * OD * OH * OW
-    n = (offs // (OD * OH * OW)).to(tl.int64)
-    rest = offs % (OD * OH * OW)
-    od = rest // (OH * OW)
-    rest = rest % (OH * OW)
-    oh = rest // OW
-    ow = rest % OW
+    n, od, oh, ow = _ke_output_position(offs, OD, OH, OW)
     x_base = x_ptr + n * sxn + cin * sxc
     acc = tl.zeros((BLOCK,), dtype=tl.float32)
     for kd in range(0, KD):

@@ -136,3 +136,14 @@ def library_calling_kernel_source() -> str:
 @pytest.fixture(scope="session")
 def library_kernel() -> Callable[[], str]:
     return library_calling_kernel_source
+
+
+@pytest.fixture
+def interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kernels run under Triton's interpreter; skipped where Triton was imported compiled (a GPU machine)."""
+    triton = pytest.importorskip("triton")
+    from triton.runtime.interpreter import InterpretedFunction
+
+    if not isinstance(triton.language.standard.cdiv, InterpretedFunction):
+        pytest.skip("triton was imported in compiled mode (TRITON_INTERPRET unset): these tests need it set")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")

@@ -8,9 +8,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 KERNELBENCH = Path(
     os.environ.get(
         "KERNELBENCH_PATH",
         Path(__file__).resolve().parents[2] / "shared/benchmarks/kernelbench/problems.jsonl",
     )
+)
+needs_kernelbench = pytest.mark.skipif(
+    not KERNELBENCH.is_file(), reason="KernelBench problems.jsonl not found"
 )

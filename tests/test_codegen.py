@@ -35,11 +35,7 @@ from kernelevolve.variation.codegen import Generation, generate
 from kernelevolve.variation.codegen.emit import reference_parts
 from kernelevolve.variation.fusion_seed import FusionSeedOperator
 from kernelevolve.variation.tunables import current_values, find_tunables
-from tests.kernelbench_data import KERNELBENCH
-
-needs_kernelbench = pytest.mark.skipif(
-    not KERNELBENCH.is_file(), reason="KernelBench problems.jsonl not found"
-)
+from tests.kernelbench_data import KERNELBENCH, needs_kernelbench
 
 # Tiny shapes (traced at the first) for every KernelBench level-1 problem fusion codegen supports.
 _ROWS = ({"batch_size": 4, "dim": 64}, {"batch_size": 3, "dim": 37})

@@ -3,36 +3,22 @@
 from __future__ import annotations
 
 import gc
-import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kernelevolve.eval.static_checks import check_source
-from kernelevolve.graph import SearchGraph
-from kernelevolve.interfaces import ProposalContext
-from kernelevolve.platforms import Platform, load_platform
+from kernelevolve.platforms import load_platform
 from kernelevolve.specs import resolve_spec
 from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
 from kernelevolve.variation.compiler.program import Unsupported, parse
 from kernelevolve.variation.compiler.render import RenderError, ShapeProgram, for_interpreter, render
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator
 from kernelevolve.variation.tunables import find_tunables
+from tests.proposal_context import seed_context
 
 H200 = Path(__file__).parent / "fixtures" / "inductor_h200"
-
-
-def _seed_context(spec: KernelSpec, platform: Platform) -> ProposalContext:
-    """What the engine gives a seed operator: the spec, an empty graph, Triton allowed."""
-    return ProposalContext(
-        spec=spec,
-        platform=platform,
-        graph=SearchGraph(),
-        parents=(),
-        rng=random.Random(0),
-        backends=("triton",),
-    )
 
 
 # Stand-in references with the parameters the fixtures' problems create (only __init__ matters here).
@@ -145,7 +131,7 @@ def test_compiler_seeds_are_verified_by_the_harness_on_cpu() -> None:
     with LocalEvaluator(platform, settings) as evaluator:
         for spec_name in ("softmax", "layernorm"):
             spec = resolve_spec(spec_name, platform)
-            ctx = _seed_context(spec, platform)
+            ctx = seed_context(spec, platform)
             operator = CompilerSeedOperator()
             (candidate,) = operator.propose(ctx)
             assert candidate.operator == "compiler_seed" and candidate.metadata["library_calls"] == []
@@ -157,7 +143,7 @@ def test_compiler_seeds_are_verified_by_the_harness_on_cpu() -> None:
         # A GEMM with an epilogue: Inductor keeps addmm (strict mode rejects that seed), and the
         # variant with our Triton GEMM in its place passes in strict mode.
         spec = resolve_spec("gemm_bias_relu", platform)
-        ctx = _seed_context(spec, platform)
+        ctx = seed_context(spec, platform)
         by_variant = {c.metadata["own_kernels"]: c for c in CompilerSeedOperator().propose(ctx)}
         assert by_variant[False].metadata["library_calls"] == ["torch.addmm"]
         assert "_matmul(" in by_variant[True].source and "torch.addmm" not in by_variant[True].source
@@ -170,12 +156,12 @@ def test_compiler_seeds_are_verified_by_the_harness_on_cpu() -> None:
 def test_a_bare_library_call_gets_only_our_own_kernel() -> None:
     platform = load_platform("cpu")
     spec = resolve_spec("batched_gemm", platform)  # a bare bmm: Inductor calls the library only
-    ctx = _seed_context(spec, platform)
+    ctx = seed_context(spec, platform)
     (seed,) = CompilerSeedOperator().propose(ctx)
     assert seed.metadata["own_kernels"] and seed.metadata["kernels"] == 0 and "_matmul(" in seed.source
     assert not check_source(seed.source, "triton", True)
     sdpa = resolve_spec("sdpa", platform)  # Inductor calls a fused attention op: no own kernel for it
-    sdpa_ctx = _seed_context(sdpa, platform)
+    sdpa_ctx = seed_context(sdpa, platform)
     assert CompilerSeedOperator().propose(sdpa_ctx) == []
 
 
@@ -206,7 +192,7 @@ def test_a_reshaped_output_view_is_not_taken_for_a_view_of_an_input() -> None:
     `reinterpret_tensor`); the seed returns a view of its own buffer, which strict mode accepts."""
     platform = load_platform("cpu")
     spec = KernelSpec("tensor_matrix", TENSOR_MATRIX_REFERENCE, shapes=(ShapeCase("default"),))
-    (seed,) = CompilerSeedOperator().propose(_seed_context(spec, platform))
+    (seed,) = CompilerSeedOperator().propose(seed_context(spec, platform))
     assert ".as_strided(" in seed.source and "_view(arg" not in seed.source
     assert check_source(seed.source, "triton", True) == []
 
@@ -228,7 +214,7 @@ def test_compiler_seeds_on_a_gpu() -> None:
     with LocalEvaluator(platform, settings) as evaluator:
         for spec_name in ("softmax", "gemm_bias_relu"):
             spec = resolve_spec(spec_name, platform)
-            ctx = _seed_context(spec, platform)
+            ctx = seed_context(spec, platform)
             seeds = CompilerSeedOperator().propose(ctx)
             strict = [c for c in seeds if not c.metadata["library_calls"]]
             assert strict, spec_name
@@ -293,7 +279,7 @@ def test_own_convolution_replaces_the_library_call() -> None:
         for name, (module, shape) in CONV_CASES.items():
             source = CONV_REFERENCE.replace("MODULE", module).replace("SHAPE", shape)
             spec = KernelSpec(name=name, reference_source=source, atol=1e-4, rtol=1e-4)
-            ctx = _seed_context(spec, platform)
+            ctx = seed_context(spec, platform)
             by_variant = {c.metadata["own_kernels"]: c for c in CompilerSeedOperator().propose(ctx)}
             assert by_variant[False].metadata["library_calls"] == ["torch.convolution"], name
             own = by_variant[True]
@@ -382,7 +368,7 @@ def test_seeds_pass_only_the_inputs_dynamo_keeps() -> None:
             ("scalar_input", SCALAR_INPUT_REFERENCE),
         ):
             spec = KernelSpec(name=name, reference_source=source, atol=1e-4, rtol=1e-4)
-            seeds = CompilerSeedOperator().propose(_seed_context(spec, platform))
+            seeds = CompilerSeedOperator().propose(seed_context(spec, platform))
             strict = next(c for c in seeds if not c.metadata["library_calls"])
             assert "args = [args[i] for i in" in strict.source, name
             if name == "scalar_input":  # another scalar would need another program
@@ -433,7 +419,7 @@ def test_gpu_convolutions_also_get_seeds_in_the_reference_layout(monkeypatch: py
         name="conv", reference_source=CONV_REFERENCE.replace("MODULE", module).replace("SHAPE", shape)
     )
     gpu = dataclasses.replace(load_platform("cpu"), device="cuda")
-    seeds = CompilerSeedOperator().propose(_seed_context(spec, gpu))
+    seeds = CompilerSeedOperator().propose(seed_context(spec, gpu))
     assert layouts == [True, False]
     kinds = {
         (
@@ -455,7 +441,7 @@ def test_gpu_convolutions_also_get_seeds_in_the_reference_layout(monkeypatch: py
     twin = next(c for c in seeds if c.metadata.get("fp32_precision"))
     assert {t.name: t.value for t in find_tunables(twin.source)}["CONV_FP32_PRECISION"] == "tf32x3"
     assert not check_source(twin.source, "triton", True)
-    cpu_seeds = CompilerSeedOperator().propose(_seed_context(spec, load_platform("cpu")))
+    cpu_seeds = CompilerSeedOperator().propose(seed_context(spec, load_platform("cpu")))
     assert all("layout_optimization" not in c.metadata for c in cpu_seeds) and layouts == [True, False, True]
 
 

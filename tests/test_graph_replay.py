@@ -31,6 +31,7 @@ from kernelevolve.variation.graph_replay import (
     with_graph_replay,
 )
 from kernelevolve.variation.tunables import find_tunables
+from tests.gpu import needs_cuda
 
 # Two launches per call, the shape a graph helps: many short kernels.
 TWO_KERNELS = "add_kernel[(triton.cdiv(n, 32),)](x, y, out, n, BLOCK=32)"
@@ -145,16 +146,8 @@ def test_operator_offers_one_child_for_host_bound_parents_in_permissive_gpu_runs
     assert permissive.propose(_ctx(_graph_with(wrapped, 0.9), wrapped, gpu, add_spec)) == []
 
 
-def _cuda() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return torch.cuda.is_available()
-
-
 @pytest.mark.gpu
-@pytest.mark.skipif(not _cuda(), reason="needs a CUDA GPU")
+@needs_cuda
 def test_replays_are_right_for_fresh_inputs_and_pass_the_harness(
     add_kernel: Callable[..., str], add_spec: KernelSpec, fast_settings: EvalSettings, tmp_path: Path
 ) -> None:

@@ -16,7 +16,6 @@ import pytest
 torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 
-from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 
 from kernelevolve.backends.triton import TritonBackend  # noqa: E402
 from kernelevolve.eval.harness import evaluate  # noqa: E402
@@ -26,12 +25,11 @@ from kernelevolve.reference_module import load_reference_module  # noqa: E402
 from kernelevolve.types import Candidate, EvalRequest, EvalSettings, Status  # noqa: E402
 from kernelevolve.variation.template_library import Template, templates_for  # noqa: E402
 from kernelevolve.variation.tunables import apply_values  # noqa: E402
-from tests.kernelbench_data import KERNELBENCH  # noqa: E402
+from tests.kernelbench_data import KERNELBENCH, needs_kernelbench  # noqa: E402
 
 # Triton 3.6's interpreter converts 1-element arrays with int(); NumPy 2.3 warns on every loop bound.
 pytestmark = pytest.mark.filterwarnings("ignore:Conversion of an array with ndim > 0:DeprecationWarning")
 
-INTERPRETED = isinstance(triton.language.standard.cdiv, InterpretedFunction)
 CPU_BUDGET = 4096
 
 # problem id -> (family, [(size constants, constructor args or None for the problem's, tunables)]).
@@ -74,18 +72,8 @@ CASES: dict[int, tuple[str, list[tuple[dict[str, Any], list[Any] | None, dict[st
                          [(3, 2, 4), (2, 1, 3), (1, 0, 2)], {"BLOCK_SIZE": 32})]),
 }  # fmt: skip
 
-needs_kernelbench = pytest.mark.skipif(
-    not KERNELBENCH.is_file(), reason="KernelBench problems.jsonl not found"
-)
 _BACKEND = TritonBackend()
 _counter = iter(range(1 << 30))
-
-
-@pytest.fixture
-def interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
-    if not INTERPRETED:
-        pytest.skip("triton was imported in compiled mode (TRITON_INTERPRET unset): these tests need it set")
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
 
 
 def _problem(problem_id: int) -> Problem:

@@ -11,11 +11,7 @@ from kernelevolve.platforms import load_platform
 from kernelevolve.reference_check import run_reference
 from kernelevolve.reference_module import shaped_source, size_constants
 from kernelevolve.specs import resolve_spec
-from tests.kernelbench_data import KERNELBENCH
-
-needs_kernelbench = pytest.mark.skipif(
-    not KERNELBENCH.is_file(), reason="KernelBench problems.jsonl not found"
-)
+from tests.kernelbench_data import KERNELBENCH, needs_kernelbench
 
 CONV_LIKE = """
 import torch

@@ -32,6 +32,7 @@ from kernelevolve.types import (
     Status,
     TimingStats,
 )
+from tests.gpu import needs_cuda
 
 # A Triton ReLU after a cuBLAS matmul: what compiler_seed makes of mm + relu (permissive mode only).
 LIBRARY_SOURCE = """
@@ -221,16 +222,8 @@ def test_platform_eval_strict_sets_the_mode() -> None:
     assert eval_settings(permissive).strict is False  # the platform.eval key wins over the default
 
 
-def _cuda() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return bool(torch.cuda.is_available())
-
-
 @pytest.mark.gpu
-@pytest.mark.skipif(not _cuda(), reason="needs a CUDA GPU")
+@needs_cuda
 def test_time_split_on_a_gpu_counts_our_kernel_and_cublas(tmp_path, monkeypatch) -> None:
     import torch
 

@@ -4,15 +4,12 @@ rules leave alone what they must not touch, and the rewrite seed passes the harn
 from __future__ import annotations
 
 import logging
-import random
 
 import pytest
 import torch
 
 from kernelevolve.eval import harness
 from kernelevolve.eval.static_checks import check_source
-from kernelevolve.graph import SearchGraph
-from kernelevolve.interfaces import ProposalContext
 from kernelevolve.platforms import Platform
 from kernelevolve.reference_module import load_reference_module
 from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
@@ -20,6 +17,7 @@ from kernelevolve.variation.rewrite import RULES, rewrite_reference
 from kernelevolve.variation.rewrite.nodes import op_name
 from kernelevolve.variation.rewrite.trace import trace_reference
 from kernelevolve.variation.rewrite_seed import RewriteSeedOperator
+from tests.proposal_context import seed_context
 
 TEMPLATE = """
 import torch
@@ -283,17 +281,6 @@ def test_only_forward_changes_and_a_bad_reference_gives_a_reason() -> None:
 # --- the operator, through the real harness on the CPU ------------------------------------------
 
 
-def _context(spec: KernelSpec, platform: Platform) -> ProposalContext:
-    return ProposalContext(
-        spec=spec,
-        platform=platform,
-        graph=SearchGraph(),
-        parents=(),
-        rng=random.Random(0),
-        backends=("triton",),
-    )
-
-
 def _evaluate(candidate, spec: KernelSpec, platform: Platform, settings: EvalSettings) -> None:  # type: ignore[no-untyped-def]
     report = harness.evaluate(EvalRequest(candidate, spec, platform.name, settings), platform)
     assert report.status is Status.OK, report.feedback
@@ -312,7 +299,7 @@ def test_rewrite_seeds_pass_the_harness(cpu_platform: Platform, fast_settings: E
     for name, source in (("divide_sum", divide_sum), ("residual", residual)):
         spec = KernelSpec(name=name, reference_source=source, shapes=shapes)
         operator = RewriteSeedOperator()
-        (seed,) = operator.propose(_context(spec, cpu_platform))
+        (seed,) = operator.propose(seed_context(spec, cpu_platform))
         assert seed.operator == "rewrite_seed" and seed.metadata["rewrites"][0] == "linear_fold"
         assert seed.metadata["library_calls"] == [] and not check_source(seed.source, "triton", True)
         _evaluate(seed, spec, cpu_platform, fast_settings)
@@ -328,7 +315,7 @@ def test_a_gemm_left_over_gives_both_compiler_seed_variants(
     )
     spec = KernelSpec(name="left_over", reference_source=source)
     by_variant = {
-        c.metadata["own_kernels"]: c for c in RewriteSeedOperator().propose(_context(spec, cpu_platform))
+        c.metadata["own_kernels"]: c for c in RewriteSeedOperator().propose(seed_context(spec, cpu_platform))
     }
     assert by_variant[False].metadata["library_calls"] == ["torch.addmm"]
     assert by_variant[True].metadata["rewrites"] == ["linear_fold"]
@@ -345,20 +332,20 @@ def test_a_seed_without_the_gemm_passes_the_harness(
         "x = x - x.mean(dim=1, keepdim=True)\nreturn F.gelu(x)"
     )
     spec = KernelSpec(name="max_subtract", reference_source=reference(LINEAR, forward))
-    assert RewriteSeedOperator().propose(_context(spec, cpu_platform)) == []  # `a - a` is opt-in
-    (seed,) = RewriteSeedOperator(rules=RULES).propose(_context(spec, cpu_platform))
+    assert RewriteSeedOperator().propose(seed_context(spec, cpu_platform)) == []  # `a - a` is opt-in
+    (seed,) = RewriteSeedOperator(rules=RULES).propose(seed_context(spec, cpu_platform))
     assert (
         seed.metadata["rewrites"] == ["singleton_reduction", "self_difference"]
         and seed.metadata["kernels"] == 1
     )
     _evaluate(seed, spec, cpu_platform, fast_settings)
     only_folds = RewriteSeedOperator(rules=["linear_fold", "conv_fold"])
-    assert only_folds.propose(_context(spec, cpu_platform)) == []
+    assert only_folds.propose(seed_context(spec, cpu_platform)) == []
 
 
 def test_a_convolution_fold_passes_the_harness(cpu_platform: Platform, fast_settings: EvalSettings) -> None:
     spec = KernelSpec(name="conv_mean", reference_source=conv_reference("conv_transpose2d"))
-    (seed,) = RewriteSeedOperator().propose(_context(spec, cpu_platform))
+    (seed,) = RewriteSeedOperator().propose(seed_context(spec, cpu_platform))
     assert seed.metadata["rewrites"] == ["conv_fold"] and "torch.convolution" not in seed.source
     _evaluate(seed, spec, cpu_platform, fast_settings)
 
@@ -366,5 +353,5 @@ def test_a_convolution_fold_passes_the_harness(cpu_platform: Platform, fast_sett
 def test_no_rule_no_seed(cpu_platform: Platform, caplog: pytest.LogCaptureFixture) -> None:
     spec = KernelSpec(name="relu_sum", reference_source=reference(*NOT_FOLDED["relu_between"]))
     with caplog.at_level(logging.INFO, logger="kernelevolve.variation.rewrite_seed"):
-        assert RewriteSeedOperator().propose(_context(spec, cpu_platform)) == []
+        assert RewriteSeedOperator().propose(seed_context(spec, cpu_platform)) == []
     assert "no rewrite rule applies" in caplog.text

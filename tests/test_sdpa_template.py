@@ -26,7 +26,7 @@ from kernelevolve.platforms import load_platform  # noqa: E402
 from kernelevolve.types import Candidate, EvalRequest, EvalSettings, ShapeCase, Status  # noqa: E402
 from kernelevolve.variation.template_library import Template, templates_for  # noqa: E402
 from kernelevolve.variation.tunables import apply_values  # noqa: E402
-from tests.kernelbench_data import KERNELBENCH  # noqa: E402
+from tests.kernelbench_data import KERNELBENCH, needs_kernelbench  # noqa: E402
 
 # Triton 3.6's interpreter converts 1-element arrays with int(); NumPy 2.3 warns on every loop bound.
 pytestmark = pytest.mark.filterwarnings("ignore:Conversion of an array with ndim > 0:DeprecationWarning")
@@ -42,18 +42,8 @@ SMALL_TUNABLES = {
     "flash_attention": {"BLOCK_M": 16, "BLOCK_N": 16},
 }  # fmt: skip
 
-needs_kernelbench = pytest.mark.skipif(
-    not KERNELBENCH.is_file(), reason="KernelBench problems.jsonl not found"
-)
 _BACKEND = TritonBackend()
 _counter = iter(range(1 << 30))
-
-
-@pytest.fixture
-def interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
-    if not INTERPRETED:
-        pytest.skip("triton was imported in compiled mode (TRITON_INTERPRET unset): these tests need it set")
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
 
 
 def _problem_97() -> Problem:

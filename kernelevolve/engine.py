@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from kernelevolve.interfaces import (
 )
 from kernelevolve.outputs import best_strict
 from kernelevolve.platforms import Platform
+from kernelevolve.ready_queue import ReadyQueue
 from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 
 log = logging.getLogger(__name__)
@@ -119,7 +119,7 @@ class Engine:
         self.settings = settings
         self.on_report = on_report
         self.rng = random.Random(settings.seed)
-        self._ready: deque[Candidate] = deque()
+        self._ready = ReadyQueue()
         self._barren_rounds = 0
         # Operators whose proposals gave nothing new since the last report: the next jobs go to the
         # others. Without this, an operator that declines (graph_replay on a parent that is not
@@ -169,21 +169,27 @@ class Engine:
             budget_hint=self.settings.children_per_proposal,
         )
 
-    def _accept(self, candidates: list[Candidate]) -> int:
-        """Add new candidates to the graph and the ready queue; returns how many were new."""
-        fresh = 0
+    def _accept(self, candidates: list[Candidate]) -> list[Candidate]:
+        """Add new candidates to the graph; returns those that were new (and runnable here)."""
+        fresh = []
         for candidate in candidates:
             if candidate.backend not in self.backends:
                 log.debug("dropping %s candidate: backend not runnable here", candidate.backend)
                 continue
             if self.graph.add_candidate(candidate):
-                self._ready.append(candidate)
-                fresh += 1
+                fresh.append(candidate)
+        return fresh
+
+    def _accept_children(self, candidates: list[Candidate]) -> list[Candidate]:
+        fresh = self._accept(candidates)
+        for candidate in fresh:
+            self._ready.add_child(candidate)
         return fresh
 
     def _seed(self) -> None:
         if self.graph.events("seeded"):
             return  # resumed run: seeds were proposed before
+        by_operator = []
         for operator in self.operators:
             if 0 not in _arities(operator):
                 continue
@@ -191,8 +197,10 @@ class Engine:
                 fresh = self._accept(operator.propose(self._context(())))
             except Exception:  # an operator bug must not end the run
                 log.exception("seed operator %s failed", operator.name)
-                fresh = 0
-            log.info("seed operator %s proposed %d new candidate(s)", operator.name, fresh)
+                fresh = []
+            log.info("seed operator %s proposed %d new candidate(s)", operator.name, len(fresh))
+            by_operator.append(fresh)
+        self._ready.add_seeds(by_operator)
         self.graph.record_event("seeded", {"candidates": len(self.graph)})
 
     def _schedulable(self) -> list[Operator]:
@@ -276,7 +284,8 @@ class Engine:
         start = time.monotonic()
         best = self.graph.best()
         self._best_objective = best.fitness.objective if best and best.fitness else None
-        self._ready.extend(node.candidate for node in self.graph.pending())  # resume: never evaluated
+        for node in self.graph.pending():  # resume: proposed, never evaluated
+            self._ready.add_pending(node.candidate)
         self._seed()
         evaluations: dict[Future[EvalReport], Candidate] = {}
         proposals: dict[Future[list[Candidate]], str] = {}
@@ -291,13 +300,20 @@ class Engine:
                 if stop:
                     break
                 while self._ready and len(evaluations) < self.evaluator.capacity:
-                    candidate = self._ready.popleft()
+                    candidate = self._ready.pop()
                     evaluations[self._submit(candidate)] = candidate
                 # Once every operator has given nothing since the last report, wait for the next one
                 # before asking again: until then the graph is unchanged and operators would only
                 # repeat themselves (and LLM calls cost).
                 stale = bool(evaluations) and self._all_barren()
-                want_more = not stale and len(self._ready) + len(evaluations) < 2 * self.evaluator.capacity
+                # Children are asked for while seeds still wait (the two take turns in the queue), but
+                # only once some report exists: until then operators that need parents can only decline.
+                can_ask = not self._ready.seeds or bool(self.graph.evaluated())
+                want_more = (
+                    not stale
+                    and can_ask
+                    and self._ready.children + len(evaluations) < 2 * self.evaluator.capacity
+                )
                 while want_more and len(proposals) < self.settings.proposal_concurrency:
                     job = self._next_job(waiting=bool(evaluations))
                     if job is None:
@@ -305,7 +321,7 @@ class Engine:
                     operator, parents = job
                     proposals[pool.submit(operator.propose, self._context(parents))] = operator.name
                     want_more = (
-                        len(self._ready) + len(evaluations) + len(proposals) < 2 * self.evaluator.capacity
+                        self._ready.children + len(evaluations) + len(proposals) < 2 * self.evaluator.capacity
                     )
                 if not evaluations and not proposals and not self._ready:
                     reason = "no operator can propose anything new"
@@ -323,7 +339,7 @@ class Engine:
                     else:
                         name = proposals.pop(future)  # type: ignore[arg-type]
                         try:
-                            fresh = self._accept(future.result())  # type: ignore[arg-type]
+                            fresh = len(self._accept_children(future.result()))  # type: ignore[arg-type]
                         except Exception:
                             log.exception("operator %s failed", name)
                             fresh = 0

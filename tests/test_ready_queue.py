@@ -1,0 +1,140 @@
+"""Seeds and children take turns for evaluation (the ready queue, and the engine using it)."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from pathlib import Path
+
+import pytest
+
+from kernelevolve.engine import Engine
+from kernelevolve.graph import SearchGraph
+from kernelevolve.interfaces import ProposalContext
+from kernelevolve.platforms import load_platform
+from kernelevolve.ready_queue import ReadyQueue
+from kernelevolve.selection import build_selection
+from kernelevolve.specs import resolve_spec
+from kernelevolve.termination import build_termination
+from kernelevolve.types import (
+    Baseline,
+    Candidate,
+    EvalReport,
+    EvalRequest,
+    EvalSettings,
+    KernelSpec,
+    Status,
+    TimingStats,
+)
+from kernelevolve.variation.scheduler import OperatorScheduler
+
+
+def _candidate(name: str, operator: str = "seeder", parents: tuple[str, ...] = ()) -> Candidate:
+    return Candidate(f"# {name}\n", "triton", operator, "seed" if not parents else "tune", parents)
+
+
+def test_seeds_are_taken_one_from_each_operator_in_turn() -> None:
+    queue = ReadyQueue()
+    a = [_candidate(f"a{i}", "a") for i in range(3)]
+    b = [_candidate("b0", "b")]
+    c = [_candidate(f"c{i}", "c") for i in range(2)]
+    queue.add_seeds([a, [], b, c])
+    order = [queue.pop().source.strip("# \n") for _ in range(len(queue))]
+    assert order == ["a0", "b0", "c0", "a1", "c1", "a2"]
+
+
+def test_a_child_goes_ahead_of_waiting_seeds_then_they_alternate() -> None:
+    queue = ReadyQueue()
+    queue.add_seeds([[_candidate(f"s{i}") for i in range(4)]])
+    assert queue.pop().source == "# s0\n"
+    for name in ("c0", "c1", "c2", "c3"):
+        queue.add_child(_candidate(name, "tune", ("parent",)))
+    order = [queue.pop().source.strip("# \n") for _ in range(len(queue))]
+    assert order == ["c0", "s1", "c1", "s2", "c2", "s3", "c3"]
+    with pytest.raises(IndexError):
+        queue.pop()
+
+
+def test_pending_candidates_of_a_resumed_run_go_back_to_their_own_queue() -> None:
+    queue = ReadyQueue()
+    queue.add_pending(_candidate("seed"))
+    queue.add_pending(_candidate("child", "tune", ("p",)))
+    assert (queue.seeds, queue.children, len(queue)) == (1, 1, 2)
+
+
+# ------------------------------------------------------------------ the engine
+
+
+def _timing(ms: float) -> TimingStats:
+    return TimingStats(ms, ms, 0.0, ms, ms, 10)
+
+
+class _InstantEvaluator:
+    """Reports every candidate correct at once, faster the more tune steps it descends from."""
+
+    capacity = 1
+
+    def __init__(self, spec: KernelSpec) -> None:
+        self.shape = spec.shapes[0].name
+        self.order: list[str] = []
+
+    def submit(self, request: EvalRequest) -> Future[EvalReport]:
+        candidate = request.candidate
+        self.order.append(candidate.source.strip("# \n").split("\n")[0])
+        future: Future[EvalReport] = Future()
+        ms = 1.0 / (1 + candidate.source.count("tuned"))
+        future.set_result(EvalReport(candidate.id, Status.OK, latency={self.shape: _timing(ms)}, wall_s=1.0))
+        return future
+
+    def baselines(self, spec: KernelSpec, platform: str) -> dict[str, Baseline]:
+        return {self.shape: Baseline(eager=_timing(1.0))}
+
+    def close(self) -> None:
+        pass
+
+
+class _Seeder:
+    arity = 0
+
+    def __init__(self, name: str, count: int) -> None:
+        self.name, self.count = name, count
+
+    def propose(self, ctx: ProposalContext) -> list[Candidate]:
+        return [_candidate(f"{self.name}{i}", self.name) for i in range(self.count)]
+
+
+class _Tuner:
+    name = "tune"
+    arity = 1
+
+    def propose(self, ctx: ProposalContext) -> list[Candidate]:
+        parent = ctx.graph.node(ctx.parents[0]).candidate
+        first_line = parent.source.split("\n")[0]
+        return [Candidate(f"{first_line} tuned\n{parent.source}", "triton", self.name, "tune", (parent.id,))]
+
+
+def test_the_engine_evaluates_children_between_the_seeds_it_still_has(tmp_path: Path) -> None:
+    """Six compiler-seed variants used to be evaluated before any child: on a level-3 network a 40 s
+    budget ended there. Now seeds from different operators come in turn, and children alternate with them."""
+    platform = load_platform("cpu")
+    spec = resolve_spec("softmax", platform)
+    evaluator = _InstantEvaluator(spec)
+    engine = Engine(
+        spec=spec,
+        platform=platform,
+        graph=SearchGraph(tmp_path / "graph.jsonl"),
+        evaluator=evaluator,
+        operators=[_Seeder("compiler", 6), _Seeder("template", 2), _Tuner()],
+        policy=build_selection("greedy", beam_width=1, epsilon=0.0),
+        scheduler=OperatorScheduler(strategy="ucb"),
+        termination=build_termination({"max_evaluations": 8}),
+        eval_settings=EvalSettings(),
+        backends=("triton",),
+    )
+    outcome = engine.run()
+    assert outcome.evaluations_this_session == 8
+    order = evaluator.order
+    assert order[:2] == ["compiler0", "template0"]
+    tuned = [i for i, name in enumerate(order) if name.endswith("tuned")]
+    assert tuned and tuned[0] <= 3, order  # a child is evaluated long before the eight seeds are done
+    seeds = [name for name in order if not name.endswith("tuned")]
+    assert len(seeds) >= 4 and len(order) - len(seeds) >= 3, order  # the budget is shared

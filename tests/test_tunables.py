@@ -12,7 +12,7 @@ from kernelevolve.interfaces import ProposalContext
 from kernelevolve.platforms import load_platform
 from kernelevolve.types import Candidate, EvalReport, FitnessValue, KernelSpec, Status
 from kernelevolve.variation.tunables import apply_values, current_values, find_tunables
-from kernelevolve.variation.tuning import TuningOperator
+from kernelevolve.variation.tuning import TuningOperator, oversized_tile
 
 SOURCE = """
 import triton
@@ -102,3 +102,46 @@ def test_only_parents_that_tuning_can_help_are_tuned(status, error_name, feedbac
         budget_hint=2,
     )
     assert bool(TuningOperator().propose(ctx)) is tuned
+
+
+REDUCTION_SEED = """
+S0_K0_XBLOCK = 1  # tune: 1, 2, 4, 8, 16, 32, 64
+S0_K0_R0_BLOCK = 2048  # tune: 256, 512, 1024, 2048, 4096
+S0_K0_WARPS = 4  # tune: 1, 2, 4, 8, 16
+"""
+
+
+def test_oversized_tiles_are_measured_per_kernel() -> None:
+    assert not oversized_tile({"S0_K0_XBLOCK": 1, "S0_K0_R0_BLOCK": 2048, "S0_K0_WARPS": 4})
+    # the H200 child that ran into the 180 s limit: 64 x 2048 elements on 64 threads
+    assert oversized_tile({"S0_K0_XBLOCK": 64, "S0_K0_R0_BLOCK": 2048, "S0_K0_WARPS": 2})
+    # a large tile is fine with the warps to hold it; another kernel's warps do not count
+    assert not oversized_tile({"S0_K0_XBLOCK": 64, "S0_K0_R0_BLOCK": 512, "S0_K0_WARPS": 8})
+    assert oversized_tile({"S0_K0_XBLOCK": 64, "S0_K0_R0_BLOCK": 512, "S0_K0_WARPS": 1, "S0_K1_WARPS": 16})
+    assert not oversized_tile({"BLOCK_SIZE": 1 << 14, "num_warps@3": 1})  # not a compiler seed's naming
+
+
+def test_tuning_never_proposes_a_tile_that_spills_every_register() -> None:
+    graph = SearchGraph()
+    parent = Candidate(source=REDUCTION_SEED, backend="triton", operator="compiler_seed")
+    graph.add_candidate(parent)
+    graph.record(parent.id, EvalReport(parent.id, Status.OK), FitnessValue(True, 1.0))
+    operator = TuningOperator(max_changes=2, jump_probability=1.0, attempts=400)
+    children = []
+    for seed in range(20):
+        ctx = ProposalContext(
+            spec=KernelSpec(name="s", reference_source=""),
+            platform=load_platform("cpu"),
+            graph=graph,
+            parents=(parent.id,),
+            rng=random.Random(seed),
+            backends=("triton",),
+            budget_hint=8,
+        )
+        children += operator.propose(ctx)
+    assert len({c.id for c in children}) > 20
+    assert not any(oversized_tile(c.metadata["params"]) for c in children)
+    largest = max(
+        c.metadata["params"]["S0_K0_XBLOCK"] * c.metadata["params"]["S0_K0_R0_BLOCK"] for c in children
+    )
+    assert largest > 4096  # large tiles still come, with the warps to hold them

@@ -16,6 +16,13 @@ log = logging.getLogger(__name__)
 
 # Failures other block sizes can cure: too many resources for the chosen tile, or a timeout.
 _CURABLE = re.compile(r"OutOfResources|out of resource|shared memory|registers|too many resources", re.I)
+# Compiler seeds name each kernel's tile `<kernel>_XBLOCK`, `<kernel>_R0_BLOCK`... and its warps
+# `<kernel>_WARPS`. A tile of more than this many elements per thread spills every register and can
+# keep ptxas busy for minutes: on the H200 a mean reduction's child with XBLOCK 64 x R0_BLOCK 2048 on
+# 2 warps (2048 elements a thread) hit the 180 s evaluation limit, 4x the search's whole budget.
+MAX_TILE_ELEMENTS_PER_THREAD = 128
+_TILE_BLOCK = re.compile(r"^(?P<kernel>.+)_(?:[XYZ]|R\d_)BLOCK$")
+_TILE_WARPS = re.compile(r"^(?P<kernel>.+)_WARPS$")
 
 
 def tunable_parent(report: EvalReport | None) -> bool:
@@ -31,6 +38,24 @@ def tunable_parent(report: EvalReport | None) -> bool:
     if report.status in (Status.COMPILE_ERROR, Status.RUNTIME_ERROR):
         return bool(_CURABLE.search(report.error_name) or _CURABLE.search(report.feedback))
     return False
+
+
+def oversized_tile(params: dict[str, Any]) -> bool:
+    """Whether a compiler-seed kernel's tile puts more than MAX_TILE_ELEMENTS_PER_THREAD on a thread."""
+    tiles: dict[str, int] = {}
+    warps: dict[str, int] = {}
+    for name, value in params.items():
+        if not isinstance(value, int):
+            continue
+        if block := _TILE_BLOCK.match(name):
+            tiles[block["kernel"]] = tiles.get(block["kernel"], 1) * value
+        elif warp := _TILE_WARPS.match(name):
+            warps[warp["kernel"]] = value
+    return any(
+        tile > MAX_TILE_ELEMENTS_PER_THREAD * 32 * warps[kernel]
+        for kernel, tile in tiles.items()
+        if kernel in warps and warps[kernel] > 0
+    )
 
 
 class TuningOperator:
@@ -81,6 +106,8 @@ class TuningOperator:
                 continue
             source = apply_values(parent.source, changed)
             params = {t.name: t.value for t in find_tunables(source)}
+            if oversized_tile(params):
+                continue
             child = Candidate(
                 source=source,
                 backend=parent.backend,

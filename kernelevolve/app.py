@@ -135,8 +135,10 @@ def build_operators(cfg: Mapping[str, Any], run_dir: Path | None = None) -> list
                 "strict": run_strict(cfg),
             }
         )
-    if "graph_replay" in names:  # CUDA graphs are for permissive runs only
-        options.setdefault("graph_replay", {}).update({"strict": run_strict(cfg)})
+    # CUDA graphs are for permissive runs only; seeds keeping library calls would be rejected in strict ones.
+    for name in ("graph_replay", "compiler_seed", "rewrite_seed"):
+        if name in names:
+            options.setdefault(name, {}).update({"strict": run_strict(cfg)})
     if "replay" in names:
         options.setdefault("replay", {}).update({"kb_config": cfg.get("kb") or {}})
     return [OPERATORS.create(name, **options.get(name, {})) for name in names]

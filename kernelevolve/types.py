@@ -125,7 +125,7 @@ class Candidate:
     source: str
     backend: str
     operator: str  # name of the variation operator that made it
-    mode: str = "seed"  # seed, tune, replay, generate, improve, combine, repair, translate
+    mode: str = "seed"  # seed, tune, replay, fusion, generate, improve, combine, repair, translate
     parent_ids: tuple[str, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
 

@@ -11,7 +11,7 @@ import pytest
 from kernelevolve.eval.static_checks import check_source
 from kernelevolve.platforms import load_platform
 from kernelevolve.specs import resolve_spec
-from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
+from kernelevolve.types import Candidate, EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
 from kernelevolve.variation.compiler.program import Unsupported, parse
 from kernelevolve.variation.compiler.render import RenderError, ShapeProgram, for_interpreter, render
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator
@@ -409,9 +409,11 @@ def test_gpu_convolutions_also_get_seeds_in_the_reference_layout(monkeypatch: py
     layouts: list[bool] = []
     real_capture = capture_module.capture
 
-    def on_the_cpu(spec: KernelSpec, shape: object, device: str, layout_optimization: bool = True) -> object:
+    def on_the_cpu(
+        spec: KernelSpec, shape: object, device: str, layout_optimization: bool = True, config: object = None
+    ) -> object:
         layouts.append(layout_optimization)
-        return real_capture(spec, shape, "cpu", layout_optimization)  # type: ignore[arg-type]
+        return real_capture(spec, shape, "cpu", layout_optimization, config)  # type: ignore[arg-type]
 
     monkeypatch.setattr(capture_module, "capture", on_the_cpu)
     module, shape = CONV_CASES["conv2d_grouped"]
@@ -421,28 +423,36 @@ def test_gpu_convolutions_also_get_seeds_in_the_reference_layout(monkeypatch: py
     gpu = dataclasses.replace(load_platform("cpu"), device="cuda")
     seeds = CompilerSeedOperator().propose(seed_context(spec, gpu))
     assert layouts == [True, False]
-    kinds = {
-        (
-            c.metadata["own_kernels"],
-            c.metadata.get("layout_optimization", True),
-            c.metadata.get("fp32_precision"),
-        )
-        for c in seeds
-    }
-    # our own convolution also comes as a tensor-core twin (3xTF32): exact fp32 runs at FFMA rate
-    assert kinds == {
+
+    def kinds(candidates: list[Candidate]) -> list[tuple[object, ...]]:
+        return [
+            (
+                c.metadata["own_kernels"],
+                c.metadata.get("layout_optimization", True),
+                c.metadata.get("fp32_precision"),
+            )
+            for c in candidates
+        ]
+
+    # our own convolution also comes as a tensor-core twin (3xTF32): exact fp32 runs at FFMA rate.
+    # In order of promise, layouts interleaved: a level-3 search has time for two or three seeds.
+    assert kinds(seeds) == [
         (False, True, None),
-        (True, True, None),
-        (True, True, "tf32x3"),
         (False, False, None),
-        (True, False, None),
+        (True, True, "tf32x3"),
         (True, False, "tf32x3"),
-    }
+        (True, True, None),
+        (True, False, None),
+    ]
+    # strict runs would reject the library's convolution statically: no evaluation is spent on it
+    strict_seeds = CompilerSeedOperator(strict=True).propose(seed_context(spec, gpu))
+    assert kinds(strict_seeds) == kinds(seeds)[2:]
+    layouts.clear()
     twin = next(c for c in seeds if c.metadata.get("fp32_precision"))
     assert {t.name: t.value for t in find_tunables(twin.source)}["CONV_FP32_PRECISION"] == "tf32x3"
     assert not check_source(twin.source, "triton", True)
     cpu_seeds = CompilerSeedOperator().propose(seed_context(spec, load_platform("cpu")))
-    assert all("layout_optimization" not in c.metadata for c in cpu_seeds) and layouts == [True, False, True]
+    assert all("layout_optimization" not in c.metadata for c in cpu_seeds) and layouts == [True]
 
 
 def test_capture_keeps_nothing_of_the_reference_alive(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -473,3 +483,13 @@ def test_capture_keeps_nothing_of_the_reference_alive(monkeypatch: pytest.Monkey
     assert "def call(" in captured.code and len(made) >= 2
     gc.collect()  # the model sits in reference cycles; the seed operator collects after each capture
     assert [ref() for ref in made] == [None] * len(made)
+
+
+@pytest.mark.parametrize(("override", "strict"), [("strict=true", True), ("strict=false", False)])
+def test_the_run_tells_the_seed_operators_whether_it_is_strict(override: str, strict: bool) -> None:
+    from kernelevolve.app import build_operators
+    from tests.hydra_config import compose_run_config
+
+    cfg = compose_run_config(["platform=cpu", "+spec=softmax", override])
+    operators = {op.name: op for op in build_operators(cfg)}
+    assert operators["compiler_seed"].strict is strict and operators["rewrite_seed"].strict is strict

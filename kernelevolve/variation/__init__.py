@@ -35,6 +35,13 @@ def _rewrite_seed(**options: Any) -> Operator:
     return RewriteSeedOperator(**options)
 
 
+@OPERATORS.register("fusion_boundary")
+def _fusion_boundary(**options: Any) -> Operator:
+    from kernelevolve.variation.fusion_boundary import FusionBoundaryOperator
+
+    return FusionBoundaryOperator(**options)
+
+
 @OPERATORS.register("fusion_seed")
 def _fusion_seed(**options: Any) -> Operator:
     from kernelevolve.variation.fusion_seed import FusionSeedOperator

@@ -21,7 +21,7 @@ from typing import Any
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.types import Candidate
 from kernelevolve.variation.compiler.own_conv import CONVOLUTION
-from kernelevolve.variation.compiler_seed import CompilerSeedOperator, _capture_programs
+from kernelevolve.variation.compiler_seed import CompilerSeedOperator, by_promise, capture_programs
 from kernelevolve.variation.rewrite.pipeline import RULES, Rewritten
 from kernelevolve.variation.tracing import TRACING_LOCK
 
@@ -37,8 +37,8 @@ class RewriteSeedOperator(CompilerSeedOperator):
     name = "rewrite_seed"
     arity = 0
 
-    def __init__(self, rules: Sequence[str] = DEFAULT_RULES) -> None:
-        super().__init__()
+    def __init__(self, rules: Sequence[str] = DEFAULT_RULES, strict: bool = False) -> None:
+        super().__init__(strict)
         unknown = [r for r in rules if r not in RULES]
         if unknown:
             raise ValueError(f"unknown rewrite rule(s) {unknown}; valid: {', '.join(RULES)}")
@@ -67,7 +67,7 @@ class RewriteSeedOperator(CompilerSeedOperator):
         log.info(
             "rewrite_seed: %d seed(s) for %s: %s", len(seeds), ctx.spec.name, "; ".join(extra["rewritten"])
         )
-        return seeds
+        return by_promise(seeds)
 
     def _rewrites(self, ctx: ProposalContext) -> list[Rewritten] | None:
         """The rewritten reference at each shape, or None (logged) where no rule applies at any."""
@@ -98,7 +98,7 @@ def _programs(
     for shape, rewritten in zip(ctx.spec.shapes, rewrites, strict=True):
         source = rewritten.source or ctx.spec.reference_source
         spec = dataclasses.replace(ctx.spec, reference_source=source, shapes=(shape,))
-        captured = _capture_programs(dataclasses.replace(ctx, spec=spec), device, layout_optimization)
+        captured = capture_programs(dataclasses.replace(ctx, spec=spec), device, layout_optimization)
         if captured is None:
             return None
         programs += captured

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,9 +44,14 @@ class CapturedCode:
 
 
 def capture(
-    spec: KernelSpec, shape: ShapeCase, device: str, layout_optimization: bool = True
+    spec: KernelSpec,
+    shape: ShapeCase,
+    device: str,
+    layout_optimization: bool = True,
+    inductor_config: Mapping[str, Any] | None = None,
 ) -> CapturedCode:
-    """Generate Inductor's module for `spec` at `shape` on `device` ("cpu" or "cuda")."""
+    """Generate Inductor's module for `spec` at `shape` on `device` ("cpu" or "cuda"); `inductor_config`:
+    further `torch._inductor.config` patches (dotted keys), such as those that move kernel boundaries."""
     import torch
 
     module = reference.load_reference(spec.reference_source)
@@ -76,7 +81,7 @@ def capture(
     torch._dynamo.reset()
     sys.modules[module.__name__] = module  # Dynamo looks the forward's globals up by module name
     try:
-        with _stop_after_codegen(device, layout_optimization), torch.no_grad():
+        with _stop_after_codegen(device, layout_optimization, inductor_config), torch.no_grad():
             torch.compile(flat_call, fullgraph=False, backend=backend)(*arguments)
     except _Captured as done:
         code = done.code
@@ -160,7 +165,9 @@ def _find_captured(exc: BaseException) -> str | None:
 
 
 @contextlib.contextmanager
-def _stop_after_codegen(device: str, layout_optimization: bool = True) -> Iterator[None]:
+def _stop_after_codegen(
+    device: str, layout_optimization: bool = True, config_patches: Mapping[str, Any] | None = None
+) -> Iterator[None]:
     import torch._inductor.config as inductor_config
     from torch._inductor import graph
 
@@ -177,6 +184,7 @@ def _stop_after_codegen(device: str, layout_optimization: bool = True) -> Iterat
         "compile_threads": 1,
         "fallback_random": True,
         "layout_optimization": layout_optimization,
+        **(config_patches or {}),
     }
     with contextlib.ExitStack() as stack:
         if device == "cpu":

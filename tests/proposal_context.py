@@ -1,4 +1,4 @@
-"""The context the engine gives a seed operator, for tests of arity-0 operators."""
+"""The context the engine gives an operator, for tests of seed (arity-0) and one-parent operators."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 from kernelevolve.graph import SearchGraph
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.platforms import Platform
-from kernelevolve.types import KernelSpec
+from kernelevolve.types import Candidate, KernelSpec
 
 
 def seed_context(spec: KernelSpec, platform: Platform) -> ProposalContext:
@@ -20,3 +20,15 @@ def seed_context(spec: KernelSpec, platform: Platform) -> ProposalContext:
         rng=random.Random(0),
         backends=("triton",),
     )
+
+
+def parent_context(
+    spec: KernelSpec,
+    platform: Platform,
+    graph: SearchGraph,
+    parent: Candidate,
+    budget_hint: int = 1,
+    seed: int = 0,
+) -> ProposalContext:
+    """The context of a one-parent proposal: `parent` (in `graph`), Triton allowed."""
+    return ProposalContext(spec, platform, graph, (parent.id,), random.Random(seed), ("triton",), budget_hint)

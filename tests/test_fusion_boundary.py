@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
-import random
+import functools
 from typing import Any
 
 import pytest
 
 from kernelevolve.fitness import score
 from kernelevolve.graph import SearchGraph
-from kernelevolve.interfaces import ProposalContext
 from kernelevolve.platforms import Platform
 from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator
 from kernelevolve.variation.fusion_boundary import PLANS, FusionBoundaryOperator, kernel_fingerprint
-from tests.proposal_context import seed_context
+from tests.proposal_context import parent_context, seed_context
 
 
 def _reference(signature: str, body: str, inputs: str) -> str:
@@ -73,10 +72,8 @@ def _recorded(graph: SearchGraph, candidate: Candidate, status: Status = Status.
     return graph
 
 
-def _ctx(
-    spec: KernelSpec, platform: Platform, graph: SearchGraph, parent: Candidate, budget: int = 8
-) -> ProposalContext:
-    return ProposalContext(spec, platform, graph, (parent.id,), random.Random(0), ("triton",), budget)
+# The most children any test here wants from one proposal.
+_ctx = functools.partial(parent_context, budget_hint=8)
 
 
 def _kinds(source: str) -> list[str]:
@@ -211,7 +208,7 @@ def test_a_plan_that_changes_no_kernel_gives_no_child(cpu_platform: Platform) ->
     unchanged = FusionBoundaryOperator(plans=("aggressive_fusion", "materialize_intermediates"))
     assert unchanged.propose(_ctx(spec, cpu_platform, graph, seed)) == []
     # the budget bounds the children; the plans' order comes from the rng
-    (one,) = FusionBoundaryOperator().propose(_ctx(spec, cpu_platform, graph, seed, budget=1))
+    (one,) = FusionBoundaryOperator().propose(_ctx(spec, cpu_platform, graph, seed, budget_hint=1))
     assert one.metadata["fusion_plans"][0] in {"looped_reductions", "recompute_intermediates"}
 
 

@@ -32,6 +32,7 @@ from kernelevolve.variation.graph_replay import (
 )
 from kernelevolve.variation.tunables import find_tunables
 from tests.gpu import needs_cuda
+from tests.proposal_context import parent_context
 
 # Two launches per call, the shape a graph helps: many short kernels.
 TWO_KERNELS = "add_kernel[(triton.cdiv(n, 32),)](x, y, out, n, BLOCK=32)"
@@ -112,9 +113,7 @@ def _graph_with(
 
 
 def _ctx(graph: SearchGraph, parent: Candidate, platform: Platform, add_spec: KernelSpec) -> ProposalContext:
-    import random
-
-    return ProposalContext(add_spec, platform, graph, (parent.id,), random.Random(0), ("triton",))
+    return parent_context(add_spec, platform, graph, parent)
 
 
 def test_operator_offers_one_child_for_host_bound_parents_in_permissive_gpu_runs(

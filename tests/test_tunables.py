@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import ast
-import random
 
 import pytest
 
 from kernelevolve.graph import SearchGraph
-from kernelevolve.interfaces import ProposalContext
 from kernelevolve.platforms import load_platform
 from kernelevolve.types import Candidate, EvalReport, FitnessValue, KernelSpec, Status
 from kernelevolve.variation.tunables import apply_values, current_values, find_tunables
 from kernelevolve.variation.tuning import TuningOperator, oversized_tile
+from tests.proposal_context import parent_context
 
 SOURCE = """
 import triton
@@ -58,15 +57,7 @@ def test_tuning_operator_children_differ_and_keep_lineage():
     graph.add_candidate(parent)
     graph.record(parent.id, EvalReport(parent.id, Status.OK), FitnessValue(True, 1.0))
     spec = KernelSpec(name="s", reference_source="")
-    ctx = ProposalContext(
-        spec=spec,
-        platform=load_platform("cpu"),
-        graph=graph,
-        parents=(parent.id,),
-        rng=random.Random(0),
-        backends=("triton",),
-        budget_hint=4,
-    )
+    ctx = parent_context(spec, load_platform("cpu"), graph, parent, budget_hint=4)
     children = TuningOperator().propose(ctx)
     assert len(children) == 4
     assert len({c.id for c in children}) == 4 and parent.id not in {c.id for c in children}
@@ -92,14 +83,8 @@ def test_only_parents_that_tuning_can_help_are_tuned(status, error_name, feedbac
     graph.add_candidate(parent)
     report = EvalReport(parent.id, status, error_name=error_name, feedback=feedback)
     graph.record(parent.id, report, FitnessValue(status is Status.OK, 1.0 if status is Status.OK else 0.0))
-    ctx = ProposalContext(
-        spec=KernelSpec(name="s", reference_source=""),
-        platform=load_platform("cpu"),
-        graph=graph,
-        parents=(parent.id,),
-        rng=random.Random(0),
-        backends=("triton",),
-        budget_hint=2,
+    ctx = parent_context(
+        KernelSpec(name="s", reference_source=""), load_platform("cpu"), graph, parent, budget_hint=2
     )
     assert bool(TuningOperator().propose(ctx)) is tuned
 
@@ -129,14 +114,13 @@ def test_tuning_never_proposes_a_tile_that_spills_every_register() -> None:
     operator = TuningOperator(max_changes=2, jump_probability=1.0, attempts=400)
     children = []
     for seed in range(20):
-        ctx = ProposalContext(
-            spec=KernelSpec(name="s", reference_source=""),
-            platform=load_platform("cpu"),
-            graph=graph,
-            parents=(parent.id,),
-            rng=random.Random(seed),
-            backends=("triton",),
+        ctx = parent_context(
+            KernelSpec(name="s", reference_source=""),
+            load_platform("cpu"),
+            graph,
+            parent,
             budget_hint=8,
+            seed=seed,
         )
         children += operator.propose(ctx)
     assert len({c.id for c in children}) > 20

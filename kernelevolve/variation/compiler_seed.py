@@ -12,7 +12,7 @@ Candidates that keep Inductor's library calls (matmul, convolution) need permiss
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kernelevolve.interfaces import ProposalContext
@@ -46,16 +46,32 @@ class CompilerSeedOperator:
 
     def _generate(self, ctx: ProposalContext) -> list[Candidate]:
         device = capture_device(ctx)
-        programs = capture_programs(ctx, device, layout_optimization=True)
+        seeds = self._seeds_in_both_layouts(
+            ctx, device, lambda layout_optimization: capture_programs(ctx, device, layout_optimization), {}
+        )
+        return seeds or []
+
+    def _seeds_in_both_layouts(
+        self,
+        ctx: ProposalContext,
+        device: str,
+        programs_in: Callable[[bool], list[Any] | None],
+        extra: dict[str, Any],
+    ) -> list[Candidate] | None:
+        """Seeds from `programs_in(layout_optimization)`, in order of promise; None (logged by the
+        capture) where Inductor's program cannot be had at all."""
+        programs = programs_in(True)
         if programs is None:
-            return []
-        seeds = self._seeds(ctx, programs, device, {})
+            return None
+        seeds = self._seeds(ctx, programs, device, extra)
         if device == "cuda" and any(CONVOLUTION in p.program.library_calls for p in programs):
             # Inductor wraps GPU convolutions in channels-last conversions, sometimes far slower than
             # the reference's own layout (KernelBench L1/83: 7.2 ms against eager's 1.4 ms): offer both.
-            in_reference_layout = capture_programs(ctx, device, layout_optimization=False)
+            in_reference_layout = programs_in(False)
             if in_reference_layout is not None:
-                seeds += self._seeds(ctx, in_reference_layout, device, {"layout_optimization": False})
+                seeds += self._seeds(
+                    ctx, in_reference_layout, device, {**extra, "layout_optimization": False}
+                )
         return by_promise(seeds)
 
     def _seeds(

@@ -20,8 +20,7 @@ from typing import Any
 
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.types import Candidate
-from kernelevolve.variation.compiler.own_conv import CONVOLUTION
-from kernelevolve.variation.compiler_seed import CompilerSeedOperator, by_promise, capture_programs
+from kernelevolve.variation.compiler_seed import CompilerSeedOperator, capture_device, capture_programs
 from kernelevolve.variation.rewrite.pipeline import RULES, Rewritten
 from kernelevolve.variation.tracing import TRACING_LOCK
 
@@ -53,21 +52,19 @@ class RewriteSeedOperator(CompilerSeedOperator):
             "rewrites": list(dict.fromkeys(f.rule for f in fired)),
             "rewritten": list(dict.fromkeys(f.description for f in fired)),
         }
-        device = "cpu" if ctx.platform.device == "cpu" else "cuda"
-        programs = _programs(ctx, rewrites, device, layout_optimization=True)
-        if programs is None:
+        device = capture_device(ctx)
+        seeds = self._seeds_in_both_layouts(
+            ctx,
+            device,
+            lambda layout_optimization: _programs(ctx, rewrites, device, layout_optimization),
+            extra,
+        )
+        if seeds is None:
             return []
-        seeds = self._seeds(ctx, programs, device, extra)
-        if device == "cuda" and any(CONVOLUTION in p.program.library_calls for p in programs):
-            in_reference_layout = _programs(ctx, rewrites, device, layout_optimization=False)
-            if in_reference_layout is not None:
-                seeds += self._seeds(
-                    ctx, in_reference_layout, device, {**extra, "layout_optimization": False}
-                )
         log.info(
             "rewrite_seed: %d seed(s) for %s: %s", len(seeds), ctx.spec.name, "; ".join(extra["rewritten"])
         )
-        return by_promise(seeds)
+        return seeds
 
     def _rewrites(self, ctx: ProposalContext) -> list[Rewritten] | None:
         """The rewritten reference at each shape, or None (logged) where no rule applies at any."""

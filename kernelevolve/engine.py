@@ -308,7 +308,9 @@ class Engine:
                 stale = bool(evaluations) and self._all_barren()
                 # Children are asked for while seeds still wait (the two take turns in the queue), but
                 # only once some report exists: until then operators that need parents can only decline.
-                can_ask = not self._ready.seeds or bool(self.graph.evaluated())
+                can_ask = (
+                    not self._ready.seeds or self._session_evaluations > 0 or bool(self.graph.evaluated())
+                )
                 want_more = (
                     not stale
                     and can_ask

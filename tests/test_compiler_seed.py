@@ -493,3 +493,74 @@ def test_the_run_tells_the_seed_operators_whether_it_is_strict(override: str, st
     cfg = compose_run_config(["platform=cpu", "+spec=softmax", override])
     operators = {op.name: op for op in build_operators(cfg)}
     assert operators["compiler_seed"].strict is strict and operators["rewrite_seed"].strict is strict
+
+
+def test_grids_indexed_in_int64_are_understood() -> None:
+    """Past 2**31 elements Inductor writes `tl.program_id(k).to(tl.int64) * BLOCK` (L1/87's 2**31 outputs);
+    before, such a kernel left the problem without any compiler seed."""
+    code = (H200 / "L1_22_0.py").read_text()
+    assert "xoffset = tl.program_id(0) * XBLOCK" in code
+    wide = code.replace("xoffset = tl.program_id(0) * XBLOCK", "xoffset = tl.program_id(0).to(tl.int64) * XBLOCK")
+    (kernel,) = parse(wide).kernels
+    assert [(a.prefix, a.program_axis, a.block) for a in kernel.axes] == [("x", 0, "XBLOCK")]
+    overflow = code.replace(
+        "xoffset = tl.program_id(0) * XBLOCK",
+        "xoffset = (tl.program_id(1).to(tl.int64) + tl.program_id(2).to(tl.int64) * tl.num_programs(1))"
+        " * XBLOCK",
+    )
+    (kernel,) = parse(overflow).kernels
+    assert [(a.program_axis, a.overflow_axis) for a in kernel.axes] == [(1, 2)]
+
+
+WARNING_REFERENCE = """
+import warnings
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.InstanceNorm2d(64)  # fed one channel, as L2/28 does: it warns
+
+    def forward(self, x, y):
+        x = self.norm((x * 2.0).unsqueeze(1).unsqueeze(1)).squeeze(1).squeeze(1)
+        warnings.warn("the reference warns here")
+        return (x + y) * y
+
+
+def get_inputs():
+    return [torch.rand(8, 32), torch.rand(8, 32)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+GRAPH_BREAK_REFERENCE = WARNING_REFERENCE.replace(
+    'warnings.warn("the reference warns here")', "print(int(x.sum().item() > 0))"
+)
+
+
+def test_capture_takes_the_whole_graph_or_none() -> None:
+    """A reference that warns is captured whole (the warning moved out of the graph); one with a real graph
+    break is refused. Before, capture kept Inductor's first graph only: L2/28's seeds returned the Linear's
+    output and were rejected as incorrect."""
+    from kernelevolve.variation.compiler.capture import CaptureError, capture
+
+    spec = KernelSpec(name="warns", reference_source=WARNING_REFERENCE, atol=1e-4, rtol=1e-4)
+    program = parse(capture(spec, spec.shapes[0], "cpu").code)
+    assert program.kernels and any(k.kind == "persistent_reduction" for k in program.kernels)
+    platform = load_platform("cpu")
+    settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=True)
+    from kernelevolve.eval.local import LocalEvaluator
+
+    with LocalEvaluator(platform, settings) as evaluator:
+        seeds = CompilerSeedOperator().propose(seed_context(spec, platform))
+        assert seeds
+        report = evaluator.submit(EvalRequest(seeds[0], spec, platform.name, settings)).result()
+        assert report.status is Status.OK, report.feedback
+
+    broken = KernelSpec(name="breaks", reference_source=GRAPH_BREAK_REFERENCE)
+    with pytest.raises(CaptureError):
+        capture(broken, broken.shapes[0], "cpu")

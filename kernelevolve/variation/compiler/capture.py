@@ -81,8 +81,14 @@ def capture(
     torch._dynamo.reset()
     sys.modules[module.__name__] = module  # Dynamo looks the forward's globals up by module name
     try:
-        with _stop_after_codegen(device, layout_optimization, inductor_config), torch.no_grad():
-            torch.compile(flat_call, fullgraph=False, backend=backend)(*arguments)
+        with (
+            _stop_after_codegen(device, layout_optimization, inductor_config),
+            _warnings_outside_the_graph(),
+            torch.no_grad(),
+        ):
+            # fullgraph: a graph break would leave Inductor's first graph alone, a program that does
+            # only part of the work (L2/28's InstanceNorm warns, which breaks the graph)
+            torch.compile(flat_call, fullgraph=True, backend=backend)(*arguments)
     except _Captured as done:
         code = done.code
     except Exception as exc:
@@ -196,6 +202,19 @@ def _stop_after_codegen(
             yield
         finally:
             graph.GraphLowering.codegen = codegen  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
+def _warnings_outside_the_graph() -> Iterator[None]:
+    """A reference that warns (InstanceNorm on a channel count other than its own) traces whole: Dynamo
+    moves the warning out of the graph instead of breaking it there."""
+    import warnings
+
+    import torch._dynamo.config as dynamo_config
+
+    functions = set(dynamo_config.reorderable_logging_functions) | {warnings.warn}
+    with dynamo_config.patch(reorderable_logging_functions=functions):
+        yield
 
 
 @contextlib.contextmanager

@@ -26,9 +26,12 @@ EXTERN_TO_TORCH = {
 # Inductor's fallback (extern) ops: `aten.mm.default`, or any namespace spelled in full
 # (`torch.ops.aten._scaled_dot_product_efficient_attention.default`, `torch.ops.higher_order...`).
 LIBRARY_OP_PREFIXES = ("aten.", "torch.ops.")
-_AXIS = re.compile(r"\b([xyz])offset = tl\.program_id\((\d)\) \* ([XYZ]BLOCK)")
+# `.to(tl.int64)`: Inductor's form for grids whose offsets pass 2**31 (L1/87: 16x128x1024x1024 outputs)
+_INT64 = r"(?:\.to\(tl\.int64\))?"
+_AXIS = re.compile(rf"\b([xyz])offset = tl\.program_id\((\d)\){_INT64} \* ([XYZ]BLOCK)")
 _AXIS_OVERFLOW = re.compile(
-    r"\b([xyz])offset = \(tl\.program_id\((\d)\) \+ tl\.program_id\((\d)\) \* tl\.num_programs\(\d\)\) \* ([XYZ]BLOCK)"
+    rf"\b([xyz])offset = \(tl\.program_id\((\d)\){_INT64} \+ tl\.program_id\((\d)\){_INT64} \* "
+    rf"tl\.num_programs\(\d\){_INT64}\){_INT64} \* ([XYZ]BLOCK)"
 )
 _UNMASKED = re.compile(r"\b(x|y|z|r0_|r1_)mask = tl\.full\(\[")
 

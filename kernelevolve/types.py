@@ -197,12 +197,20 @@ class Baseline:
     """Reference timings at one shape: PyTorch eager and torch.compile (None if unavailable).
 
     `eager_exact`: eager again at the candidates' precision (exact fp32 convolutions), where that
-    differs from PyTorch's default (GPU convolutions); None elsewhere. Speedups are against `eager`."""
+    differs from PyTorch's default (GPU convolutions); None elsewhere. Speedups are against `eager`.
+
+    `*_within_tolerance` / `*_max_error`: the baseline's own output, as timed, checked like a candidate's
+    against the reference at the candidates' precision (None: not checked). A baseline outside the
+    tolerance (TF32 convolutions, reordered sums) is one a candidate may not imitate."""
 
     eager: TimingStats
     compiled: TimingStats | None = None
     compile_error: str = ""
     eager_exact: TimingStats | None = None
+    eager_within_tolerance: bool | None = None
+    eager_max_error: float | None = None
+    compiled_within_tolerance: bool | None = None
+    compiled_max_error: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -210,6 +218,10 @@ class Baseline:
             "compiled": self.compiled.to_json() if self.compiled else None,
             "compile_error": self.compile_error,
             "eager_exact": self.eager_exact.to_json() if self.eager_exact else None,
+            "eager_within_tolerance": self.eager_within_tolerance,
+            "eager_max_error": self.eager_max_error,
+            "compiled_within_tolerance": self.compiled_within_tolerance,
+            "compiled_max_error": self.compiled_max_error,
         }
 
     @staticmethod
@@ -221,6 +233,10 @@ class Baseline:
             compiled=TimingStats.from_json(compiled) if compiled else None,
             compile_error=data.get("compile_error", ""),
             eager_exact=TimingStats.from_json(exact) if exact else None,
+            eager_within_tolerance=data.get("eager_within_tolerance"),
+            eager_max_error=data.get("eager_max_error"),
+            compiled_within_tolerance=data.get("compiled_within_tolerance"),
+            compiled_max_error=data.get("compiled_max_error"),
         )
 
 

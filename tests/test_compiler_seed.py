@@ -500,7 +500,9 @@ def test_grids_indexed_in_int64_are_understood() -> None:
     before, such a kernel left the problem without any compiler seed."""
     code = (H200 / "L1_22_0.py").read_text()
     assert "xoffset = tl.program_id(0) * XBLOCK" in code
-    wide = code.replace("xoffset = tl.program_id(0) * XBLOCK", "xoffset = tl.program_id(0).to(tl.int64) * XBLOCK")
+    wide = code.replace(
+        "xoffset = tl.program_id(0) * XBLOCK", "xoffset = tl.program_id(0).to(tl.int64) * XBLOCK"
+    )
     (kernel,) = parse(wide).kernels
     assert [(a.prefix, a.program_axis, a.block) for a in kernel.axes] == [("x", 0, "XBLOCK")]
     overflow = code.replace(

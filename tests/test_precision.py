@@ -11,6 +11,7 @@ import torch
 from kernelevolve.eval import harness, precision
 from kernelevolve.platforms import Platform
 from kernelevolve.types import Baseline, Candidate, EvalRequest, EvalSettings, KernelSpec, Status
+from tests.numerics_specs import CANCELLING, ELEMENTWISE
 
 
 def test_precision_blocks_set_and_restore_cudnn_tf32() -> None:
@@ -74,3 +75,18 @@ def test_only_gpu_convolutions_get_an_eager_timing_at_the_candidates_precision(
     shape = next(iter(both))
     assert Baseline.from_json(both[shape].to_json()) == both[shape]
     assert Baseline.from_json({**both[shape].to_json(), "eager_exact": None}).eager_exact is None
+
+
+def test_baselines_record_whether_their_own_output_meets_the_tolerance(cpu_platform: Platform) -> None:
+    """torch.compile reorders a sum that cancels (as L2/14's does) beyond 1e-4: its timing is then that of an
+    output a candidate would be rejected for, and the baseline says so."""
+    settings = EvalSettings(timing_trials=3, warmup_trials=1, measure_compile_baseline=True)
+    (cancelling,) = harness.measure_baselines(CANCELLING, cpu_platform, settings).values()
+    assert cancelling.eager_within_tolerance is True and cancelling.eager_max_error == 0.0
+    assert cancelling.compiled_within_tolerance is False
+    assert cancelling.compiled_max_error is not None and cancelling.compiled_max_error > 1e-3
+    (elementwise,) = harness.measure_baselines(ELEMENTWISE, cpu_platform, settings).values()
+    assert elementwise.eager_within_tolerance is True and elementwise.compiled_within_tolerance is True
+    assert Baseline.from_json(cancelling.to_json()) == cancelling
+    older = {k: v for k, v in cancelling.to_json().items() if "tolerance" not in k and "max_error" not in k}
+    assert Baseline.from_json(older).compiled_within_tolerance is None  # records from before: unknown

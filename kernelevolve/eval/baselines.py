@@ -22,7 +22,7 @@ from kernelevolve.paths import cache_dir
 from kernelevolve.types import Baseline, EvalSettings, KernelSpec
 
 log = logging.getLogger(__name__)
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: baselines carry their own output's accuracy
 
 
 @dataclass(frozen=True)

@@ -107,6 +107,20 @@ def check_correctness(
     return CorrectnessVerdict(True, max_abs_error=worst)
 
 
+def within_tolerance(expected: Any, got: Any, atol: float, rtol: float) -> tuple[bool, float]:
+    """Does `got` match `expected` (same tensors, shapes, values within atol + rtol * |expected|), and the
+    largest absolute error: the value check a candidate gets, without its guards and poison."""
+    ours, theirs = _tensor_leaves(expected), _tensor_leaves(got)
+    if len(ours) != len(theirs) or any(a.shape != b.shape for a, b in zip(ours, theirs, strict=True)):
+        return False, math.inf
+    close, worst = True, 0.0
+    for ref, out in zip(ours, theirs, strict=True):
+        scan = _scan_values(ref, out, atol, rtol)
+        worst = max(worst, scan.max_error)
+        close &= scan.all_close and not scan.unwritten and not scan.non_finite_mismatch
+    return close, worst
+
+
 def _compare_trial(
     expected: Any,
     got: Any,

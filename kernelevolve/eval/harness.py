@@ -18,7 +18,7 @@ import socket
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -572,7 +572,10 @@ def _shape_baseline(
     input_sets = _timing_inputs(ref_module, settings, index, device, dtype)
     eager = _time(model, input_sets, device, settings, platform)
     eager_exact = _exact_eager(model, input_sets, device, settings, platform)
+    accuracy = _BaselineAccuracy(model, timers.input_getter(input_sets)(0), spec)
+    eager_accuracy = accuracy.of(model, "eager")
     compiled: TimingStats | None = None
+    compiled_accuracy: tuple[bool | None, float | None] = (None, None)
     compile_error = ""
     if settings.measure_compile_baseline:
         try:
@@ -582,10 +585,50 @@ def _shape_baseline(
             with torch.no_grad():
                 compiled_model(*timers.input_getter(input_sets)(0))
             compiled = _time(compiled_model, input_sets, device, settings, platform)
+            compiled_accuracy = accuracy.of(compiled_model, "torch.compile")
         except Exception as exc:
             compile_error = f"{type(exc).__name__}: {str(exc).strip()[:2000]}"
             log.warning("torch.compile baseline failed for %s/%s: %s", spec.name, shape.name, compile_error)
-    return Baseline(eager=eager, compiled=compiled, compile_error=compile_error, eager_exact=eager_exact)
+    return Baseline(
+        eager=eager,
+        compiled=compiled,
+        compile_error=compile_error,
+        eager_exact=eager_exact,
+        eager_within_tolerance=eager_accuracy[0],
+        eager_max_error=eager_accuracy[1],
+        compiled_within_tolerance=compiled_accuracy[0],
+        compiled_max_error=compiled_accuracy[1],
+    )
+
+
+class _BaselineAccuracy:
+    """A baseline's output, at the precision it is timed at, against the reference at the candidates'
+    precision, with the spec's tolerance. A failure here only loses these figures, never the timings."""
+
+    def __init__(self, model: Any, inputs: Sequence[Any], spec: KernelSpec) -> None:
+        import torch
+
+        self.inputs, self.spec = inputs, spec
+        try:
+            with torch.no_grad(), precision.exact_fp32():
+                self.expected: Any = model(*correctness.clone_tree(inputs))
+        except Exception as exc:
+            log.warning("baseline accuracy not checked: the reference raised %s: %s", type(exc).__name__, exc)
+            self.expected = None
+
+    def of(self, model: Any, label: str) -> tuple[bool | None, float | None]:
+        import torch
+
+        if self.expected is None:
+            return None, None
+        try:
+            with torch.no_grad():
+                got = model(*correctness.clone_tree(self.inputs))
+            within, worst = correctness.within_tolerance(self.expected, got, self.spec.atol, self.spec.rtol)
+        except Exception as exc:
+            log.warning("%s's accuracy not checked: %s: %s", label, type(exc).__name__, exc)
+            return None, None
+        return within, worst
 
 
 def _exact_eager(

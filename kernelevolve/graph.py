@@ -73,6 +73,7 @@ class SearchGraph:
         self._order: list[str] = []
         self._events: list[dict[str, Any]] = []
         self._depth: dict[str, int] = {}
+        self._reported: dict[str, None] = {}  # ids in the order of their first report: evaluation order
         self._lock = threading.RLock()
         self.checkpoint = pathlib.Path(checkpoint) if checkpoint is not None else None
         if self.checkpoint is not None:
@@ -141,6 +142,7 @@ class SearchGraph:
             raise ValueError(f"report is for {report.candidate_id!r}, not {candidate_id!r}")
         old: Node = self.digraph.nodes[candidate_id]["node"]
         self.digraph.nodes[candidate_id]["node"] = Node(old.candidate, report, fitness, old.order)
+        self._reported.setdefault(candidate_id, None)
 
     def _append(self, record: dict[str, Any]) -> None:
         if self.checkpoint is None:
@@ -171,6 +173,11 @@ class SearchGraph:
 
     def evaluated(self) -> list[Node]:
         return [n for n in self.nodes() if n.evaluated]
+
+    def evaluated_in_order(self) -> list[Node]:
+        """Evaluated nodes in the order their first reports were recorded (completion order, which
+        concurrent evaluation makes differ from the order candidates were added)."""
+        return [self.digraph.nodes[cid]["node"] for cid in self._reported]
 
     def feasible(self) -> list[Node]:
         return [n for n in self.nodes() if n.evaluated and n.feasible]

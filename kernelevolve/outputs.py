@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.evaluation_log import evaluation_log
 from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.own_kernels import kernel_use
 from kernelevolve.types import Baseline, KernelSpec, Status
@@ -135,6 +136,8 @@ def build_results(
     results["best_by_backend"] = {
         backend: _node_summary(node, baselines) for backend, node in sorted(by_backend.items())
     }
+    # After best_strict, which has classified every correct node's kernel use (cached) for the log.
+    results["evaluation_log"] = evaluation_log(graph)
     stages: Counter[str] = Counter()
     for node in evaluated:
         if node.report:

@@ -222,6 +222,9 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
         "search_wall_s": (results.get("time") or {}).get("wall_s"),
         "scaling": ((results.get("spec") or {}).get("scaling") or {}).get("constants"),
         "error": None,
+        # one compact entry per evaluated candidate, in evaluation order (kernelevolve.evaluation_log);
+        # `python -m kernelevolve.sweep_candidates` prints them
+        "candidates": list(results.get("evaluation_log") or []),
     }
     return record
 

@@ -144,6 +144,24 @@ def test_checkpoint_round_trip(tmp_path: Path) -> None:
     assert again.depth(g2.id) == 3
 
 
+def test_evaluation_order_is_report_order_and_survives_a_reload(tmp_path: Path) -> None:
+    path = tmp_path / "graph.jsonl"
+    g = SearchGraph(path)
+    a, b, c = cand("a"), cand("b"), cand("c")
+    for x in (a, b, c):
+        g.add_candidate(x)
+    g.record(c.id, report(c), ok(1.0))  # reports come back in completion order, not insertion order
+    g.record(a.id, report(a, Status.INCORRECT), BAD)
+    g.record(c.id, report(c, ms=0.5), ok(2.0))  # a later report (re-verification) keeps its place
+    assert [n.id for n in g.evaluated_in_order()] == [c.id, a.id]
+    assert [n.id for n in g.evaluated()] == [a.id, c.id]
+    assert g.evaluated_in_order()[0].report == report(c, ms=0.5)
+    loaded = SearchGraph.load(path)
+    assert [n.id for n in loaded.evaluated_in_order()] == [c.id, a.id]
+    loaded.record(b.id, report(b), ok(1.5))
+    assert [n.id for n in loaded.evaluated_in_order()] == [c.id, a.id, b.id]
+
+
 def test_fresh_graph_refuses_a_used_checkpoint(tmp_path: Path) -> None:
     path = tmp_path / "graph.jsonl"
     g = SearchGraph(path)

@@ -15,7 +15,7 @@ from kernelevolve.types import Candidate, EvalRequest, EvalSettings, KernelSpec,
 from kernelevolve.variation.compiler.program import Unsupported, parse
 from kernelevolve.variation.compiler.render import RenderError, ShapeProgram, for_interpreter, render
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator
-from kernelevolve.variation.tunables import find_tunables
+from kernelevolve.variation.tunables import apply_values, find_tunables
 from tests.proposal_context import seed_context
 
 H200 = Path(__file__).parent / "fixtures" / "inductor_h200"
@@ -270,7 +270,10 @@ CONV_CASES = {  # name -> (module, input shape): strides, padding, dilation, gro
 
 
 def test_own_convolution_replaces_the_library_call() -> None:
-    """Convolutions with an epilogue: our implicit-GEMM kernel passes strict mode for every kind."""
+    """Convolutions with an epilogue: our implicit-GEMM kernel passes strict mode for every kind, with
+    the seed's K loop ("auto") and with each loop the tuner can pick (CONV_LOOP)."""
+    import dataclasses
+
     from kernelevolve.eval.local import LocalEvaluator
 
     platform = load_platform("cpu")
@@ -285,8 +288,16 @@ def test_own_convolution_replaces_the_library_call() -> None:
             own = by_variant[True]
             assert "_conv(" in own.source and "torch.convolution" not in own.source
             assert not check_source(own.source, "triton", True)
-            report = evaluator.submit(EvalRequest(own, spec, platform.name, settings)).result()
-            assert report.status is Status.OK, f"{name}: {report.feedback}"
+            assert {t.name: t.value for t in find_tunables(own.source)}["CONV_LOOP"] == "auto"
+            # "auto" takes "taps" for the transposed cases (all strided) and "fused" for the rest; the
+            # other loop too, but for depthwise cases (the direct kernel has no K loop)
+            other = [] if "depthwise" in name else ["fused" if "transpose" in name else "taps"]
+            for candidate in [
+                own,
+                *(dataclasses.replace(own, source=apply_values(own.source, {"CONV_LOOP": v})) for v in other),
+            ]:
+                report = evaluator.submit(EvalRequest(candidate, spec, platform.name, settings)).result()
+                assert report.status is Status.OK, f"{name}: {report.feedback}"
 
 
 # Inputs Dynamo leaves out of the graph, so Inductor's `call` takes fewer arguments than

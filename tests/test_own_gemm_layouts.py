@@ -74,9 +74,15 @@ from triton.compiler import ASTSource
 spec = importlib.util.spec_from_file_location("conv_candidate", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
-kernel = module._ke_conv_kernel
-for precision, transposed in itertools.product(["ieee", "tf32x3"], [False, True]):
-    constants = dict(TRANSPOSED=transposed, HAS_BIAS=True, PRECISION=precision, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32)
+# both K loops; transposed with the arguments a launch specialises to 1 as constants (a 1-D
+# convolution's depth and height, a dimension without stride or dilation)
+ONES = ("KD", "KH", "step_d", "dil_d", "kstep_d", "inv_d", "kstep_w")
+for name, precision, transposed in itertools.product(
+    ["_ke_conv_kernel", "_ke_conv_taps_kernel"], ["ieee", "tf32x3"], [False, True]
+):
+    kernel = getattr(module, name)
+    ones = {n: 1 for n in ONES if n in kernel.arg_names and transposed}
+    constants = dict(TRANSPOSED=transposed, HAS_BIAS=True, PRECISION=precision, BLOCK_M=64, BLOCK_N=32, BLOCK_K=32, **ones)
     types = {n: "constexpr" if n in constants else "*fp32" if n.endswith("_ptr") else "i32" for n in kernel.arg_names}
     indexed = {(kernel.arg_names.index(n),): v for n, v in constants.items()}
     triton.compile(ASTSource(kernel, types, indexed), target=GPUTarget("cuda", 90, 32))
@@ -163,7 +169,7 @@ def test_every_layout_and_precision_compiles_for_hopper(tmp_path: Path) -> None:
     build = [sys.executable, "-c", _HOPPER_BUILD, str(tmp_path / "own_gemm_candidate.py")]
     result = subprocess.run(build, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
-    # our implicit-GEMM convolution, plain and transposed, at both fp32 precisions
+    # our implicit-GEMM convolution, plain and transposed, both K loops, at both fp32 precisions
     conv = tmp_path / "conv_candidate.py"
     conv.write_text(
         "\n".join(

@@ -8,6 +8,15 @@ that map onto each output), with the bias fused, written in the layout Inductor'
 3xTF32 (CONV_FP32_PRECISION): tensor cores at near-fp32 accuracy, several times the FFMA rate cuDNN's
 exact fp32 convolutions run at.
 
+Two K loops (CONV_LOOP). "fused" steps through (input channel x tap) flattened, decoding channel and
+tap and testing validity for every element of each BLOCK_M x BLOCK_K tile. "taps" steps through taps,
+then input channels BLOCK_K at a time: index and validity are a BLOCK_M vector a step, the A tile is
+row + channel * stride. For a transposed convolution each "taps" program takes the output pixels of one
+stride phase (o % stride, per dimension): a tap reaches all of them or none, so only the taps reaching
+the phase are visited, 1 / stride^d of them, where "fused" multiplies zeros for the rest. The seed's
+"auto" takes "taps" for transposed convolutions with a stride above 1, "fused" for the rest (where
+"fused" packs a few input channels' taps into one K step without padding each tap to BLOCK_K).
+
 A depthwise convolution (one input channel per group: MobileNet's, KernelBench L1/83) would use one
 of the GEMM tile's columns per group, so it goes to a direct kernel instead: each program sums the
 taps of a block of output pixels of one output channel in fp32 FMAs, reading along the width.
@@ -27,6 +36,10 @@ CONV_TUNABLES = (
     "CONV_STAGES = 2  # tune: 1, 2, 3, 4",
     '# fp32 dot precision: "ieee" is exact fp32 FMA; "tf32x3" uses tensor cores at near-fp32 accuracy.',
     'CONV_FP32_PRECISION = "ieee"  # tune: "ieee", "tf32x3"',
+    '# K loop: "fused" steps through (input channel x tap) flattened; "taps" through taps, then channels,',
+    "# and a transposed convolution's programs each take one stride phase, visiting only its valid taps;",
+    '# "auto" is "taps" for transposed convolutions with a stride above 1 and "fused" for the rest.',
+    'CONV_LOOP = "auto"  # tune: "fused", "auto", "taps"',
     "DW_BLOCK = 256  # tune: 128, 256, 512, 1024",
     "DW_WARPS = 4  # tune: 1, 2, 4, 8",
 )
@@ -108,6 +121,114 @@ def _ke_conv_kernel(
 
 
 @triton.jit
+def _ke_phase_taps(r, pad, dil, step, kstep, inv, K):
+    \"\"\"The taps of a transposed convolution's stride phase r (outputs o = q * step + r): o gathers
+    input (o + pad - k * dil) / step where that divides, for k = k0, k0 + kstep, ... below K (kstep =
+    step / g, g = gcd(step, dil); inv = (dil / g)^-1 mod kstep). Returns k0, how many, the input index
+    at q = 0 and its change from one tap to the next.\"\"\"
+    c = (r + pad) % step
+    g = step // kstep
+    k0 = tl.where(c % g == 0, (c // g) * inv % kstep, K)  # K: no tap reaches this phase
+    count = (K - k0 + kstep - 1) // kstep  # k0 < kstep or k0 == K: the numerator is never negative
+    return k0, count, (r + pad - k0 * dil) // step, -((kstep * dil) // step)
+
+
+@triton.jit
+def _ke_conv_taps_kernel(
+    x_ptr, w_ptr, b_ptr, y_ptr, N, D, H, W, OD, OH, OW, KD, KH, KW, CG, COG,
+    sxn, sxc, sxd, sxh, sxw, swa, swb, swd, swh, sww, syn, syc, syd, syh, syw,
+    step_d, step_h, step_w, pad_d, pad_h, pad_w, dil_d, dil_h, dil_w,
+    kstep_d, kstep_h, kstep_w, inv_d, inv_h, inv_w,
+    TRANSPOSED: tl.constexpr, HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    # K steps: taps, then input channels BLOCK_K at a time; a row's spatial index and validity take
+    # a vector of BLOCK_M per step, and the A tile's address is row + channel * sxc
+    pid = tl.program_id(0)
+    group = tl.program_id(1)
+    tiles_n = tl.cdiv(COG, BLOCK_N)
+    if TRANSPOSED:  # one stride phase per program: its pixels o = q * step + r share r, hence their taps
+        QD = tl.cdiv(OD, step_d)
+        QH = tl.cdiv(OH, step_h)
+        QW = tl.cdiv(OW, step_w)
+        phases = step_d * step_h * step_w
+    else:
+        QD = OD
+        QH = OH
+        QW = OW
+        phases = 1
+    pixels = N * QD * QH * QW
+    # the phases of one block of q next to each other: they read the same input rows and write
+    # neighbouring outputs, close together in time (L2)
+    pid_n = pid % tiles_n
+    phase = pid // tiles_n % phases
+    pid_m = pid // (tiles_n * phases)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    n, qd, qh, qw = _ke_output_position(offs_m, QD, QH, QW)
+    if TRANSPOSED:
+        rd = phase // (step_h * step_w)
+        rh = phase // step_w % step_h
+        rw = phase % step_w
+        od = qd * step_d + rd
+        oh = qh * step_h + rh
+        ow = qw * step_w + rw
+        inside = (offs_m < pixels) & (od < OD) & (oh < OH) & (ow < OW)  # the last q of a phase may be past
+        kd0, nkd, base_d, inc_d = _ke_phase_taps(rd, pad_d, dil_d, step_d, kstep_d, inv_d, KD)
+        kh0, nkh, base_h, inc_h = _ke_phase_taps(rh, pad_h, dil_h, step_h, kstep_h, inv_h, KH)
+        kw0, nkw, base_w, inc_w = _ke_phase_taps(rw, pad_w, dil_w, step_w, kstep_w, inv_w, KW)
+        idd0 = qd + base_d
+        ih0 = qh + base_h
+        iw0 = qw + base_w
+    else:
+        od = qd
+        oh = qh
+        ow = qw
+        inside = offs_m < pixels
+        kd0, nkd, inc_d, idd0 = 0, KD, dil_d, od * step_d - pad_d
+        kh0, nkh, inc_h, ih0 = 0, KH, dil_h, oh * step_h - pad_h
+        kw0, nkw, inc_w, iw0 = 0, KW, dil_w, ow * step_w - pad_w
+    x_rows = n * sxn + idd0.to(tl.int64) * sxd + ih0.to(tl.int64) * sxh + iw0.to(tl.int64) * sxw
+    x_group = x_ptr + (group * CG).to(tl.int64) * sxc
+    offs_co = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    co = (group * COG + offs_co).to(tl.int64)
+    co_ok = offs_co < COG
+    chunks = tl.cdiv(CG, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, nkd * nkh * nkw * chunks):  # one loop, not two: the pipeliner sees every step
+        tap = k // chunks
+        c = (k % chunks) * BLOCK_K + tl.arange(0, BLOCK_K)
+        jd = tap // (nkh * nkw)
+        jh = tap // nkw % nkh
+        jw = tap % nkw
+        dd = jd * inc_d
+        dh = jh * inc_h
+        dw = jw * inc_w
+        idd = idd0 + dd
+        ih = ih0 + dh
+        iw = iw0 + dw
+        ok = inside & (idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+        shift = dd.to(tl.int64) * sxd + dh.to(tl.int64) * sxh + dw.to(tl.int64) * sxw
+        c_ok = c < CG
+        a = tl.load(
+            x_group + (x_rows + shift)[:, None] + c.to(tl.int64)[None, :] * sxc,
+            mask=ok[:, None] & c_ok[None, :],
+            other=0.0,
+        )
+        w_tap = (kd0 + jd * kstep_d) * swd + (kh0 + jh * kstep_h) * swh + (kw0 + jw * kstep_w) * sww
+        if TRANSPOSED:  # weight (in channels, out channels per group, taps)
+            w_rows = (group * CG + c).to(tl.int64)[:, None] * swa + offs_co[None, :] * swb
+        else:  # weight (out channels, in channels per group, taps)
+            w_rows = co[None, :] * swa + c[:, None] * swb
+        b = tl.load(w_ptr + w_tap + w_rows, mask=c_ok[:, None] & co_ok[None, :], other=0.0)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+    if HAS_BIAS:
+        acc += tl.load(b_ptr + co, mask=co_ok, other=0.0).to(tl.float32)[None, :]
+    y_rows = n * syn + od.to(tl.int64) * syd + oh.to(tl.int64) * syh + ow.to(tl.int64) * syw
+    y_ptrs = y_ptr + y_rows[:, None] + co[None, :] * syc
+    tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=inside[:, None] & co_ok[None, :])
+
+
+@triton.jit
 def _ke_depthwise_kernel(
     x_ptr, w_ptr, b_ptr, y_ptr, N, D, H, W, OD, OH, OW, KD, KH, KW, COG,
     sxn, sxc, sxd, sxh, sxw, swa, swd, swh, sww, syn, syc, syd, syh, syw,
@@ -153,8 +274,13 @@ def _conv(
     out_size=None, out_stride=None,
 ):
     # 1-, 2- or 3-D convolution or transposed convolution (aten semantics) by our implicit GEMM
+    if CONV_LOOP not in ("fused", "auto", "taps"):
+        raise ValueError(f"CONV_LOOP is {CONV_LOOP!r}: one of 'fused', 'auto', 'taps'")
     dims = x.dim() - 2
     step, pad = _spatial(stride, dims, 1), _spatial(padding, dims, 0)
+    loop = CONV_LOOP
+    if loop == "auto":  # a stride phase per program visits 1 / stride of a transposed convolution's taps
+        loop = "taps" if transposed and max(step) > 1 else "fused"
     dil, extra = _spatial(dilation, dims, 1), _spatial(output_padding, dims, 0)
     x5, w5 = _as_3d(x, dims), _as_3d(weight, dims)
     batch, channels = x5.shape[0], x5.shape[1]
@@ -186,20 +312,35 @@ def _conv(
             HAS_BIAS=bias is not None, BLOCK=DW_BLOCK, num_warps=DW_WARPS,
         )
         return y
-    grid = (triton.cdiv(batch * spatial[0] * spatial[1] * spatial[2], CONV_BLOCK_M) * triton.cdiv(per_group, CONV_BLOCK_N), groups)
-    _ke_conv_kernel[grid](
-        x5, w5, bias if bias is not None else y5, y5, batch, spatial_in[0], spatial_in[1], spatial_in[2],
-        spatial[0], spatial[1], spatial[2], kernel[0], kernel[1], kernel[2], channels // groups, per_group,
-        x5.stride(0), x5.stride(1), x5.stride(2), x5.stride(3), x5.stride(4),
-        w5.stride(0), w5.stride(1), w5.stride(2), w5.stride(3), w5.stride(4),
-        y5.stride(0), y5.stride(1), y5.stride(2), y5.stride(3), y5.stride(4),
-        step[0], step[1], step[2], pad[0], pad[1], pad[2], dil[0], dil[1], dil[2],
+    common = (
+        x5, w5, bias if bias is not None else y5, y5, batch, *spatial_in, *spatial, *kernel,
+        channels // groups, per_group, *x5.stride(), *w5.stride(), *y5.stride(), *step, *pad, *dil,
+    )
+    meta = dict(
         TRANSPOSED=bool(transposed), HAS_BIAS=bias is not None,
         # input_precision only applies to fp32; other dtypes keep Triton's default (None)
         PRECISION=CONV_FP32_PRECISION if x.dtype == torch.float32 else None,
         BLOCK_M=CONV_BLOCK_M, BLOCK_N=CONV_BLOCK_N, BLOCK_K=CONV_BLOCK_K,
         num_warps=CONV_WARPS, num_stages=CONV_STAGES,
     )
+    tiles_n = triton.cdiv(per_group, CONV_BLOCK_N)
+    if loop == "fused":
+        grid = (triton.cdiv(batch * spatial[0] * spatial[1] * spatial[2], CONV_BLOCK_M) * tiles_n, groups)
+        _ke_conv_kernel[grid](*common, **meta)
+        return y
+    # "taps": a transposed convolution's outputs by stride phase, a tile of ceil(out / step) per dimension
+    phases, rows, ksteps, inverses = 1, batch, [], []
+    for s, d, o in zip(step, dil, spatial):
+        s = s if transposed else 1
+        g, rest = s, d
+        while rest:
+            g, rest = rest, g % rest
+        ksteps.append(s // g)  # the taps reaching one phase are s / gcd(s, d) apart
+        inverses.append(pow(d // g, -1, s // g) if s > g else 0)
+        phases *= s
+        rows *= triton.cdiv(o, s)
+    grid = (phases * triton.cdiv(rows, CONV_BLOCK_M) * tiles_n, groups)
+    _ke_conv_taps_kernel[grid](*common, *ksteps, *inverses, **meta)
     return y
 """
 

@@ -1,0 +1,176 @@
+"""Our implicit-GEMM convolution (compiler seeds, strict mode) against torch at exact fp32, both K loops.
+
+CONV_LOOP "fused" steps through (input channel x tap) flattened; "taps" through taps, then channels,
+with a transposed convolution's outputs split by stride phase so that only the taps reaching a phase
+are visited. Each case runs with both loops under Triton's interpreter (tests/conftest.py), with blocks
+small enough for several M and N tiles and K steps, sizes that no block and (mostly) no stride divides,
+and an output filled with NaN before the kernel runs, so a pixel no program writes fails the comparison.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from kernelevolve.variation.compiler.own_conv import CONV_SOURCE, CONV_TUNABLES
+from kernelevolve.variation.tunables import apply_values, find_tunables
+
+SMALL_BLOCKS = {"CONV_BLOCK_M": 32, "CONV_BLOCK_N": 16, "CONV_BLOCK_K": 16}
+LOOPS = ("fused", "taps")
+
+
+def _conv_module(directory: Path, **values: object) -> ModuleType:
+    """CONV_SOURCE as a module of its own (Triton reads kernel source from a real file); its outputs are
+    allocated filled with NaN."""
+    header = "import torch\nimport triton\nimport triton.language as tl\n"
+    source = apply_values("\n".join([header, *CONV_TUNABLES, CONV_SOURCE]), {**SMALL_BLOCKS, **values})
+    name = "own_conv_" + "_".join(str(v) for v in values.values())
+    path = directory / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    class NanTorch(SimpleNamespace):
+        def __getattr__(self, attr: str) -> Any:
+            return getattr(torch, attr)
+
+    module.torch = NanTorch(  # type: ignore[attr-defined]
+        empty=lambda *a, **k: torch.full(a[0], float("nan"), **k),
+        empty_strided=lambda size, stride, **k: torch.empty_strided(size, stride, **k).fill_(float("nan")),
+    )
+    return module
+
+
+Case = tuple[int, bool, tuple[int, ...], tuple[int, ...], dict[str, Any], bool, str]
+
+
+def _case(
+    dims: int, transposed: bool, x: tuple, w: tuple, bias: bool = True, layout: str = "", **kw: Any
+) -> Case:
+    """(dims, transposed, input shape, weight shape, keywords, bias, output memory format)."""
+    return dims, transposed, x, w, kw, bias, layout
+
+
+CASES: dict[str, Case] = {
+    # plain
+    "conv1d_strided_dilated": _case(1, False, (2, 5, 41), (6, 5, 3), stride=3, padding=1, dilation=4),
+    "conv1d_grouped": _case(1, False, (1, 8, 37), (20, 4, 4), bias=False, stride=2, groups=2),
+    "conv2d_grouped_channels_last": _case(
+        2, False, (2, 6, 9, 11), (4, 3, 3, 2), layout="channels_last",
+        stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2,
+    ),
+    "conv2d_many_channels": _case(2, False, (1, 20, 7, 6), (18, 20, 3, 3), padding=1),
+    "conv3d": _case(3, False, (1, 3, 5, 6, 7), (4, 3, 3, 3, 3), stride=(1, 2, 1), padding=1),
+    # transposed, stride 1 (one phase)
+    "transposed1d_dilated": _case(1, True, (2, 4, 19), (4, 6, 5), dilation=3),
+    "transposed2d_many_channels": _case(2, True, (1, 20, 6, 7), (20, 18, 3, 7), bias=False, padding=(1, 3)),
+    # transposed with stride: phases, some taking no tap at all
+    "transposed1d_stride2_dilation2": _case(1, True, (2, 5, 17), (5, 6, 3), stride=2, padding=1, dilation=2),
+    "transposed1d_stride3": _case(
+        1, True, (2, 4, 7), (4, 2, 5), bias=False, stride=3, padding=2, dilation=2, output_padding=1
+    ),
+    "transposed2d_grouped_channels_last": _case(
+        2, True, (2, 4, 5, 6), (4, 3, 3, 3), layout="channels_last",
+        stride=2, padding=1, output_padding=1, groups=2,
+    ),
+    "transposed2d_grouped_dilated": _case(
+        2, True, (1, 4, 6, 5), (4, 5, 3, 5), stride=(2, 3), padding=(1, 2), dilation=(2, 1), groups=2
+    ),
+    "transposed2d_stride_over_kernel": _case(
+        2, True, (1, 3, 4, 5), (3, 2, 3, 3), stride=5, padding=1, dilation=2
+    ),
+    "transposed3d_grouped_channels_last": _case(
+        3, True, (1, 4, 3, 4, 5), (4, 2, 3, 3, 3), layout="channels_last_3d", stride=2, padding=1, groups=2
+    ),
+    "transposed3d_dilated": _case(
+        3, True, (1, 3, 3, 3, 4), (3, 4, 3, 3, 3), bias=False, stride=2, padding=1, dilation=2
+    ),
+    "transposed3d_output_padding": _case(
+        3, True, (1, 2, 3, 4, 3), (2, 3, 2, 3, 3), bias=False,
+        stride=(2, 3, 1), padding=(0, 1, 1), output_padding=(1, 2, 0),
+    ),
+}  # fmt: skip
+
+
+def _reference(
+    dims: int, transposed: bool, x: torch.Tensor, w: torch.Tensor, b: Any, kw: dict
+) -> torch.Tensor:
+    """torch's convolution in fp64 on the CPU, rounded to fp32."""
+    function = getattr(F, f"conv_transpose{dims}d" if transposed else f"conv{dims}d")
+    return function(x.double(), w.double(), None if b is None else b.double(), **kw).float()
+
+
+@pytest.fixture(scope="module")
+def modules(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ModuleType]:
+    directory = tmp_path_factory.mktemp("own_conv")
+    return {loop: _conv_module(directory, CONV_LOOP=loop) for loop in LOOPS}
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize("case", list(CASES))
+def test_convolution_matches_torch(
+    interpreter: None, modules: dict[str, ModuleType], case: str, loop: str
+) -> None:
+    dims, transposed, x_shape, w_shape, kw, has_bias, layout = CASES[case]
+    torch.manual_seed(0)
+    x, w = torch.randn(x_shape), torch.randn(w_shape)
+    out_channels = w_shape[1] * kw.get("groups", 1) if transposed else w_shape[0]
+    bias = torch.randn(out_channels) if has_bias else None
+    expected = _reference(dims, transposed, x, w, bias, kw)
+    out_stride = None
+    if layout:  # the layout Inductor's next kernel asks for
+        x = x.to(memory_format=getattr(torch, layout))
+        out_stride = torch.empty(expected.shape).to(memory_format=getattr(torch, layout)).stride()
+    got = modules[loop]._conv(x, w, bias, transposed=transposed, out_stride=out_stride, **kw)
+    assert got.shape == expected.shape and (out_stride is None or got.stride() == out_stride)
+    torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4)
+
+
+def test_tensor_core_precision_launches_on_the_phases(interpreter: None, tmp_path: Path) -> None:
+    # The interpreter computes "tf32x3" dots in fp32: this checks that the choice reaches the taps kernel.
+    conv = _conv_module(tmp_path, CONV_LOOP="taps", CONV_FP32_PRECISION="tf32x3")
+    dims, transposed, x_shape, w_shape, kw, _, _ = CASES["transposed2d_grouped_dilated"]
+    torch.manual_seed(0)
+    x, w = torch.randn(x_shape), torch.randn(w_shape)
+    got = conv._conv(x, w, None, transposed=True, **kw)
+    torch.testing.assert_close(got, _reference(dims, transposed, x, w, None, kw), atol=1e-4, rtol=1e-4)
+
+
+def test_auto_takes_the_phases_for_strided_transposed_convolutions_only(
+    interpreter: None, tmp_path: Path
+) -> None:
+    """The seed's CONV_LOOP is "auto"; the tuner can still pick either loop for every convolution."""
+    tunable = {t.name: t for t in find_tunables("\n".join(CONV_TUNABLES))}["CONV_LOOP"]
+    assert tunable.declared and tunable.value == "auto" and set(tunable.choices) == {"fused", "auto", "taps"}
+    conv = _conv_module(tmp_path, CONV_LOOP="auto")
+    launched: list[str] = []
+
+    class Recorded:
+        def __init__(self, name: str) -> None:
+            self.name, self.kernel = name, getattr(conv, name)
+
+        def __getitem__(self, grid: object) -> object:
+            launched.append(self.name)
+            return self.kernel[grid]
+
+    conv._ke_conv_kernel = Recorded("_ke_conv_kernel")
+    conv._ke_conv_taps_kernel = Recorded("_ke_conv_taps_kernel")
+    x, w = torch.randn(1, 2, 5, 4), torch.randn(2, 2, 3, 3)
+    conv._conv(x, w, None, stride=(1, 2), transposed=True)
+    conv._conv(x, w, None, stride=1, padding=1, transposed=True)
+    conv._conv(x, w, None, stride=2)
+    assert launched == ["_ke_conv_taps_kernel", "_ke_conv_kernel", "_ke_conv_kernel"]
+
+
+def test_an_unknown_loop_names_the_choices(tmp_path: Path) -> None:
+    conv = _conv_module(tmp_path, CONV_LOOP="tiles")
+    with pytest.raises(ValueError, match="'fused', 'auto', 'taps'"):
+        conv._conv(torch.randn(1, 2, 5), torch.randn(2, 2, 3))

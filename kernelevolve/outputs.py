@@ -75,6 +75,10 @@ def shape_rows(node: Node | None, baselines: dict[str, Baseline]) -> list[dict[s
                 "speedup_vs_compile": compiled / timing.median_ms if timing and compiled else None,
                 "eager_exact_ms": exact,
                 "speedup_vs_eager_exact": exact / timing.median_ms if timing and exact else None,
+                # the baselines' own outputs against the spec's tolerance (None: not checked)
+                "eager_within_tolerance": baseline.eager_within_tolerance,
+                "compile_within_tolerance": baseline.compiled_within_tolerance,
+                "compile_max_error": baseline.compiled_max_error,
             }
         )
     return rows
@@ -237,4 +241,15 @@ def summary_table(results: dict[str, Any]) -> str:
             f"{row['shape']:<20} {_ms(row['best_ms']):>10} {_ms(row['eager_ms']):>10} {_ms(row['compile_ms']):>11} "
             f"{_x(row['speedup_vs_eager']):>9} {_x(row['speedup_vs_compile']):>11}"
         )
+    for row in best["shapes"]:
+        for label, key in (
+            ("eager", "eager_within_tolerance"),
+            ("torch.compile", "compile_within_tolerance"),
+        ):
+            if row.get(key) is False:
+                lines.append(
+                    f"note: {label}'s own output misses the spec's tolerance at {row['shape']}"
+                    + (f" (max abs error {row['compile_max_error']:.3g})" if label != "eager" else "")
+                    + ": a correct kernel may not do what it does"
+                )
     return "\n".join(lines)

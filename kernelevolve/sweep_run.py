@@ -212,6 +212,12 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
         **_winner_fields(best),
         # eager at the candidates' precision (exact fp32 convolutions), where that differs
         "eager_exact_ms": sum(exact) if exact and None not in exact else None,  # type: ignore[arg-type]
+        # do the baselines' own outputs meet the tolerance at every shape (None: not checked)
+        "eager_within_tolerance": _at_every_shape(baselines, "eager_within_tolerance"),
+        "compile_within_tolerance": _at_every_shape(baselines, "compiled_within_tolerance"),
+        "compile_max_error": max(
+            (e for b in baselines.values() if (e := b.get("compiled_max_error")) is not None), default=None
+        ),
         "own_kernels_only": best.get("own_kernels_only") if best else None,
         "library_share": ((best or {}).get("time_split") or {}).get("library_share"),
         "strict": {"correct": bool(strict_best), **_winner_fields(strict_best)},
@@ -227,6 +233,14 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
         "candidates": list(results.get("evaluation_log") or []),
     }
     return record
+
+
+def _at_every_shape(baselines: dict[str, Any], key: str) -> bool | None:
+    """False if any shape's baseline misses the tolerance, True if every shape was checked and meets it."""
+    values = [b.get(key) for b in baselines.values()]
+    if False in values:
+        return False
+    return True if values and None not in values else None
 
 
 def _winner_fields(best: dict[str, Any] | None) -> dict[str, Any]:

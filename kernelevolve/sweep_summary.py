@@ -126,6 +126,7 @@ def summarize(records: list[dict[str, Any]], selected: list[str] | None = None) 
             if not r.get("correct")
         ],
         "pending": [key for key in (selected or []) if key not in done],
+        "baseline_accuracy": _baseline_accuracy(records, views),
         "problems": [
             {
                 key: r.get(key)
@@ -144,6 +145,7 @@ def summarize(records: list[dict[str, Any]], selected: list[str] | None = None) 
                     "wall_s",
                     "own_kernels_only",
                     "library_share",
+                    "compile_within_tolerance",
                 )
             }
             | {
@@ -153,6 +155,55 @@ def summarize(records: list[dict[str, Any]], selected: list[str] | None = None) 
             for r, strict in zip(records, views["strict"], strict=True)
         ],
     }
+
+
+def _baseline_accuracy(
+    records: list[dict[str, Any]], views: dict[str, list[dict[str, Any]]]
+) -> dict[str, Any]:
+    """Which baselines' own outputs miss the tolerance, and the torch.compile measures over the problems
+    whose torch.compile output meets it (a speedup against an output no correct kernel may imitate is
+    reported, but apart)."""
+    checked = [r for r in records if r.get("compile_within_tolerance") is not None]
+    meets = {r["problem"] for r in checked if r["compile_within_tolerance"]}
+    return {
+        "compile_checked": len(checked),
+        "compile_outside_tolerance": [r["problem"] for r in checked if not r["compile_within_tolerance"]],
+        "eager_outside_tolerance": [
+            r["problem"] for r in records if r.get("eager_within_tolerance") is False
+        ],
+        "vs_compile_where_it_meets_tolerance": {
+            mode: group_metrics([r for r in view if r["problem"] in meets]) for mode, view in views.items()
+        },
+    }
+
+
+def _baseline_accuracy_lines(accuracy: dict[str, Any] | None) -> list[str]:
+    if not accuracy or not accuracy.get("compile_checked"):
+        return []
+    outside = accuracy["compile_outside_tolerance"]
+    lines = [
+        "",
+        "### Baselines' own outputs against the tolerance",
+        "",
+        f"torch.compile's output, as timed, misses the tolerance on {len(outside)} of "
+        f"{accuracy['compile_checked']} problems checked" + (f": {', '.join(outside)}." if outside else "."),
+    ]
+    if accuracy["eager_outside_tolerance"]:
+        lines.append(f"Eager's (PyTorch's defaults): {', '.join(accuracy['eager_outside_tolerance'])}.")
+    lines += [
+        "",
+        "Against torch.compile where its output meets the tolerance:",
+        "",
+        "| mode | problems | correct | geomean speedup | fast_1 |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for mode, group in accuracy["vs_compile_where_it_meets_tolerance"].items():
+        lines.append(
+            f"| {mode} | {group['problems']} | {format_percent(group['correctness_rate'])} | "
+            f"{format_speedup(group['geomean_speedup_vs_compile'])} | "
+            f"{format_percent(group['fast_p_vs_compile'][_p_key(1.0)])} |"
+        )
+    return lines
 
 
 def _exact_precision_table(problems: list[dict[str, Any]]) -> list[str]:
@@ -286,6 +337,7 @@ def summary_markdown(summary: dict[str, Any], title: str = "KernelBench sweep", 
             )
         )
     lines += _exact_precision_table(summary["problems"])
+    lines += _baseline_accuracy_lines(summary.get("baseline_accuracy"))
     lines += ["", "## Failures", ""]
     if summary["failures"]:
         lines += ["| problem | name | status | evals | detail |", "|---|---|---|---:|---|"]

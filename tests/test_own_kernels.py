@@ -137,6 +137,29 @@ def test_best_strict_beside_a_library_winner_of_a_permissive_run(add_kernel) -> 
     assert f"best with own kernels only: {strict['id']}" in text and "1.50x vs eager" in text
 
 
+def test_the_run_summary_says_when_a_baseline_misses_the_tolerance(add_kernel) -> None:
+    graph = _graph([(add_kernel(), 1.5)])
+    spec = KernelSpec("mm_relu", MM_RELU_REFERENCE)
+    off = Baseline(
+        eager=_stats(1.0), compiled=_stats(0.5), compiled_within_tolerance=False, compiled_max_error=0.25
+    )
+    results = build_results(
+        spec=spec,
+        platform="cpu",
+        graph=graph,
+        baselines={"default": off},
+        stop_reason="max_evaluations",
+        elapsed_s=1.0,
+        evaluations_this_session=1,
+    )
+    (row,) = results["best"]["shapes"]
+    assert row["compile_within_tolerance"] is False and row["compile_max_error"] == 0.25
+    assert "note: torch.compile's own output misses the spec's tolerance at default (max abs error 0.25)" in (
+        summary_table(results)
+    )
+    assert "misses" not in summary_table(_results(graph))  # baselines not checked: nothing said
+
+
 def test_best_strict_is_best_when_it_uses_own_kernels_and_none_without_any(add_kernel) -> None:
     results = _results(_graph([(LIBRARY_SOURCE, 1.0), (add_kernel(), 2.0)]))
     assert results["best_strict"]["id"] == results["best"]["id"]

@@ -226,6 +226,55 @@ def test_eager_at_the_candidates_precision_is_recorded_and_tabled() -> None:
     assert "candidates' precision" not in plain
 
 
+def test_baselines_outside_the_tolerance_are_recorded_and_reported_apart() -> None:
+    """A torch.compile output that misses the tolerance (TF32 convolutions, reordered sums) is named, and
+    the torch.compile measures are also given over the problems whose torch.compile output meets it."""
+    shape = {"eager": {"median_ms": 2.0}, "compiled": {"median_ms": 1.0}}
+    best = {
+        "backend": "triton",
+        "operator": "tune",
+        "speedup_vs_eager": 1.0,
+        "shapes": [{"best_ms": 2.0}] * 2,
+    }
+    results = {
+        "best": best,
+        "baselines": {
+            "a": {
+                **shape,
+                "eager_within_tolerance": True,
+                "compiled_within_tolerance": True,
+                "compiled_max_error": 1e-6,
+            },
+            "b": {
+                **shape,
+                "eager_within_tolerance": True,
+                "compiled_within_tolerance": False,
+                "compiled_max_error": 0.5,
+            },
+        },
+    }
+    record = record_from_results(results)
+    assert (record["eager_within_tolerance"], record["compile_within_tolerance"]) == (True, False)
+    assert record["compile_max_error"] == 0.5
+    older = record_from_results({"best": best, "baselines": {"a": shape}})
+    assert older["compile_within_tolerance"] is None and older["compile_max_error"] is None
+
+    records = [
+        {**_record("L1/1", "ok", 2.0, 3.0), "compile_within_tolerance": True},
+        {**_record("L1/2", "ok", 1.0, 0.25), "compile_within_tolerance": False},
+        {**_record("L1/3", "ok", 1.0, 0.5), "compile_within_tolerance": None},
+    ]
+    summary = summarize(records)
+    accuracy = summary["baseline_accuracy"]
+    assert accuracy["compile_checked"] == 2 and accuracy["compile_outside_tolerance"] == ["L1/2"]
+    apart = accuracy["vs_compile_where_it_meets_tolerance"]["strict"]
+    assert apart["problems"] == 1 and math.isclose(apart["geomean_speedup_vs_compile"], 3.0)
+    text = summary_markdown(summary)
+    assert "misses the tolerance on 1 of 2 problems checked: L1/2." in text
+    assert "| strict | 1 | 100% | 3.00x | 100% |" in text
+    assert "Baselines' own outputs" not in summary_markdown(summarize([_record("L1/1", "ok", 2.0)]))
+
+
 def _winner(speedup: float, own: bool, library_share: float | None = None) -> dict[str, Any]:
     return {
         "id": f"k{speedup}",

@@ -205,6 +205,13 @@ def summary_table(results: dict[str, Any]) -> str:
     best = results.get("best")
     if not best:
         lines.append("no correct kernel found")
+        if results["evaluations_by_status"].get("incorrect"):
+            # a tolerance tighter than the reference's own rounding leaves every reordering incorrect
+            lines.append(
+                "incorrect candidates: does the reference itself meet the tolerance? "
+                "python -m kernelevolve.eval.conditioning <the same spec> --platform "
+                f"{results['platform']} compares it with an fp64 run of itself"
+            )
         return "\n".join(lines)
     lines.append(
         f"best {best['id']} ({best['backend']}, {best['operator']}/{best['mode']}): "

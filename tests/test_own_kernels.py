@@ -158,6 +158,11 @@ def test_the_run_summary_says_when_a_baseline_misses_the_tolerance(add_kernel) -
         summary_table(results)
     )
     assert "misses" not in summary_table(_results(graph))  # baselines not checked: nothing said
+    failed = SearchGraph()
+    candidate = Candidate(add_kernel(), "triton", "test")
+    failed.add_candidate(candidate)
+    failed.record(candidate.id, EvalReport(candidate.id, Status.INCORRECT), FitnessValue(False, 0.0, 0.0))
+    assert "python -m kernelevolve.eval.conditioning" in summary_table(_results(failed))
 
 
 def test_best_strict_is_best_when_it_uses_own_kernels_and_none_without_any(add_kernel) -> None:

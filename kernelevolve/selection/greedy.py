@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.interfaces import ParentSet
+from kernelevolve.selection.cost import cost_discount, evaluation_cost
 from kernelevolve.types import Status
 
 # How far a failed candidate got: a kernel that ran but was wrong is a better repair starting point
@@ -107,21 +108,29 @@ class GreedyPolicy:
     `epsilon` a parent is instead any evaluated node, so the search can leave a local optimum.
     While nothing is feasible the beam holds the failed nodes that got furthest (then newest), so
     repair operators get work.
+
+    Both draws weigh a node by its evaluation cost (`selection.cost`): one whose evaluation took k times
+    as long as the best node's is picked (1/k) ** `cost_exponent` as often; 0 ignores cost.
     """
 
     name = "greedy"
     WEIGHTINGS = ("rank", "uniform")
 
-    def __init__(self, beam_width: int = 4, weighting: str = "rank", epsilon: float = 0.1) -> None:
+    def __init__(
+        self, beam_width: int = 4, weighting: str = "rank", epsilon: float = 0.1, cost_exponent: float = 1.0
+    ) -> None:
         if beam_width < 1:
             raise ValueError(f"greedy beam_width must be >= 1, got {beam_width}")
         if weighting not in self.WEIGHTINGS:
             raise ValueError(f"unknown greedy weighting {weighting!r}; valid: {', '.join(self.WEIGHTINGS)}")
         if not 0.0 <= epsilon <= 1.0:
             raise ValueError(f"greedy epsilon must be in [0, 1], got {epsilon}")
+        if cost_exponent < 0:
+            raise ValueError(f"greedy cost_exponent must be >= 0 (0 ignores cost), got {cost_exponent}")
         self.beam_width = beam_width
         self.weighting = weighting
         self.epsilon = epsilon
+        self.cost_exponent = cost_exponent
 
     def beam(self, graph: SearchGraph) -> list[Node]:
         order = ranked(graph.evaluated())
@@ -132,15 +141,22 @@ class GreedyPolicy:
         check_request(count, arity)
         if arity == 0:
             return [() for _ in range(count)]
-        everyone = [n.id for n in ranked(graph.evaluated())]
-        beam = [n.id for n in self.beam(graph)]
-        weights = rank_weights(len(beam), self.weighting)
+        everyone_nodes = ranked(graph.evaluated())
+        beam_nodes = self.beam(graph)
+        everyone = [n.id for n in everyone_nodes]
+        beam = [n.id for n in beam_nodes]
+        # Costs relative to the best node's evaluation: it keeps its full weight, dearer nodes lose some.
+        reference = evaluation_cost(beam_nodes[0]) if beam_nodes else None
+        discount = {n.id: cost_discount(n, reference, self.cost_exponent) for n in everyone_nodes}
+        weights = [
+            w * discount[i] for w, i in zip(rank_weights(len(beam), self.weighting), beam, strict=True)
+        ]
+        explore_weights = [discount[i] for i in everyone]
 
         def pick(r: random.Random, exclude: Sequence[str]) -> str | None:
-            if self.epsilon > 0 and r.random() < self.epsilon:
-                others = [i for i in everyone if i not in exclude]
-                if others:
-                    return r.choice(others)
+            explore = self.epsilon > 0 and r.random() < self.epsilon
+            if explore and (explored := weighted_pick(r, everyone, explore_weights, exclude)):
+                return explored
             # Beam first; when it is used up (arity above the beam) the next best evaluated node.
             return weighted_pick(r, beam, weights, exclude) or first_not_in(everyone, exclude)
 

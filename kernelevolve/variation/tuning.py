@@ -58,6 +58,24 @@ def oversized_tile(params: dict[str, Any]) -> bool:
     )
 
 
+def tuned_child(parent: Candidate, changed: dict[str, Any], operator: str = "tune") -> Candidate:
+    """`parent` with the literals of the tunables in `changed` rewritten (an unknown name raises
+    KeyError); the child records all its parameter values and what changed."""
+    source = apply_values(parent.source, changed)
+    return Candidate(
+        source=source,
+        backend=parent.backend,
+        operator=operator,
+        mode="tune",
+        parent_ids=(parent.id,),
+        metadata={
+            **{k: v for k, v in parent.metadata.items() if k in ("template", "pattern")},
+            "params": {t.name: t.value for t in find_tunables(source)},
+            "changed": changed,
+        },
+    )
+
+
 class TuningOperator:
     """Mutates one or two tunables of a parent, preferring the neighbouring values of each.
 
@@ -104,22 +122,9 @@ class TuningOperator:
             }
             if not changed:
                 continue
-            source = apply_values(parent.source, changed)
-            params = {t.name: t.value for t in find_tunables(source)}
-            if oversized_tile(params):
+            child = tuned_child(parent, changed, self.name)
+            if oversized_tile(child.metadata["params"]):
                 continue
-            child = Candidate(
-                source=source,
-                backend=parent.backend,
-                operator=self.name,
-                mode="tune",
-                parent_ids=(parent.id,),
-                metadata={
-                    **{k: v for k, v in parent.metadata.items() if k in ("template", "pattern")},
-                    "params": params,
-                    "changed": changed,
-                },
-            )
             if child.id in seen or child.id in ctx.graph:
                 continue
             seen.add(child.id)

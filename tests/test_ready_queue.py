@@ -2,30 +2,17 @@
 
 from __future__ import annotations
 
-from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
 
-from kernelevolve.engine import Engine
-from kernelevolve.graph import SearchGraph
 from kernelevolve.interfaces import ProposalContext
-from kernelevolve.platforms import load_platform
 from kernelevolve.ready_queue import ReadyQueue
-from kernelevolve.selection import build_selection
-from kernelevolve.specs import resolve_spec
-from kernelevolve.termination import build_termination
 from kernelevolve.types import (
-    Baseline,
     Candidate,
-    EvalReport,
-    EvalRequest,
-    EvalSettings,
     KernelSpec,
-    Status,
-    TimingStats,
 )
-from kernelevolve.variation.scheduler import OperatorScheduler
+from tests.instant_engine import InstantEvaluator, run_engine, softmax_spec
 
 
 def _candidate(name: str, operator: str = "seeder", parents: tuple[str, ...] = ()) -> Candidate:
@@ -64,32 +51,16 @@ def test_pending_candidates_of_a_resumed_run_go_back_to_their_own_queue() -> Non
 # ------------------------------------------------------------------ the engine
 
 
-def _timing(ms: float) -> TimingStats:
-    return TimingStats(ms, ms, 0.0, ms, ms, 10)
-
-
-class _InstantEvaluator:
-    """Reports every candidate correct at once, faster the more tune steps it descends from."""
-
-    capacity = 1
+class _OrderingEvaluator(InstantEvaluator):
+    """Notes the order of evaluation; a kernel is faster the more tune steps it descends from."""
 
     def __init__(self, spec: KernelSpec) -> None:
-        self.shape = spec.shapes[0].name
+        super().__init__(spec)
         self.order: list[str] = []
 
-    def submit(self, request: EvalRequest) -> Future[EvalReport]:
-        candidate = request.candidate
+    def measure(self, candidate: Candidate) -> tuple[float, float]:
         self.order.append(candidate.source.strip("# \n").split("\n")[0])
-        future: Future[EvalReport] = Future()
-        ms = 1.0 / (1 + candidate.source.count("tuned"))
-        future.set_result(EvalReport(candidate.id, Status.OK, latency={self.shape: _timing(ms)}, wall_s=1.0))
-        return future
-
-    def baselines(self, spec: KernelSpec, platform: str) -> dict[str, Baseline]:
-        return {self.shape: Baseline(eager=_timing(1.0))}
-
-    def close(self) -> None:
-        pass
+        return 1.0 / (1 + candidate.source.count("tuned")), 1.0
 
 
 class _Seeder:
@@ -115,22 +86,17 @@ class _Tuner:
 def test_the_engine_evaluates_children_between_the_seeds_it_still_has(tmp_path: Path) -> None:
     """Six compiler-seed variants used to be evaluated before any child: on a level-3 network a 40 s
     budget ended there. Now seeds from different operators come in turn, and children alternate with them."""
-    platform = load_platform("cpu")
-    spec = resolve_spec("softmax", platform)
-    evaluator = _InstantEvaluator(spec)
-    engine = Engine(
-        spec=spec,
-        platform=platform,
-        graph=SearchGraph(tmp_path / "graph.jsonl"),
-        evaluator=evaluator,
-        operators=[_Seeder("compiler", 6), _Seeder("template", 2), _Tuner()],
-        policy=build_selection("greedy", beam_width=1, epsilon=0.0),
-        scheduler=OperatorScheduler(strategy="ucb"),
-        termination=build_termination({"max_evaluations": 8}),
-        eval_settings=EvalSettings(),
-        backends=("triton",),
+    spec = softmax_spec()
+    evaluator = _OrderingEvaluator(spec)
+    outcome = run_engine(
+        tmp_path / "graph.jsonl",
+        spec,
+        evaluator,
+        [_Seeder("compiler", 6), _Seeder("template", 2), _Tuner()],
+        max_evaluations=8,
+        beam_width=1,
+        epsilon=0.0,
     )
-    outcome = engine.run()
     assert outcome.evaluations_this_session == 8
     order = evaluator.order
     assert order[:2] == ["compiler0", "template0"]

@@ -9,31 +9,22 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
 
-from kernelevolve.engine import Engine, EngineSettings
 from kernelevolve.graph import SearchGraph
 from kernelevolve.interfaces import ProposalContext
-from kernelevolve.platforms import load_platform
 from kernelevolve.selection import GreedyPolicy, build_selection
 from kernelevolve.selection.cost import MIN_EVALUATION_COST_S, cost_discount, evaluation_cost
-from kernelevolve.specs import resolve_spec
-from kernelevolve.termination import build_termination
 from kernelevolve.types import (
-    Baseline,
     Candidate,
     EvalReport,
-    EvalRequest,
-    EvalSettings,
     FitnessValue,
     KernelSpec,
     Status,
-    TimingStats,
 )
-from kernelevolve.variation.scheduler import OperatorScheduler
+from tests.instant_engine import InstantEvaluator, run_engine, softmax_spec
 
 
 def _add(
@@ -111,23 +102,16 @@ def test_greedy_rejects_a_negative_cost_exponent() -> None:
 # ------------------------------------------------------------------ the engine
 
 
-def _timing(ms: float) -> TimingStats:
-    return TimingStats(ms, ms, 0.0, ms, ms, 10)
-
-
-class _CostedEvaluator:
-    """Reports every candidate correct at once; a kernel and its tuned children cost (`wall_s`) what
-    their seed does, and each tune step makes a kernel 0.8-1.3 times as fast as its parent."""
-
-    capacity = 1
+class _CostedEvaluator(InstantEvaluator):
+    """A kernel and its tuned children cost (`wall_s`) what their seed does, and each tune step makes a
+    kernel 0.8-1.3 times as fast as its parent."""
 
     def __init__(self, spec: KernelSpec, seeds: dict[str, tuple[float, float]]) -> None:
-        self.shape = spec.shapes[0].name
+        super().__init__(spec)
         self.seeds = seeds  # seed name -> (milliseconds, evaluation seconds)
         self.spent: Counter[str] = Counter()  # seed name -> evaluation seconds of its line
 
-    def submit(self, request: EvalRequest) -> Future[EvalReport]:
-        candidate = request.candidate
+    def measure(self, candidate: Candidate) -> tuple[float, float]:
         lines = candidate.source.splitlines()
         seed = lines[0].strip("# ")
         ms, wall_s = self.seeds[seed]
@@ -135,16 +119,7 @@ class _CostedEvaluator:
             if line.startswith("tuned "):
                 ms /= 0.8 + int(line.split()[1]) % 51 / 100
         self.spent[seed] += wall_s
-        report = EvalReport(candidate.id, Status.OK, latency={self.shape: _timing(ms)}, wall_s=wall_s)
-        future: Future[EvalReport] = Future()
-        future.set_result(report)
-        return future
-
-    def baselines(self, spec: KernelSpec, platform: str) -> dict[str, Baseline]:
-        return {self.shape: Baseline(eager=_timing(1.0))}
-
-    def close(self) -> None:
-        pass
+        return ms, wall_s
 
 
 class _Seeder:
@@ -177,32 +152,29 @@ class _Tuner:
 
 def _run_demo(tmp_path: Path, cost_exponent: float, seed: int) -> float:
     """The demo's shape in miniature; returns the evaluation seconds spent on the compiler seed's line."""
-    platform = load_platform("cpu")
-    spec = resolve_spec("softmax", platform)
+    spec = softmax_spec()
     evaluator = _CostedEvaluator(
         spec,
         # name -> (ms, evaluation s): templates fast to run and evaluate, Inductor's code 100x slower
         {"template0": (1.0, 0.6), "template1": (1.5, 0.5), "fusion0": (2.0, 0.3), "compiler0": (100.0, 60.0)},
     )
-    engine = Engine(
-        spec=spec,
-        platform=platform,
-        graph=SearchGraph(tmp_path / f"graph-{cost_exponent}-{seed}.jsonl"),
-        evaluator=evaluator,
-        operators=[
+    outcome = run_engine(
+        tmp_path / f"graph-{cost_exponent}-{seed}.jsonl",
+        spec,
+        evaluator,
+        [
             _Seeder("template", ["template0", "template1"]),
             _Seeder("fusion_seed", ["fusion0"]),
             _Seeder("compiler_seed", ["compiler0"]),
             _Tuner(),
         ],
-        policy=build_selection("greedy", beam_width=4, epsilon=0.1, cost_exponent=cost_exponent),
-        scheduler=OperatorScheduler(strategy="ucb"),
-        termination=build_termination({"max_evaluations": 24}),
-        eval_settings=EvalSettings(),
-        backends=("triton",),
-        settings=EngineSettings(seed=seed, progress=False),
+        max_evaluations=24,
+        seed=seed,
+        beam_width=4,
+        epsilon=0.1,
+        cost_exponent=cost_exponent,
     )
-    assert engine.run().evaluations_this_session == 24
+    assert outcome.evaluations_this_session == 24
     return evaluator.spent["compiler0"]
 
 

@@ -141,6 +141,22 @@ def _condition_between_seeds(spec: KernelSpec, settings: EvalSettings) -> str:
     return f"x > {high!r}"
 
 
+def test_cpu_baselines_timed_on_a_busy_host_are_not_cached(
+    evaluator: LocalEvaluator, add_spec: KernelSpec, cache_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kernelevolve.eval import baselines as baseline_cache
+
+    monkeypatch.setattr(baseline_cache.os, "getloadavg", lambda: (9.0, 9.0, 9.0))
+    monkeypatch.setattr(baseline_cache.os, "cpu_count", lambda: 2)
+    assert baseline_cache.busy_host() == "load average 9.0 on 2 core(s)"
+    spec = replace(add_spec, name="busy_host_add")  # a cache file of its own
+    first = evaluator.baselines(spec, "cpu")
+    assert not list((cache_root / "baselines").glob("busy_host_add-*.json"))  # nothing kept for later runs
+    assert evaluator.baselines(spec, "cpu") == first  # this run measures once
+    monkeypatch.setattr(baseline_cache.os, "getloadavg", lambda: (1.0, 1.0, 1.0))
+    assert baseline_cache.busy_host() == ""
+
+
 def test_devices_are_validated(cpu_platform: Platform) -> None:
     assert normalise_devices(cpu_platform, None) == ["cpu"]
     with pytest.raises(ValueError, match="devices must be"):

@@ -78,6 +78,19 @@ def environment_info(device: str) -> dict[str, str]:
     return {"device_name": device_name, "torch": str(torch.__version__), "triton": triton_version}
 
 
+def busy_host() -> str:
+    """Why wall-clock timings on this host are not to be kept ("": they are): a 1-minute load average above
+    its core count. On 2 busy cores eager softmax at 5x200 timed 7.9 ms a call instead of 0.005 ms, each
+    parallel region waiting a scheduler tick for its second thread; cached, such a baseline skewed
+    every later run's speedups."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # no load average on this system
+        return ""
+    cores = os.cpu_count() or 1
+    return f"load average {load:.1f} on {cores} core(s)" if load > cores else ""
+
+
 class BaselineCache:
     def __init__(self, root: Path | None = None) -> None:
         self.root = root if root is not None else cache_dir() / "baselines"

@@ -577,3 +577,59 @@ def test_capture_takes_the_whole_graph_or_none() -> None:
     broken = KernelSpec(name="breaks", reference_source=GRAPH_BREAK_REFERENCE)
     with pytest.raises(CaptureError):
         capture(broken, broken.shapes[0], "cpu")
+
+
+_REDUCTION_PROBE = """
+import triton
+import triton.language as tl
+from torch._inductor.runtime import triton_helpers
+{helpers}
+
+@triton.jit
+def probe(x_ptr, ours_ptr, inductor_ptr, R: tl.constexpr, C: tl.constexpr, MAX: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :])
+    if MAX:
+        ours = _ke_interp_max2(x, 1)
+        inductor = triton_helpers.max2(x, 1)
+    else:
+        ours = _ke_interp_min2(x, 1)
+        inductor = triton_helpers.min2(x, 1)
+    tl.store(ours_ptr + tl.arange(0, R), ours)
+    tl.store(inductor_ptr + tl.arange(0, R), inductor)
+"""
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_interpreter_reductions_match_inductors_max2_and_min2(
+    interpreter: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dtype: str
+) -> None:
+    """for_interpreter swaps Inductor's max2/min2 (a Python combine per element in the interpreter) for
+    builtin reductions; the values, NaN propagation included, must be Inductor's."""
+    import importlib
+    import sys
+
+    import torch
+
+    from kernelevolve.variation.compiler.render import INTERPRETER_REDUCTIONS_SOURCE
+
+    assert for_interpreter("a = triton_helpers.max2(t, 1) + triton_helpers.min2(t, 0)") == (
+        "a = _ke_interp_max2(t, 1) + _ke_interp_min2(t, 0)"
+    )
+    (tmp_path / "reduction_probe.py").write_text(
+        _REDUCTION_PROBE.format(helpers=INTERPRETER_REDUCTIONS_SOURCE)
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("reduction_probe")
+    try:
+        x = (torch.randn(4, 8) * 100).to(getattr(torch, dtype))
+        if dtype == "float32":
+            x[1, 3] = float("nan")
+            x[2, 0] = float("nan")
+        for is_max in (True, False):
+            ours, inductor = torch.empty(4, dtype=x.dtype), torch.empty(4, dtype=x.dtype)
+            module.probe[(1,)](x, ours, inductor, R=4, C=8, MAX=is_max)
+            expected = x.amax(1) if is_max else x.amin(1)
+            assert torch.equal(ours.nan_to_num(7.0), inductor.nan_to_num(7.0))
+            assert torch.equal(ours.nan_to_num(7.0), expected.nan_to_num(7.0))
+    finally:
+        sys.modules.pop("reduction_probe", None)

@@ -69,6 +69,28 @@ INTERPRETER_MATH = (
     "sqrt",
 )
 _LIBDEVICE_CALL = re.compile(r"\blibdevice\.(\w+)\(")
+# Inductor's max2/min2 reduce with a Python combine function, which Triton's interpreter calls once per
+# element (about 3 ms a call: 60 s of the CPU demo's 80 went to one softmax candidate). The interpreter
+# gets the same NaN-propagating reductions from its builtin ones.
+_INTERPRETER_REDUCTIONS = {
+    "triton_helpers.max2(": "_ke_interp_max2(",
+    "triton_helpers.min2(": "_ke_interp_min2(",
+}
+INTERPRETER_REDUCTIONS_SOURCE = """
+
+@triton.jit
+def _ke_interp_max2(a, dim):
+    if a.dtype.is_floating():
+        return tl.where(tl.max((a != a).to(tl.int8), dim) > 0, float("nan"), tl.max(a, dim))
+    return tl.max(a, dim)
+
+
+@triton.jit
+def _ke_interp_min2(a, dim):
+    if a.dtype.is_floating():
+        return tl.where(tl.max((a != a).to(tl.int8), dim) > 0, float("nan"), tl.min(a, dim))
+    return tl.min(a, dim)
+"""
 
 
 class RenderError(Exception):
@@ -76,11 +98,15 @@ class RenderError(Exception):
 
 
 def for_interpreter(kernel_source: str) -> str:
-    """libdevice calls as tl.math calls (CPU platform); RenderError if one has no equivalent."""
+    """libdevice calls as tl.math calls and Inductor's max2/min2 as builtin reductions (CPU platform);
+    RenderError if a libdevice call has no equivalent."""
     missing = sorted({f for f in _LIBDEVICE_CALL.findall(kernel_source) if f not in INTERPRETER_MATH})
     if missing:
         raise RenderError(f"libdevice {', '.join(missing)} cannot run in Triton's interpreter")
-    return _LIBDEVICE_CALL.sub(lambda m: f"tl.math.{m.group(1)}(", kernel_source)
+    kernel_source = _LIBDEVICE_CALL.sub(lambda m: f"tl.math.{m.group(1)}(", kernel_source)
+    for inductor, builtin in _INTERPRETER_REDUCTIONS.items():
+        kernel_source = kernel_source.replace(inductor, builtin)
+    return kernel_source
 
 
 def render(
@@ -126,6 +152,7 @@ def render(
         *[t.line() for t in tunables],
         *gemm,
         _HELPERS,
+        *([INTERPRETER_REDUCTIONS_SOURCE] if interpreter else []),
     ]
     for block in kernel_blocks + call_blocks:
         lines += ["", "", block.rstrip("\n")]

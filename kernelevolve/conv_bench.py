@@ -33,6 +33,7 @@ from typing import Any
 
 import yaml
 
+from kernelevolve.evaluation_log import feedback_excerpt
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.sweep_summary import format_ms, format_speedup
 from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
@@ -179,9 +180,7 @@ def evaluation_line(problem: Problem, trial: Trial, report: EvalReport) -> dict[
         "candidate_id": trial.child.id,
         "status": report.status.value,
         "error_name": report.error_name,
-        "feedback": report.feedback.strip().splitlines()[0]
-        if report.feedback.strip() and not report.ok
-        else "",
+        "feedback": "" if report.ok else feedback_excerpt(report.feedback, report.error_name),
         "max_abs_error": report.max_abs_error,
         "ms": ms,
         **base,

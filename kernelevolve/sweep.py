@@ -44,6 +44,7 @@ from kernelevolve.sweep_run import (
     problem_config,
     problem_key,
     problem_slug,
+    record_slug,
     run_problem,
 )
 from kernelevolve.sweep_sample import read_sample
@@ -189,7 +190,7 @@ class Sweep:
             return True
 
     def _store(self, record: dict[str, Any]) -> None:
-        path = self.results_dir / f"L{record['level']}_{int(record['problem_id']):03d}.json"
+        path = self.results_dir / f"{record_slug(int(record['level']), int(record['problem_id']))}.json"
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(record, indent=2, default=str))
         tmp.replace(path)

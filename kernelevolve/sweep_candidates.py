@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.sweep_run import record_slug
 from kernelevolve.sweep_summary import RESULTS_DIR, format_ms, format_own, format_speedup
 
 _KEY = re.compile(r"(?i)^l?(\d+)[/_](\d+)$")
@@ -39,7 +40,7 @@ def parse_key(text: str) -> tuple[int, int]:
 def load_record(sweep_dir: Path, key: str) -> dict[str, Any]:
     level, pid = parse_key(key)
     results = sweep_dir / RESULTS_DIR
-    path = results / f"L{level}_{pid:03d}.json"
+    path = results / f"{record_slug(level, pid)}.json"
     if not path.is_file():
         if not results.is_dir():
             raise UnknownProblem(f"{sweep_dir} is not a sweep folder: it has no {RESULTS_DIR}/ directory")

@@ -55,7 +55,12 @@ def problem_key(problem: Problem) -> str:
 
 
 def problem_slug(problem: Problem) -> str:
-    return f"L{problem.level}_{problem.problem_id:03d}"
+    return record_slug(problem.level, problem.problem_id)
+
+
+def record_slug(level: int, problem_id: int) -> str:
+    """A problem's name in a sweep folder: its record `results/<slug>.json` and its run `runs/<slug>`."""
+    return f"L{level}_{problem_id:03d}"
 
 
 # ---------------------------------------------------------------------------------- config

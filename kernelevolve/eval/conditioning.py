@@ -88,13 +88,10 @@ def reference_against_fp64(spec: KernelSpec, shape: ShapeCase, device: str, seed
 
 
 def _tensors(value: Any) -> list[Any]:
-    import torch
+    """The floating tensors of an output, found as the correctness check finds them."""
+    from kernelevolve.eval.correctness import _tensor_leaves
 
-    if isinstance(value, torch.Tensor):
-        return [value.detach()] if value.is_floating_point() else []
-    if isinstance(value, (list, tuple)):
-        return [t for item in value for t in _tensors(item)]
-    return []
+    return [t.detach() for t in _tensor_leaves(value) if t.is_floating_point()]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -79,9 +79,8 @@ class LocalEvaluator:
         self.settings = settings
         self.devices = normalise_devices(platform, devices)
         self._cache = BaselineCache()
-        self._uncached: dict[
-            BaselineKey, dict[str, Baseline]
-        ] = {}  # CPU baselines of a busy host, this run's
+        # CPU baselines timed on a busy host: this run's only, never written to the cache
+        self._uncached: dict[BaselineKey, dict[str, Baseline]] = {}
         self._queue: queue.Queue[_Job | None] = queue.Queue()
         self._closed = False
         self._lock = threading.Lock()

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# One device call of the full sweep, resuming from runs/sweeps/full (carried in, or seeded from here).
+# Usage on the device: bash experiments/full_sweep_h200/device_call.sh CALL_NAME TIME_LIMIT_S [CONV_PROBLEMS...]
+# With CONV_PROBLEMS, conv_bench measures them on GPU 1 while the sweep runs on GPU 0 alone, so both GPUs
+# stay busy and neither measurement shares its GPU with the other.
+# Carry: .devpack/ray/p2 (after .devpack/ray/p1 in the call before), .devpack/einops/p1, .kbdata, runs/sweeps/full.
+set -u
+call_name=$1
+time_limit_s=$2
+shift 2
+out=${OUT:?OUT must name the folder that comes back}
+
+bash .devpack/ray/p2/install.sh >/dev/null 2>&1 || echo "ray/hydra devpack: install failed" >&2
+[ -d .devpack/einops/p1 ] && { bash .devpack/einops/p1/install.sh >/dev/null 2>&1 || echo "einops devpack: install failed" >&2; }
+[ -d runs/sweeps/full ] || { mkdir -p runs/sweeps && cp -r experiments/full_sweep_h200 runs/sweeps/full; }
+
+sweep_gpus=0,1
+conv_pid=
+if [ $# -gt 0 ]; then
+  sweep_gpus=0
+  mkdir -p "$out/conv_bench"
+  (
+    CUDA_VISIBLE_DEVICES=1 python3 -m pytest -m gpu tests/test_own_conv.py -q -p no:cacheprovider -rs
+    CUDA_VISIBLE_DEVICES=1 PYTHONUNBUFFERED=1 timeout $((time_limit_s + 40)) python3 -m kernelevolve.conv_bench \
+      --platform h200 --kernelbench-path .kbdata/problems.jsonl --out "$out/conv_bench" \
+      --time-limit-s "$time_limit_s" --eval timeout_s=90 --problems "$@"
+  ) > "$out/conv_bench.log" 2>&1 &
+  conv_pid=$!
+fi
+
+CUDA_VISIBLE_DEVICES=$sweep_gpus python3 -m kernelevolve.sweep --kernelbench-path .kbdata/problems.jsonl \
+  --levels 1 2 3 --platform h200 --budget-evals 12 --budget-seconds 40 --baseline-allowance-s 45 \
+  --out runs/sweeps/full --time-limit-s "$time_limit_s" --retry-failed --evaluator ray \
+  --set +evaluator.num_gpus_per_actor=0.5 --permissive > "$out/$call_name.log" 2>&1
+echo "sweep exit $?"
+[ -n "$conv_pid" ] && { wait "$conv_pid"; echo "conv_bench exit $?"; }
+tar czf "$out/full.tgz" -C runs/sweeps --exclude='full/caches' --exclude='full/runs' full
+tail -n 25 "$out/$call_name.log"
+[ -n "$conv_pid" ] && tail -n 30 "$out/conv_bench.log"
+exit 0

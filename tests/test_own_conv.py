@@ -144,7 +144,7 @@ def test_tensor_core_precision_launches_on_the_phases(interpreter: None, tmp_pat
     torch.testing.assert_close(got, _reference(dims, transposed, x, w, None, kw), atol=1e-4, rtol=1e-4)
 
 
-def test_auto_takes_the_phases_for_strided_transposed_convolutions_only(
+def test_auto_takes_the_taps_loop_for_transposed_convolutions_only(
     interpreter: None, tmp_path: Path
 ) -> None:
     """The seed's CONV_LOOP is "auto"; the tuner can still pick either loop for every convolution."""
@@ -167,7 +167,7 @@ def test_auto_takes_the_phases_for_strided_transposed_convolutions_only(
     conv._conv(x, w, None, stride=(1, 2), transposed=True)
     conv._conv(x, w, None, stride=1, padding=1, transposed=True)
     conv._conv(x, w, None, stride=2)
-    assert launched == ["_ke_conv_taps_kernel", "_ke_conv_kernel", "_ke_conv_kernel"]
+    assert launched == ["_ke_conv_taps_kernel", "_ke_conv_taps_kernel", "_ke_conv_kernel"]
 
 
 def test_an_unknown_loop_names_the_choices(tmp_path: Path) -> None:

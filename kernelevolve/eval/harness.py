@@ -426,18 +426,31 @@ def _build_models(
     where: str,
 ) -> tuple[Any, Any]:
     reference.apply_shape(ref_module, shape)
-    try:
-        ref_model = reference.build_model(ref_module.Model, ref_module, seed, device, dtype)
-    except Exception as exc:
-        raise ReferenceSpecError(
-            f"reference Model{where} cannot be built: {type(exc).__name__}: {exc}"
-        ) from exc
-    try:
-        new_model = reference.build_model(model_new, ref_module, seed, device, dtype)
-    except (Exception, SystemExit) as exc:
-        raise _Stop(
-            _exception_fields(exc, backend, "run", f"building ModelNew{where}", module_name)
-        ) from None
+    # Both models by one route (see reference.build_model_on): on the device where both can be built
+    # there, else both on the host, whose errors are the ones reported.
+    routes = [True, False] if reference.initialises_on_device(device) else [False]
+    for attempt, on_device in enumerate(routes):
+        last = attempt == len(routes) - 1
+        try:
+            ref_model = reference.build_model_on(
+                ref_module.Model, ref_module, seed, device, dtype, on_device=on_device
+            )
+        except Exception as exc:
+            if not last:
+                continue
+            raise ReferenceSpecError(
+                f"reference Model{where} cannot be built: {type(exc).__name__}: {exc}"
+            ) from exc
+        try:
+            new_model = reference.build_model_on(model_new, ref_module, seed, device, dtype, on_device=on_device)
+        except (Exception, SystemExit) as exc:
+            if not last:
+                del ref_model
+                continue
+            raise _Stop(
+                _exception_fields(exc, backend, "run", f"building ModelNew{where}", module_name)
+            ) from None
+        break
     reference.perturb_constant_state(ref_model, new_model, seed)
     return ref_model, new_model
 

@@ -184,3 +184,49 @@ def test_the_search_spends_its_time_on_cheap_parents(tmp_path: Path) -> None:
     seeds = range(10)
     assert sum(_run_demo(tmp_path, 0.0, seed) for seed in seeds) >= 10 * 60.0 + 2 * 60.0
     assert [_run_demo(tmp_path, 1.0, seed) for seed in seeds] == [60.0] * 10
+
+
+def _rivals_graph() -> tuple[SearchGraph, dict[str, str]]:
+    """A cheap best kernel and a runner-up close behind it that costs a hundred times as much, each from
+    another operator (their own MAP-Elites niches), and two cheap stragglers."""
+    graph = SearchGraph()
+    ids = {}
+    for tag, objective, wall_s in [("best", 3.0, 0.6), ("dear", 2.9, 62.7), ("cheap", 1.5, 0.7), ("slow", 1.0, 0.8)]:
+        candidate = Candidate(f"# {tag}\n", "triton", tag)
+        graph.add_candidate(candidate)
+        graph.record(candidate.id, EvalReport(candidate.id, Status.OK, wall_s=wall_s), FitnessValue(True, objective))
+        ids[tag] = candidate.id
+    return graph, ids
+
+
+@pytest.mark.parametrize("niche", ["tournament", "map_elites"])
+def test_islands_rarely_pick_a_runner_up_that_costs_a_hundred_times_the_best(niche: str) -> None:
+    graph, ids = _rivals_graph()
+
+    def picks(cost_exponent: float) -> Counter[str]:
+        policy = build_selection(
+            "islands", num_islands=1, tournament_size=2, niche=niche, cost_exponent=cost_exponent
+        )
+        return Counter(s[0] for s in policy.select(graph, random.Random(0), 4000, 1))
+
+    blind, aware = picks(0.0), picks(1.0)
+    assert blind[ids["dear"]] > 0.2 * 4000
+    assert aware[ids["dear"]] < 0.03 * 4000
+    assert aware[ids["best"]] > blind[ids["best"]]  # the cheap best kernel gets the turns back
+    with pytest.raises(ValueError, match="cost_exponent"):
+        build_selection("islands", cost_exponent=-1.0)
+
+
+def test_mcts_expands_the_dear_runner_up_less_often() -> None:
+    graph, ids = _rivals_graph()
+
+    def picks(cost_exponent: float) -> Counter[str]:
+        policy = build_selection("mcts", cost_exponent=cost_exponent)
+        return Counter(s[0] for s in policy.select(graph, random.Random(0), 40, 1))
+
+    blind, aware = picks(0.0), picks(1.0)
+    assert blind[ids["dear"]] >= 5
+    assert aware[ids["dear"]] < blind[ids["dear"]] / 2
+    assert aware[ids["best"]] > blind[ids["best"]]
+    with pytest.raises(ValueError, match="cost_exponent"):
+        build_selection("mcts", cost_exponent=-1.0)

@@ -8,6 +8,10 @@ each island is copied, as membership, to the next island (i -> i + 1, wrapping).
 With ``niche="map_elites"`` each island keeps, per niche, only its best member (the elite) and picks
 parents uniformly among elites. A niche is `niche_descriptor(candidate)`: backend, operator and a
 coarse bucket of the tuned parameters in ``candidate.metadata["params"]``.
+
+Both draws weigh a member by its evaluation cost (`selection.cost`) against its island's best member's:
+one that took k times as long enters a tournament, or is picked among the elites, (1/k) ** `cost_exponent`
+as often; 0 ignores cost.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from typing import Any
 
 from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.interfaces import ParentSet
-from kernelevolve.selection.greedy import check_request, draw_sets, first_not_in, quality, ranked
+from kernelevolve.selection.cost import cost_discount, evaluation_cost
+from kernelevolve.selection.greedy import check_request, draw_sets, first_not_in, quality, ranked, weighted_pick
 from kernelevolve.types import Candidate
 
 log = logging.getLogger(__name__)
@@ -59,6 +64,7 @@ class IslandsPolicy:
         tournament_size: int = 3,
         migration_interval: int | None = 10,
         niche: str | None = None,
+        cost_exponent: float = 1.0,
     ) -> None:
         if num_islands < 1:
             raise ValueError(f"islands num_islands must be >= 1, got {num_islands}")
@@ -66,6 +72,8 @@ class IslandsPolicy:
             raise ValueError(f"islands tournament_size must be >= 1, got {tournament_size}")
         if migration_interval is not None and migration_interval < 0:
             raise ValueError(f"islands migration_interval must be >= 0 (0 = never), got {migration_interval}")
+        if cost_exponent < 0:
+            raise ValueError(f"islands cost_exponent must be >= 0 (0 ignores cost), got {cost_exponent}")
         niche = niche or "tournament"
         if niche not in self.NICHES:
             raise ValueError(f"unknown islands niche {niche!r}; valid: {', '.join(self.NICHES)}")
@@ -73,6 +81,7 @@ class IslandsPolicy:
         self.tournament_size = tournament_size
         self.migration_interval = migration_interval or 0
         self.niche = niche
+        self.cost_exponent = cost_exponent
         # Ordered dicts as ordered sets: iteration order must not depend on string hashing.
         self.members: list[dict[str, None]] = [{} for _ in range(num_islands)]
         self.home: dict[str, int] = {}
@@ -122,19 +131,29 @@ class IslandsPolicy:
 
     # -- selection ------------------------------------------------------------------------------
 
+    def _discounts(self, nodes: list[Node]) -> list[float]:
+        """Cost weights against the best of `nodes` (which keeps its full weight)."""
+        best = max(nodes, key=quality, default=None)
+        reference = evaluation_cost(best) if best is not None else None
+        return [cost_discount(n, reference, self.cost_exponent) for n in nodes]
+
     def _tournament(self, rng: random.Random, pool: list[Node], exclude: Sequence[str]) -> str | None:
         entrants = [n for n in pool if n.id not in exclude]
         if not entrants:
             return None
-        drawn = rng.sample(entrants, min(self.tournament_size, len(entrants)))
-        return max(drawn, key=quality).id
+        ids, weights = [n.id for n in entrants], self._discounts(entrants)
+        drawn: list[str] = []
+        while len(drawn) < self.tournament_size and (entrant := weighted_pick(rng, ids, weights, drawn)):
+            drawn.append(entrant)
+        by_id = {n.id: n for n in entrants}
+        return max((by_id[i] for i in drawn), key=quality).id
 
     def _pick_in(
         self, graph: SearchGraph, island: int, rng: random.Random, exclude: Sequence[str]
     ) -> str | None:
         if self.niche == "map_elites":
-            elites = [n.id for n in self.elites(graph, island).values() if n.id not in exclude]
-            return rng.choice(elites) if elites else None
+            elites = [n for n in self.elites(graph, island).values() if n.id not in exclude]
+            return weighted_pick(rng, [n.id for n in elites], self._discounts(elites), ())
         return self._tournament(rng, self._evaluated_members(graph, island), exclude)
 
     def select(self, graph: SearchGraph, rng: random.Random, count: int, arity: int) -> list[ParentSet]:

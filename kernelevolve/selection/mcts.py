@@ -11,6 +11,10 @@ ceil(widening_constant * N^widening_exponent): it is expanded itself. Each retur
 virtual visit along its path, removed when one of its children is observed, so concurrent selects
 spread out over the tree (a node whose expansion never yields a child keeps that penalty). For arity
 above one the other parents are the best other evaluated nodes.
+
+A child's UCT score is weighed by its evaluation cost (`selection.cost`) against the best node's: one
+that took k times as long scores (1/k) ** `cost_exponent` of its UCT value (its children will cost about
+as much); 0 ignores cost. An unvisited child still comes first.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections import defaultdict
 
 from kernelevolve.graph import SearchGraph
 from kernelevolve.interfaces import ParentSet
+from kernelevolve.selection.cost import cost_discount, evaluation_cost
 from kernelevolve.selection.greedy import check_request, ranked
 
 ROOT = "<root>"  # not a candidate id: those are 16 hex digits
@@ -30,7 +35,11 @@ class MCTSPolicy:
     name = "mcts"
 
     def __init__(
-        self, exploration: float = 1.4, widening_constant: float = 1.0, widening_exponent: float = 0.5
+        self,
+        exploration: float = 1.4,
+        widening_constant: float = 1.0,
+        widening_exponent: float = 0.5,
+        cost_exponent: float = 1.0,
     ) -> None:
         if exploration < 0:
             raise ValueError(f"mcts exploration must be >= 0, got {exploration}")
@@ -39,7 +48,10 @@ class MCTSPolicy:
                 "mcts needs widening_constant > 0 and 0 <= widening_exponent <= 1, "
                 f"got {widening_constant}, {widening_exponent}"
             )
+        if cost_exponent < 0:
+            raise ValueError(f"mcts cost_exponent must be >= 0 (0 ignores cost), got {cost_exponent}")
         self.exploration = exploration
+        self.cost_exponent = cost_exponent
         self.widening_constant = widening_constant
         self.widening_exponent = widening_exponent
         self.visits: dict[str, int] = defaultdict(int)
@@ -106,6 +118,7 @@ class MCTSPolicy:
         children: dict[str, list[str]],
         values: dict[str, float],
         planned: dict[str, int],
+        discounts: dict[str, float],
     ) -> list[str]:
         """Path from ROOT to the node to expand (empty when no seed is evaluated)."""
         path = [ROOT]
@@ -118,7 +131,7 @@ class MCTSPolicy:
             ready = [k for k in kids if graph.node(k).evaluated]
             if not ready:
                 return path if here != ROOT else []
-            path.append(max(ready, key=lambda k: self._uct(here, k, values)))
+            path.append(max(ready, key=lambda k: self._uct(here, k, values) * discounts[k]))
 
     def select(self, graph: SearchGraph, rng: random.Random, count: int, arity: int) -> list[ParentSet]:
         check_request(count, arity)
@@ -129,10 +142,13 @@ class MCTSPolicy:
         if len(order) < arity:
             return []
         children, values = self._tree(graph)
+        evaluated = ranked(graph.evaluated())
+        reference = evaluation_cost(evaluated[0]) if evaluated else None
+        discounts = {n.id: cost_discount(n, reference, self.cost_exponent) for n in evaluated}
         planned: dict[str, int] = {}
         out: list[ParentSet] = []
         for _ in range(count):
-            path = self._descend(graph, children, values, planned)
+            path = self._descend(graph, children, values, planned, discounts)
             if not path:
                 break
             chosen = path[-1]

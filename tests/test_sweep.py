@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,6 @@ from kernelevolve.kernelbench import list_problems
 from kernelevolve.sweep import Sweep, build_parser, main, parse_ids, select_problems
 from kernelevolve.sweep_run import (
     SweepError,
-    SweepOptions,
     compose_base_config,
     device_slots,
     problem_config,
@@ -24,45 +22,15 @@ from kernelevolve.sweep_run import (
 )
 from kernelevolve.sweep_sample import op_family, read_sample, sample_markdown, stratified_sample
 from kernelevolve.sweep_summary import load_records, summarize, summary_markdown, write_summary
+from tests.kernelbench_data import KERNELBENCH, needs_kernelbench
+from tests.sweep_options import FAST_SETS, sweep_options
 
-KERNELBENCH = Path(
-    os.environ.get(
-        "KERNELBENCH_PATH",
-        Path(__file__).resolve().parents[2] / "shared/benchmarks/kernelbench/problems.jsonl",
-    )
-)
-needs_kernelbench = pytest.mark.skipif(not KERNELBENCH.exists(), reason="KernelBench problems not found")
 SAMPLE_FILE = Path(__file__).resolve().parents[1] / "experiments" / "sweep_sample.md"
-# Few trials, no torch.compile baseline (Inductor's C++ build takes longer than the search here), no KB.
-FAST_SETS = (
-    "platform.eval.timing_trials=3",
-    "platform.eval.correctness_trials=2",
-    "platform.eval.warmup_trials=1",
-    "platform.eval.measure_compile_baseline=false",
-    "kb.enabled=false",
-    "kb.record_past_wins=false",
-    "kernelbench.cpu_budget_elements=4096",
-)
 
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KERNELEVOLVE_CACHE", str(tmp_path / "cache"))
-
-
-def _options(tmp_path: Path, **changes: Any) -> SweepOptions:
-    defaults: dict[str, Any] = dict(
-        kernelbench_path=KERNELBENCH,
-        out=tmp_path / "sweep",
-        platform="cpu",
-        levels=(1,),
-        budget_evals=3,
-        budget_seconds=40.0,
-        baseline_allowance_s=20.0,
-        sets=FAST_SETS,
-    )
-    defaults.update(changes)
-    return SweepOptions(**defaults)
 
 
 def test_parse_ids() -> None:
@@ -75,15 +43,15 @@ def test_parse_ids() -> None:
 
 @needs_kernelbench
 def test_selection_by_levels_ids_and_sample(tmp_path: Path) -> None:
-    chosen = select_problems(_options(tmp_path, levels=(1, 2), ids="19-20"))
+    chosen = select_problems(sweep_options(tmp_path, levels=(1, 2), ids="19-20"))
     assert [(p.level, p.problem_id) for p in chosen] == [(1, 19), (1, 20), (2, 19), (2, 20)]
     sample = tmp_path / "sample.md"
     sample.write_text("rule text mentioning L1/1 is not a list line\n- L2/5 x\n* L1/19 relu (activation)\n")
     assert read_sample(sample) == [(2, 5), (1, 19)]
-    chosen = select_problems(_options(tmp_path, levels=(1, 2, 3), sample=sample))
+    chosen = select_problems(sweep_options(tmp_path, levels=(1, 2, 3), sample=sample))
     assert [(p.level, p.problem_id) for p in chosen] == [(1, 19), (2, 5)]
     with pytest.raises(SweepError, match="empty"):
-        select_problems(_options(tmp_path, levels=(3,), sample=sample))
+        select_problems(sweep_options(tmp_path, levels=(3,), sample=sample))
 
 
 @needs_kernelbench
@@ -106,15 +74,17 @@ def test_stratified_sample_is_seeded_varied_and_matches_the_shipped_list(tmp_pat
 
 @needs_kernelbench
 def test_config_is_composed_like_the_cli(tmp_path: Path) -> None:
-    options = _options(tmp_path, evaluator="ray", sets=("search=islands", "platform.eval.timing_trials=7"))
+    options = sweep_options(
+        tmp_path, evaluator="ray", sets=("search=islands", "platform.eval.timing_trials=7")
+    )
     base = compose_base_config(options)
     assert base["search"]["policy"] == "islands"
     assert base["search"]["termination"]["max_evaluations"] == 3
     assert base["evaluator"]["name"] == "ray" and base["evaluator"]["num_actors"] == 1
     assert base["platform"]["eval"]["timing_trials"] == 7
     with pytest.raises(SweepError, match="no_such_search"):
-        compose_base_config(_options(tmp_path, sets=("search=no_such_search",)))
-    problem = select_problems(_options(tmp_path, ids="19"))[0]
+        compose_base_config(sweep_options(tmp_path, sets=("search=no_such_search",)))
+    problem = select_problems(sweep_options(tmp_path, ids="19"))[0]
     runs = tmp_path / "runs"
     cfg = problem_config(base, problem, runs, "cuda:1")
     assert cfg["spec"] == "kernelbench:1/19" and cfg["run"] == {"root": str(runs), "name": "L1_019"}
@@ -128,12 +98,12 @@ def test_config_is_composed_like_the_cli(tmp_path: Path) -> None:
 
 
 def test_problems_share_gpus_round_robin_when_parallel_exceeds_them(tmp_path: Path) -> None:
-    base = compose_base_config(_options(tmp_path))
+    base = compose_base_config(sweep_options(tmp_path))
     gpus = dict(base, platform=dict(base["platform"], name="h200", devices=["cuda:0", "cuda:1"]))
-    assert device_slots(gpus, _options(tmp_path)) == ["cuda:0", "cuda:1"]
-    assert device_slots(gpus, _options(tmp_path, parallel=1)) == ["cuda:0"]
-    assert device_slots(gpus, _options(tmp_path, parallel=5)) == ["cuda:0", "cuda:1"] * 2 + ["cuda:0"]
-    assert device_slots(base, _options(tmp_path, parallel=3)) == ["cpu"] * 3
+    assert device_slots(gpus, sweep_options(tmp_path)) == ["cuda:0", "cuda:1"]
+    assert device_slots(gpus, sweep_options(tmp_path, parallel=1)) == ["cuda:0"]
+    assert device_slots(gpus, sweep_options(tmp_path, parallel=5)) == ["cuda:0", "cuda:1"] * 2 + ["cuda:0"]
+    assert device_slots(base, sweep_options(tmp_path, parallel=3)) == ["cpu"] * 3
 
 
 def _record(
@@ -406,11 +376,11 @@ def test_permissive_flag_composes_strict_false(tmp_path: Path) -> None:
 
     args = build_parser().parse_args(["--out", str(tmp_path), "--permissive"])
     assert args.permissive and not build_parser().parse_args(["--out", str(tmp_path)]).permissive
-    base = compose_base_config(_options(tmp_path, permissive=True))
+    base = compose_base_config(sweep_options(tmp_path, permissive=True))
     assert base["strict"] is False and eval_settings(base).strict is False
-    assert eval_settings(compose_base_config(_options(tmp_path))).strict is True
+    assert eval_settings(compose_base_config(sweep_options(tmp_path))).strict is True
     # a sweep folder from before the setting resumes as strict; switching the mode needs a new folder
-    options = _options(tmp_path)
+    options = sweep_options(tmp_path)
     options.out.mkdir(parents=True)
     old = Sweep(options)._settings()
     del old["permissive"]
@@ -422,7 +392,7 @@ def test_permissive_flag_composes_strict_false(tmp_path: Path) -> None:
 
 @needs_kernelbench
 def test_failed_runs_are_recorded_not_raised(tmp_path: Path) -> None:
-    broken = _options(tmp_path, ids="19", sets=(*FAST_SETS, "search.policy=no_such_policy"))
+    broken = sweep_options(tmp_path, ids="19", sets=(*FAST_SETS, "search.policy=no_such_policy"))
     outcome = Sweep(broken).run()
     assert outcome.ran == ["L1/19"] and outcome.complete
     (record,) = load_records(broken.out)
@@ -430,8 +400,8 @@ def test_failed_runs_are_recorded_not_raised(tmp_path: Path) -> None:
     assert Sweep(broken).run().ran == []  # a result, even a failure, is not redone...
     assert Sweep(replace(broken, retry_failed=True)).run().ran == ["L1/19"]  # ...unless asked
     with pytest.raises(SweepError, match="budget_evals"):
-        Sweep(_options(tmp_path, ids="19", budget_evals=5, sets=broken.sets)).run()
-    barren = _options(
+        Sweep(sweep_options(tmp_path, ids="19", budget_evals=5, sets=broken.sets)).run()
+    barren = sweep_options(
         tmp_path, ids="20", out=tmp_path / "barren", sets=(*FAST_SETS, "search.operators=[tune]")
     )
     Sweep(barren).run()  # tuning needs a parent and nothing seeds one: no kernel at all
@@ -447,7 +417,7 @@ def test_sweep_stops_at_its_time_limit_and_resumes(
 ) -> None:
     # One problem's estimate is 60 s (budget 40 + allowance 20); with a 64 s limit a problem starts only
     # in the first 4 s of the call, so the first one does and the five never all fit.
-    options = _options(tmp_path, ids="5,19-22", time_limit_s=64.0)
+    options = sweep_options(tmp_path, ids="5,19-22", time_limit_s=64.0)
     first = Sweep(options).run()
     assert first.stopped_by_time and 1 <= len(first.ran) < 5 and len(first.remaining) == 5 - len(first.ran)
     done = {path: path.read_text() for path in (options.out / "results").glob("*.json")}

@@ -20,7 +20,8 @@ from kernelevolve.sweep_candidates import main as candidates_main
 from kernelevolve.sweep_summary import load_records, write_summary
 from kernelevolve.types import Candidate, EvalReport, FitnessValue, Status
 from kernelevolve.variation import OPERATORS
-from tests.test_sweep import FAST_SETS, _options, needs_kernelbench
+from tests.kernelbench_data import needs_kernelbench
+from tests.sweep_options import FAST_SETS, sweep_options
 
 _RELU = """
 import torch
@@ -83,7 +84,7 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("KERNELEVOLVE_CACHE", str(tmp / "cache"))
         patch.setitem(OPERATORS._factories, "scripted_seed", lambda **_: _ScriptedSeeds())
-        options = _options(
+        options = sweep_options(
             tmp,
             ids="19",
             budget_evals=8,

@@ -1,0 +1,36 @@
+"""Sweep options for tests: a CPU sweep small and fast enough for CI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kernelevolve.sweep import SweepOptions
+from tests.kernelbench_data import KERNELBENCH
+
+# Few trials, no torch.compile baseline (Inductor's C++ build takes longer than the search here), no KB.
+FAST_SETS = (
+    "platform.eval.timing_trials=3",
+    "platform.eval.correctness_trials=2",
+    "platform.eval.warmup_trials=1",
+    "platform.eval.measure_compile_baseline=false",
+    "kb.enabled=false",
+    "kb.record_past_wins=false",
+    "kernelbench.cpu_budget_elements=4096",
+)
+
+
+def sweep_options(tmp_path: Path, **changes: Any) -> SweepOptions:
+    """A CPU sweep of level 1 into `tmp_path / "sweep"`, 3 evaluations a problem; `changes` override."""
+    defaults: dict[str, Any] = dict(
+        kernelbench_path=KERNELBENCH,
+        out=tmp_path / "sweep",
+        platform="cpu",
+        levels=(1,),
+        budget_evals=3,
+        budget_seconds=40.0,
+        baseline_allowance_s=20.0,
+        sets=FAST_SETS,
+    )
+    defaults.update(changes)
+    return SweepOptions(**defaults)

@@ -128,7 +128,9 @@ def test_the_harness_rebuilds_both_on_the_host_when_the_candidate_cannot_be_buil
 
 def test_a_reference_that_builds_nowhere_is_a_spec_error(monkeypatch: pytest.MonkeyPatch) -> None:
     taken = _routes_taken(monkeypatch)
-    module = load_reference(REFERENCE.replace("super().__init__()", "super().__init__(); raise ValueError('no')"))
+    module = load_reference(
+        REFERENCE.replace("super().__init__()", "super().__init__(); raise ValueError('no')")
+    )
     with pytest.raises(ReferenceSpecError, match="cannot be built: ValueError: no"):
         harness._build_models(
             module, HostOnlyModel, ShapeCase("default", {}), 0, "cpu", torch.float32, BACKEND, "candidate", ""

@@ -144,9 +144,7 @@ def test_tensor_core_precision_launches_on_the_phases(interpreter: None, tmp_pat
     torch.testing.assert_close(got, _reference(dims, transposed, x, w, None, kw), atol=1e-4, rtol=1e-4)
 
 
-def test_auto_takes_the_taps_loop_for_transposed_convolutions_only(
-    interpreter: None, tmp_path: Path
-) -> None:
+def test_auto_takes_the_taps_loop_for_transposed_convolutions_only(interpreter: None, tmp_path: Path) -> None:
     """The seed's CONV_LOOP is "auto"; the tuner can still pick either loop for every convolution."""
     tunable = {t.name: t for t in find_tunables("\n".join(CONV_TUNABLES))}["CONV_LOOP"]
     assert tunable.declared and tunable.value == "auto" and set(tunable.choices) == {"fused", "auto", "taps"}

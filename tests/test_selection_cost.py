@@ -191,10 +191,17 @@ def _rivals_graph() -> tuple[SearchGraph, dict[str, str]]:
     another operator (their own MAP-Elites niches), and two cheap stragglers."""
     graph = SearchGraph()
     ids = {}
-    for tag, objective, wall_s in [("best", 3.0, 0.6), ("dear", 2.9, 62.7), ("cheap", 1.5, 0.7), ("slow", 1.0, 0.8)]:
+    for tag, objective, wall_s in [
+        ("best", 3.0, 0.6),
+        ("dear", 2.9, 62.7),
+        ("cheap", 1.5, 0.7),
+        ("slow", 1.0, 0.8),
+    ]:
         candidate = Candidate(f"# {tag}\n", "triton", tag)
         graph.add_candidate(candidate)
-        graph.record(candidate.id, EvalReport(candidate.id, Status.OK, wall_s=wall_s), FitnessValue(True, objective))
+        graph.record(
+            candidate.id, EvalReport(candidate.id, Status.OK, wall_s=wall_s), FitnessValue(True, objective)
+        )
         ids[tag] = candidate.id
     return graph, ids
 

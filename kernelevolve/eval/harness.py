@@ -442,7 +442,9 @@ def _build_models(
                 f"reference Model{where} cannot be built: {type(exc).__name__}: {exc}"
             ) from exc
         try:
-            new_model = reference.build_model_on(model_new, ref_module, seed, device, dtype, on_device=on_device)
+            new_model = reference.build_model_on(
+                model_new, ref_module, seed, device, dtype, on_device=on_device
+            )
         except (Exception, SystemExit) as exc:
             if not last:
                 del ref_model

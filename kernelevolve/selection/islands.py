@@ -25,7 +25,14 @@ from typing import Any
 from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.interfaces import ParentSet
 from kernelevolve.selection.cost import cost_discount, evaluation_cost
-from kernelevolve.selection.greedy import check_request, draw_sets, first_not_in, quality, ranked, weighted_pick
+from kernelevolve.selection.greedy import (
+    check_request,
+    draw_sets,
+    first_not_in,
+    quality,
+    ranked,
+    weighted_pick,
+)
 from kernelevolve.types import Candidate
 
 log = logging.getLogger(__name__)

@@ -60,7 +60,8 @@ def build(kernel, constants):
 
 for precision, a_t, b_t, split in itertools.product(["ieee", "tf32x3"], [False, True], [False, True], [1, 4]):
     build(kernel, dict(HAS_BIAS=True, PRECISION=precision, A_M_CONTIGUOUS=a_t, B_K_CONTIGUOUS=b_t,
-                       SPLIT_K=split, BLOCK_M=64, BLOCK_N=128, BLOCK_K=32, GROUP_M=8))
+                       SPLIT_K=split, HAS_EPILOGUE=False, STORE_C=True, BLOCK_M=64, BLOCK_N=128, BLOCK_K=32,
+                       GROUP_M=8))
 build(module._ke_split_k_sum, dict(HAS_BIAS=True, SPLIT_K=4, BLOCK=1024))
 """
 

@@ -63,8 +63,9 @@ def _ke_matmul_kernel(
     a_ptr, b_ptr, c_ptr, bias_ptr, partial_ptr, M, N, K, batches,
     stride_ab, stride_am, stride_ak, stride_bb, stride_bk, stride_bn,
     stride_cb, stride_cm, stride_cn, stride_xb, stride_xm, stride_xn, alpha, beta,
+    e0, e1, e2, e3, e4, e5,
     HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr, A_M_CONTIGUOUS: tl.constexpr,
-    B_K_CONTIGUOUS: tl.constexpr, SPLIT_K: tl.constexpr,
+    B_K_CONTIGUOUS: tl.constexpr, SPLIT_K: tl.constexpr, HAS_EPILOGUE: tl.constexpr, STORE_C: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -108,7 +109,17 @@ def _ke_matmul_kernel(
             )
             acc += beta * bias.to(tl.float32)
         c_ptrs = c_ptr + batch * stride_cb + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
-        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=inside)
+        if HAS_EPILOGUE:  # the pointwise kernel that followed, on this tile of a contiguous output
+            xindex = batch * M * N + offs_m[:, None] * N + offs_n[None, :]
+            _ke_epilogue(acc.to(c_ptr.dtype.element_ty), xindex, inside, e0, e1, e2, e3, e4, e5)
+        if STORE_C:
+            tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=inside)
+
+
+@triton.jit
+def _ke_epilogue(value, xindex, xmask, e0, e1, e2, e3, e4, e5):
+    """None: copies of _ke_matmul_kernel with an epilogue call their own (gemm_epilogue.py)."""
+    pass
 
 
 @triton.jit
@@ -150,8 +161,14 @@ def _rows_contiguous(stride_rows, stride_cols):
     return stride_rows == 1 and stride_cols != 1
 
 
-def _matmul(a, b, out=None, bias=None, alpha=1, beta=1):
-    """(bias * beta +) alpha * a @ b for 2-D or batched 3-D operands, into `out` when given."""
+def _matmul(a, b, out=None, bias=None, alpha=1, beta=1, epilogue=None, epilogue_numel=0):
+    """(bias * beta +) alpha * a @ b for 2-D or batched 3-D operands, into `out` when given.
+
+    `epilogue`: (copy of _ke_matmul_kernel calling the next pointwise kernel's body on each tile, that
+    kernel's launcher, its launch arguments, the epilogue's arguments, whether the epilogue writes `out`
+    itself); `epilogue_numel` its xnumel. Fused when the output is one contiguous block of that many
+    elements and K is not split; else the pointwise kernel is launched after the GEMM, as Inductor did.
+    """
     batched = a.dim() == 3
     a3 = a if batched else a.unsqueeze(0)
     b3 = b if batched else b.unsqueeze(0)
@@ -166,11 +183,18 @@ def _matmul(a, b, out=None, bias=None, alpha=1, beta=1):
     tiles = triton.cdiv(m, MM_BLOCK_M) * triton.cdiv(n, MM_BLOCK_N)
     split = _split_k(tiles * batches, k)
     partial = torch.empty((split, batches, m, n), device=a.device, dtype=torch.float32) if split > 1 else c3
-    _ke_matmul_kernel[(tiles, batches, split)](
+    fused = (
+        epilogue is not None and MM_EPILOGUE == "fused" and split == 1 and c3.is_contiguous()
+        and epilogue_numel == c3.numel() < 2**31
+    )
+    kernel, extra, writes = (epilogue[0], epilogue[3], epilogue[4]) if fused else (_ke_matmul_kernel, (), False)
+    kernel[(tiles, batches, split)](
         a3, b3, c3, x3, partial, m, n, k, batches,
         a3.stride(0), a3.stride(1), a3.stride(2), b3.stride(0), b3.stride(1), b3.stride(2),
         c3.stride(0), c3.stride(1), c3.stride(2), x3.stride(0), x3.stride(1), x3.stride(2),
         alpha, beta,
+        *[*extra, c3, c3, c3, c3, c3, c3][:6],
+        HAS_EPILOGUE=fused, STORE_C=not writes,
         HAS_BIAS=bias is not None,
         # input_precision only applies to fp32; other dtypes keep Triton's default (None)
         PRECISION=MM_FP32_PRECISION if a.dtype == torch.float32 else None,
@@ -186,6 +210,8 @@ def _matmul(a, b, out=None, bias=None, alpha=1, beta=1):
             c3.stride(0), c3.stride(1), c3.stride(2), x3.stride(0), x3.stride(1), x3.stride(2),
             alpha, beta, HAS_BIAS=bias is not None, SPLIT_K=split, BLOCK=1024,
         )
+    if epilogue is not None and not fused:
+        epilogue[1](*epilogue[2])
     return out
 '''
 

@@ -12,6 +12,7 @@ kernel valid (a dimension without a bounds mask only takes blocks dividing it).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Any
 
 from kernelevolve.variation.codegen.emit import reference_parts
 from kernelevolve.variation.codegen.kernels import Tunable
+from kernelevolve.variation.compiler.gemm_epilogue import EPILOGUE_TUNABLES, FusedEpilogue, fuse_epilogues
 from kernelevolve.variation.compiler.own_conv import CONV_SOURCE, CONV_TUNABLES, CONVOLUTION, OwnConv
 from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES, OwnGemm
 from kernelevolve.variation.compiler.program import Axis, Kernel, Program
@@ -124,9 +126,11 @@ def render(
     kernel_blocks: list[str] = []
     call_blocks: list[str] = []
     dispatch: list[ShapeProgram] = []
+    epilogues: list[FusedEpilogue] = []
     for index, shaped in enumerate(programs):
         suffix = f"_s{index}"
         renames = {k.name: k.name + suffix for k in shaped.program.kernels}
+        pointwise: dict[str, tuple[Kernel, str]] = {}
         for number, kernel in enumerate(shaped.program.kernels):
             prefix = f"S{index}_K{number}"
             own = _tunables(kernel, prefix)
@@ -134,11 +138,18 @@ def render(
             kernel_source = for_interpreter(kernel.source) if interpreter else kernel.source
             kernel_blocks.append(_renamed(kernel_source, renames))
             kernel_blocks.append(_launcher(kernel, renames[kernel.name], prefix, {t.name for t in own}))
-        call_blocks.append(_call_function(shaped, index, renames, own_kernels))
+            if kernel.kind == "pointwise":
+                renamed = renames[kernel.name]
+                pointwise[f"_launch_{renamed}"] = (dataclasses.replace(kernel, source=kernel_source), renamed)
+        call_block, fused = _call_function(shaped, index, renames, own_kernels, pointwise)
+        call_blocks.append(call_block)
+        epilogues += fused
         dispatch.append(shaped)
+    kernel_blocks += [e.source for e in epilogues]
     uses_aten = any(c.startswith("torch.ops.aten") for p in programs for c in p.program.library_calls)
     calls = {c for p in programs for c in p.program.library_calls}
-    gemm = [*GEMM_TUNABLES, GEMM_SOURCE] if own_kernels and calls - {CONVOLUTION} else []
+    gemm_tunables = [*GEMM_TUNABLES, *(EPILOGUE_TUNABLES if epilogues else ())]
+    gemm = [*gemm_tunables, GEMM_SOURCE] if own_kernels and calls - {CONVOLUTION} else []
     if own_kernels and CONVOLUTION in calls:
         gemm += [*CONV_TUNABLES, CONV_SOURCE]
     lines = [
@@ -196,7 +207,14 @@ def _dispatch_condition(shaped: ShapeProgram) -> str:
     return " and ".join(checks)
 
 
-def _call_function(shaped: ShapeProgram, index: int, renames: dict[str, str], own_kernels: bool) -> str:
+def _call_function(
+    shaped: ShapeProgram,
+    index: int,
+    renames: dict[str, str],
+    own_kernels: bool,
+    pointwise: dict[str, tuple[Kernel, str]],
+) -> tuple[str, list[FusedEpilogue]]:
+    """The shape's call function, and the GEMM epilogues fused into it (own kernels only)."""
     program = shaped.program
 
     class Rename(ast.NodeTransformer):
@@ -208,8 +226,13 @@ def _call_function(shaped: ShapeProgram, index: int, renames: dict[str, str], ow
             return node
 
     steps = [Rename().visit(ast.parse(ast.unparse(s))) for s in program.body]
+    fused: list[FusedEpilogue] = []
     if own_kernels:
         steps = [ast.fix_missing_locations(OwnConv(program.layouts).visit(OwnGemm().visit(s))) for s in steps]
+        statements = [
+            stmt for step in steps for stmt in (step.body if isinstance(step, ast.Module) else [step])
+        ]
+        steps, fused = fuse_epilogues(statements, pointwise)
     body = [ast.unparse(s) for s in steps]
     names = ", ".join(program.arg_names)
     lines = [
@@ -220,7 +243,7 @@ def _call_function(shaped: ShapeProgram, index: int, renames: dict[str, str], ow
     ]
     for statement in body:
         lines += ["    " + line for line in statement.splitlines()]
-    return "\n".join(lines)
+    return "\n".join(lines), fused
 
 
 def _graph_inputs_selection(shaped: ShapeProgram) -> list[str]:

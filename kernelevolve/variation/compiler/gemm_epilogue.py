@@ -1,0 +1,251 @@
+"""Inductor's pointwise kernel after one of our GEMMs, run on the GEMM's output tile before it is stored.
+
+In an own-kernel compiler seed, `_matmul(..., out=buf0)` is often followed by the launch of a pointwise
+kernel that reads buf0 element by element and writes it back: KernelBench's level-2 GEMM epilogues
+(bias, activations, scaling, residual adds). Fusing that kernel into the GEMM saves its launch and a read
+and a write of the whole output.
+
+The kernel's body runs unchanged on a tile: its `xindex` becomes the tile's flat indices into the
+contiguous output (so `xindex % N` is still the column), its `xmask` the tile's bounds, and its load of
+the GEMM's output at `xindex` becomes the accumulator. A copy of `_ke_matmul_kernel` calls the body;
+`_matmul` falls back to launching the kernel after the GEMM when the output is not one contiguous block of
+xnumel elements or K is split. Anything else the body does with the GEMM's output (another index, a
+reduction, a 2-D tiling) leaves the launch as it was.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE
+from kernelevolve.variation.compiler.program import Kernel, Unsupported
+
+EPILOGUE_SLOTS = 6  # runtime arguments `_ke_matmul_kernel` passes through to an epilogue (e0..e5)
+EPILOGUE_TUNABLES = (
+    '# GEMM epilogue: "fused" runs the next pointwise kernel on the GEMM\'s tile; "separate" launches it after.',
+    'MM_EPILOGUE = "fused"  # tune: "fused", "separate"',
+)
+_LANE_NAMES = ("xoffset", "xindex", "xmask")  # defined by the GEMM tile instead
+_GRID_NAMES = ("XBLOCK", "xoffset")
+
+
+@dataclass(frozen=True)
+class FusedEpilogue:
+    gemm_kernel: str  # the copy of _ke_matmul_kernel that calls the epilogue
+    source: str  # the epilogue function and that copy
+    writes_output: bool  # the body stores the GEMM's output itself (Inductor's in_out_ptr)
+
+
+def fused_epilogue(kernel: Kernel, name: str, output_param: str) -> FusedEpilogue:
+    """The epilogue made of pointwise `kernel` (launched as `name`) whose `output_param` is the GEMM's output."""
+    if kernel.kind != "pointwise" or kernel.blocks != ("XBLOCK",) or [a.prefix for a in kernel.axes] != ["x"]:
+        raise Unsupported(f"{name}: not a one-axis pointwise kernel")
+    if kernel.axes[0].overflow_axis is not None or "xnumel" not in kernel.params:
+        raise Unsupported(f"{name}: its grid spans more than one launch axis")
+    runtime = [p for p in kernel.params if p != "xnumel"]
+    if len(runtime) > EPILOGUE_SLOTS:
+        raise Unsupported(f"{name}: {len(runtime)} arguments, more than {EPILOGUE_SLOTS}")
+    functions = [s for s in ast.parse(kernel.source).body if isinstance(s, ast.FunctionDef)]
+    if len(functions) != 1:
+        raise Unsupported(f"{name}: helper functions")
+    body = _Body(output_param)
+    statements = body.rewrite(functions[0].body)
+    function = f"_ke_epilogue_{name}"
+    unused = [f"_ke_slot{i}" for i in range(len(runtime), EPILOGUE_SLOTS)]
+    header = f"def {function}(value, xindex, xmask, {', '.join([*runtime, *unused])}):"
+    lines = [
+        "@triton.jit",
+        header,
+        *("    " + line for s in statements for line in ast.unparse(s).splitlines()),
+    ]
+    gemm_kernel = f"_ke_matmul_kernel_{name}"
+    return FusedEpilogue(
+        gemm_kernel, "\n".join(lines) + "\n\n\n" + _gemm_copy(gemm_kernel, function), body.writes
+    )
+
+
+class _Body(ast.NodeTransformer):
+    """A pointwise kernel's statements as the tile's epilogue (raises Unsupported where they cannot be)."""
+
+    def __init__(self, output_param: str) -> None:
+        self.output = output_param
+        self.lane_aliases = {"xindex"}  # names bound to xindex itself (Inductor's `x2 = xindex`)
+        self.writes = False
+        self.stored_lanes: list[ast.expr] = []  # `output + xindex` pointers of stores, the one use kept
+
+    def rewrite(self, statements: list[ast.stmt]) -> list[ast.stmt]:
+        kept: list[ast.stmt] = []
+        for stmt in statements:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                continue  # docstring
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+            ):
+                target = stmt.targets[0].id
+                if target in _LANE_NAMES:
+                    continue
+                if isinstance(stmt.value, ast.Name) and stmt.value.id in self.lane_aliases:
+                    self.lane_aliases.add(target)
+            kept.append(self.visit(stmt))
+        allowed = {id(n) for pointer in self.stored_lanes for n in ast.walk(pointer)}
+        for stmt in kept:
+            for node in ast.walk(stmt):
+                if id(node) in allowed:
+                    continue
+                if isinstance(node, ast.Name) and (node.id in _GRID_NAMES or node.id == self.output):
+                    raise Unsupported(f"the body uses {node.id} beyond one element per lane")
+                if isinstance(node, ast.Attribute) and ast.unparse(node) in (
+                    "tl.program_id",
+                    "tl.num_programs",
+                ):
+                    raise Unsupported("the body reads its program id")
+        if not self.writes and not any(
+            isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.store" for s in kept for n in ast.walk(s)
+        ):
+            raise Unsupported("the body stores nothing")
+        return [ast.fix_missing_locations(s) for s in kept]
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        func = ast.unparse(node.func)
+        if func not in ("tl.load", "tl.store") or not node.args:
+            return node
+        mask_position = 1 if func == "tl.load" else 2
+        if self._is_output_lane(node.args[0]):
+            if func == "tl.load":
+                return ast.copy_location(ast.Name("value", ast.Load()), node)
+            self.writes = True
+            self.stored_lanes.append(node.args[0])
+        # Inductor drops the mask where XBLOCK divides xnumel; a tile's edges need it
+        masks = [k for k in node.keywords if k.arg == "mask"]
+        if len(node.args) > mask_position:
+            if _is_none(node.args[mask_position]):
+                node.args[mask_position] = ast.Name("xmask", ast.Load())
+        elif masks:
+            if _is_none(masks[0].value):
+                masks[0].value = ast.Name("xmask", ast.Load())
+        elif func == "tl.load" or len(node.args) == mask_position:
+            node.keywords.append(ast.keyword("mask", ast.Name("xmask", ast.Load())))
+        return node
+
+    def _is_output_lane(self, pointer: ast.expr) -> bool:
+        """`output + xindex` (or an alias of xindex); another use of the output is caught afterwards."""
+        if not (isinstance(pointer, ast.BinOp) and isinstance(pointer.op, ast.Add)):
+            return False
+        sides = [pointer.left, pointer.right]
+        names = [s.id for s in sides if isinstance(s, ast.Name)]
+        return (
+            len(names) == 2
+            and self.output in names
+            and any(n in self.lane_aliases for n in names if n != self.output)
+        )
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _gemm_copy(name: str, epilogue: str) -> str:
+    """`_ke_matmul_kernel` renamed, calling `epilogue` where the original calls the empty `_ke_epilogue`."""
+    tree = ast.parse(GEMM_SOURCE)
+    kernel = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "_ke_matmul_kernel")
+    kernel.name = name
+    for node in ast.walk(kernel):
+        if isinstance(node, ast.Name) and node.id == "_ke_epilogue":
+            node.id = epilogue
+    return ast.unparse(kernel)
+
+
+def fuse_epilogues(
+    steps: list[ast.stmt], pointwise: dict[str, tuple[Kernel, str]]
+) -> tuple[list[ast.stmt], list[FusedEpilogue]]:
+    """Host steps with each `_matmul(..., out=B)` that is followed by a fusable pointwise launch on B
+    (after only aliases of B and `del`s) given that launch as its `epilogue`; `pointwise` maps launcher
+    names to (kernel, name it is launched under)."""
+    result = list(steps)
+    fused: dict[str, FusedEpilogue] = {}
+    index = 0
+    while index < len(result):
+        launch_at = _fusable_launch(result, index, pointwise)
+        if launch_at is not None:
+            launch_index, keywords, epilogue = launch_at
+            result[index].value.keywords += keywords  # type: ignore[attr-defined]
+            del result[launch_index]
+            fused.setdefault(epilogue.gemm_kernel, epilogue)
+        index += 1
+    return [ast.fix_missing_locations(s) for s in result], list(fused.values())
+
+
+def _fusable_launch(
+    steps: list[ast.stmt], index: int, pointwise: dict[str, tuple[Kernel, str]]
+) -> tuple[int, list[ast.keyword], FusedEpilogue] | None:
+    call = _matmul_call(steps[index])
+    output = next((k.value for k in call.keywords if k.arg == "out"), None) if call else None
+    if call is None or not isinstance(output, ast.Name):
+        return None
+    aliases = {output.id}
+    after = index + 1
+    while after < len(steps):
+        stmt = steps[after]
+        if isinstance(stmt, ast.Delete):
+            after += 1
+        elif (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Name)
+            and stmt.value.id in aliases
+        ):
+            aliases.add(stmt.targets[0].id)
+            after += 1
+        else:
+            break
+    launch = steps[after] if after < len(steps) else None
+    if not (
+        isinstance(launch, ast.Expr)
+        and isinstance(launch.value, ast.Call)
+        and isinstance(launch.value.func, ast.Name)
+        and launch.value.func.id in pointwise
+        and not launch.value.keywords
+    ):
+        return None
+    kernel, name = pointwise[launch.value.func.id]
+    args = launch.value.args
+    on_output = [i for i, a in enumerate(args) if isinstance(a, ast.Name) and a.id in aliases]
+    if len(args) != len(kernel.params) or len(on_output) != 1:
+        return None
+    other_names = {n.id for a in args for n in ast.walk(a) if isinstance(n, ast.Name)} - aliases
+    if other_names & {t.id for s in steps[index + 1 : after] for t in ast.walk(s) if isinstance(t, ast.Name)}:
+        return None  # deleted between the GEMM and the launch
+    try:
+        epilogue = fused_epilogue(kernel, name, kernel.params[on_output[0]])
+    except Unsupported:
+        return None
+    launch_args = [ast.Name(output.id, ast.Load()) if i in on_output else a for i, a in enumerate(args)]
+    epilogue_args = [a for a, p in zip(launch_args, kernel.params, strict=True) if p != "xnumel"]
+    value = ast.Tuple(
+        [
+            ast.Name(epilogue.gemm_kernel, ast.Load()),
+            ast.Name(launch.value.func.id, ast.Load()),
+            ast.Tuple(launch_args, ast.Load()),
+            ast.Tuple(epilogue_args, ast.Load()),
+            ast.Constant(epilogue.writes_output),
+        ],
+        ast.Load(),
+    )
+    numel = launch_args[kernel.params.index("xnumel")]
+    return after, [ast.keyword("epilogue", value), ast.keyword("epilogue_numel", numel)], epilogue
+
+
+def _matmul_call(stmt: ast.stmt) -> ast.Call | None:
+    if (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and isinstance(stmt.value.func, ast.Name)
+        and stmt.value.func.id == "_matmul"
+    ):
+        return stmt.value
+    return None

@@ -4,6 +4,8 @@
 # With CONV_PROBLEMS, conv_bench measures them on GPU 1 while the sweep runs on GPU 0 alone, so both GPUs
 # stay busy and neither measurement shares its GPU with the other.
 # Carry: .devpack/ray/p2 (after .devpack/ray/p1 in the call before), .devpack/einops/p1, .kbdata, runs/sweeps/full.
+# PREFLIGHT="tests/a.py tests/b.py" runs those files' GPU tests first and skips the sweep if they fail, so
+# code never run on a GPU cannot spend a whole call.
 set -u
 call_name=$1
 time_limit_s=$2
@@ -13,6 +15,17 @@ out=${OUT:?OUT must name the folder that comes back}
 bash .devpack/ray/p2/install.sh >/dev/null 2>&1 || echo "ray/hydra devpack: install failed" >&2
 [ -d .devpack/einops/p1 ] && { bash .devpack/einops/p1/install.sh >/dev/null 2>&1 || echo "einops devpack: install failed" >&2; }
 [ -d runs/sweeps/full ] || { mkdir -p runs/sweeps && cp -r experiments/full_sweep_h200 runs/sweeps/full; }
+
+if [ -n "${PREFLIGHT:-}" ]; then
+  # shellcheck disable=SC2086  # a list of test files
+  if ! KERNELBENCH_PATH=.kbdata/problems.jsonl python3 -m pytest -m gpu $PREFLIGHT -q -x -p no:cacheprovider -rs \
+      > "$out/preflight.log" 2>&1; then
+    tail -n 40 "$out/preflight.log"
+    echo "preflight failed: no sweep this call"
+    exit 0
+  fi
+  tail -n 3 "$out/preflight.log"
+fi
 
 sweep_gpus=0,1
 conv_pid=

@@ -6,6 +6,7 @@ sm_90 without a GPU.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import subprocess
@@ -23,6 +24,7 @@ from kernelevolve.variation.compiler.program import Unsupported, parse
 from kernelevolve.variation.compiler.render import ShapeProgram, render
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator
 from kernelevolve.variation.tunables import apply_values
+from tests.gpu import needs_cuda
 from tests.kernelbench_data import KERNELBENCH, needs_kernelbench
 from tests.proposal_context import seed_context
 
@@ -254,3 +256,35 @@ def test_kernelbench_gemm_epilogues_fuse_and_match(tmp_path: Path, problem: int)
     with torch.no_grad():
         torch.testing.assert_close(candidate(*inputs), reference(*inputs), atol=spec.atol, rtol=spec.rtol)
     assert counted == []  # the pointwise kernel ran inside the GEMM
+
+
+@pytest.mark.gpu
+@needs_cuda
+@pytest.mark.parametrize("precision", ["ieee", "tf32x3"])
+def test_the_fused_seed_passes_the_harness_on_a_gpu(precision: str) -> None:
+    """Inductor's CUDA code for the epilogue reference, fused, through an evaluation child on the GPU;
+    against the same seed with the epilogue launched separately."""
+    from kernelevolve.eval.local import LocalEvaluator
+    from kernelevolve.types import EvalRequest, EvalSettings, Status
+
+    name = torch.cuda.get_device_name(0).upper()
+    platform = load_platform(next((p for p in ("h200", "h100", "a100") if p.upper() in name), "h100"))
+    reference = EPILOGUE_REFERENCE.replace("ROWS", "1000").replace("OUTPUTS", "3000")
+    spec = KernelSpec(name="gemm_epilogue_gpu", reference_source=reference, atol=1e-4, rtol=1e-4)
+    seeds = CompilerSeedOperator(strict=True).propose(seed_context(spec, platform))
+    own = next(
+        c
+        for c in seeds
+        if c.metadata["own_kernels"] and c.metadata.get("fp32_precision", "ieee") == precision
+    )
+    assert "epilogue=(" in own.source
+    separate = dataclasses.replace(own, source=apply_values(own.source, {"MM_EPILOGUE": "separate"}))
+    settings = EvalSettings(
+        correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False
+    )
+    with LocalEvaluator(platform, settings) as evaluator:
+        reports = [
+            evaluator.submit(EvalRequest(c, spec, platform.name, settings)).result() for c in (own, separate)
+        ]
+    for report in reports:
+        assert report.status is Status.OK, report.feedback

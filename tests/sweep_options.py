@@ -6,18 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.sweep import SweepOptions
+from tests.hydra_config import FAST_RUN
 from tests.kernelbench_data import KERNELBENCH
 
-# Few trials, no torch.compile baseline (Inductor's C++ build takes longer than the search here), no KB.
-FAST_SETS = (
-    "platform.eval.timing_trials=3",
-    "platform.eval.correctness_trials=2",
-    "platform.eval.warmup_trials=1",
-    "platform.eval.measure_compile_baseline=false",
-    "kb.enabled=false",
-    "kb.record_past_wins=false",
-    "kernelbench.cpu_budget_elements=4096",
-)
+# The end-to-end tests' fast run settings, and KernelBench's sizes scaled further down.
+FAST_SETS = (*FAST_RUN, "kernelbench.cpu_budget_elements=4096")
 
 
 def sweep_options(tmp_path: Path, **changes: Any) -> SweepOptions:

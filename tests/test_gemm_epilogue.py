@@ -111,8 +111,23 @@ def test_the_body_runs_on_the_tile_with_the_accumulator_for_the_output_load() ->
             "XBLOCK",
         ),
         ("    tmp0 = tl.load(in_out_ptr0 + x2, xmask)\n", "stores nothing"),
+        (
+            "    tmp0 = tl.load(in_out_ptr0 + x2, xmask & (x0 < 8), other=0.0)\n"
+            "    tl.store(in_out_ptr0 + x2, tmp0, xmask)\n",
+            "under the mask",
+        ),
+        (
+            "    tmp0 = tl.load(in_out_ptr0 + x2, xmask)\n    tl.store(in_out_ptr0 + x2, tmp0 * 2, xmask & (x0 < 8))\n",
+            "under the mask",
+        ),
     ],
-    ids=["output_at_another_index", "block_shaped_constant", "no_store"],
+    ids=[
+        "output_at_another_index",
+        "block_shaped_constant",
+        "no_store",
+        "output_read_under_another_mask",
+        "output_written_under_another_mask",
+    ],
 )
 def test_a_body_that_needs_more_than_its_own_lane_is_left_as_a_launch(body: str, reason: str) -> None:
     with pytest.raises(Unsupported, match=reason):

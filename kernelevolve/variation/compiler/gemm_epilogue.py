@@ -115,6 +115,14 @@ class _Body(ast.NodeTransformer):
             return node
         mask_position = 1 if func == "tl.load" else 2
         if self._is_output_lane(node.args[0]):
+            # only a lane's unconditional read is its accumulator, and only an unconditional write
+            # replaces the GEMM's own store of every element
+            mask = [
+                *node.args[mask_position : mask_position + 1],
+                *(k.value for k in node.keywords if k.arg == "mask"),
+            ]
+            if any(not (_is_none(m) or ast.unparse(m) == "xmask") for m in mask):
+                raise Unsupported(f"the output is accessed under the mask {ast.unparse(mask[0])}")
             if func == "tl.load":
                 return ast.copy_location(ast.Name("value", ast.Load()), node)
             self.writes = True

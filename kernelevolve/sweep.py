@@ -11,6 +11,8 @@ compose API, exactly as `python -m kernelevolve` would, with `--set` items as ex
 writes results/L<level>_<id>.json and a line in results.jsonl; a problem with a result is skipped
 on the next call, and a run that was cut off resumes from its graph checkpoint. With a time limit
 no problem starts unless the elapsed time plus one problem's estimate (budget + allowance) fits.
+`--retry-failed` runs failed runs again; `--rerun-before TIME` runs again results older than TIME
+(after a fix), each once, while results.jsonl keeps the older records.
 
 By default problems are searched in strict mode (every FLOP in our own kernels) and the summary
 reports strict results only. `--permissive` (or `--set strict=false`) searches in permissive mode,
@@ -31,6 +33,7 @@ import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -182,12 +185,15 @@ class Sweep:
         path = self.result_path(problem)
         if not path.is_file():
             return True
-        if not self.options.retry_failed:
+        if not (self.options.retry_failed or self.options.rerun_before):
             return False
         try:
-            return json.loads(path.read_text()).get("status") == "run_failed"
+            record = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError):
             return True
+        if self.options.retry_failed and record.get("status") == "run_failed":
+            return True
+        return self.options.rerun_before is not None and finished_before(record, self.options.rerun_before)
 
     def _store(self, record: dict[str, Any]) -> None:
         path = self.results_dir / f"{record_slug(int(record['level']), int(record['problem_id']))}.json"
@@ -251,6 +257,29 @@ class Sweep:
         path.write_text(json.dumps(manifest, indent=2))
 
 
+def finished_before(record: dict[str, Any], when: datetime) -> bool:
+    """Whether a problem's record finished before `when`; a record without a readable time counts as
+    older (run again rather than keep a result of unknown age)."""
+    try:
+        finished = datetime.strptime(str(record["finished_at"]), "%Y-%m-%dT%H:%M:%S%z")
+    except (KeyError, ValueError):
+        return True
+    return finished < when
+
+
+def _aware_time(text: str) -> datetime:
+    """An ISO 8601 time with its UTC offset (argparse type): records carry theirs."""
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO 8601 time, e.g. 2026-12-01T06:00:00+00:00"
+        ) from None
+    if when.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{text!r} has no UTC offset: add one, e.g. {text}+00:00")
+    return when
+
+
 def _visible_gpu_count() -> int:
     try:
         import torch
@@ -308,6 +337,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="extra Hydra overrides for every problem (search=islands, platform.eval.timing_trials=50)",
     )
     parser.add_argument("--retry-failed", action="store_true", help="run again the problems whose run failed")
+    parser.add_argument(
+        "--rerun-before",
+        type=_aware_time,
+        metavar="TIME",
+        help="run again the selected problems whose result finished before TIME (ISO 8601 with its offset), "
+        "e.g. after a fix; each is run once, however many calls the re-run takes",
+    )
     parser.add_argument("--max-problems", type=int, help="run at most this many problems in this call")
     parser.add_argument("--summary-only", action="store_true", help="rewrite summary.md/json and stop")
     parser.add_argument(
@@ -357,6 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         parallel=args.parallel,
         sets=tuple(args.sets),
         retry_failed=args.retry_failed,
+        rerun_before=args.rerun_before,
         max_problems=args.max_problems,
         permissive=args.permissive,
         fresh_caches=args.fresh_caches,

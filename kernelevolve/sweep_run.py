@@ -11,6 +11,7 @@ import re
 import time
 import traceback
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,8 @@ class SweepOptions:
     parallel: int | None = None
     sets: tuple[str, ...] = ()
     retry_failed: bool = False
+    # results finished before this time (ISO 8601, with its offset) are run again: after a fix
+    rerun_before: datetime | None = None
     max_problems: int | None = None
     permissive: bool = False  # strict=false: library calls allowed; records carry strict and permissive bests
     fresh_caches: bool = False  # this call started from empty caches (recorded with the call)

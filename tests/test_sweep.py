@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kernelevolve.kernelbench import list_problems
-from kernelevolve.sweep import Sweep, build_parser, main, parse_ids, select_problems
+from kernelevolve.sweep import Sweep, build_parser, finished_before, main, parse_ids, select_problems
 from kernelevolve.sweep_run import (
     SweepError,
     compose_base_config,
@@ -408,6 +410,30 @@ def test_failed_runs_are_recorded_not_raised(tmp_path: Path) -> None:
     (record,) = load_records(barren.out)
     assert record["status"] == "no_correct_kernel" and record["evaluations"] == 0
     assert "no_correct_kernel" in (barren.out / "summary.md").read_text()
+
+
+@needs_kernelbench
+def test_rerun_before_runs_older_results_again_once(tmp_path: Path) -> None:
+    """After a fix: results older than the given time run again, once, however many calls it takes."""
+    broken = sweep_options(tmp_path, ids="19", sets=(*FAST_SETS, "search.policy=no_such_policy"))
+    assert Sweep(broken).run().ran == ["L1/19"]
+    first = json.loads((broken.out / "results" / "L1_019.json").read_text())
+    time.sleep(1.1)  # records carry whole seconds
+    fix = datetime.now(timezone.utc).replace(microsecond=0)
+    assert Sweep(replace(broken, rerun_before=fix - timedelta(hours=1))).run().ran == []
+    assert Sweep(replace(broken, rerun_before=fix)).run().ran == ["L1/19"]
+    assert Sweep(replace(broken, rerun_before=fix)).run().ran == []  # the new result is younger
+    assert (
+        len(load_records(broken.out)) == 1
+        and len((broken.out / "results.jsonl").read_text().splitlines()) == 2
+    )  # the old record stays in the log
+    assert finished_before(first, fix) and finished_before({}, fix)
+    parser = build_parser()
+    assert parser.parse_args(["--out", "x", "--rerun-before", "2026-12-01T06:00:00+00:00"]).rerun_before == (
+        datetime(2026, 12, 1, 6, tzinfo=timezone.utc)
+    )
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--out", "x", "--rerun-before", "2026-12-01T06:00:00"])  # no offset
 
 
 @needs_kernelbench

@@ -347,6 +347,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-problems", type=int, help="run at most this many problems in this call")
     parser.add_argument("--summary-only", action="store_true", help="rewrite summary.md/json and stop")
     parser.add_argument(
+        "--summary-out",
+        type=Path,
+        help="with --summary-only and --sample: summarise the sample's problems of --out into this folder",
+    )
+    parser.add_argument(
         "--fresh-caches",
         action="store_true",
         help="start from cold caches (baselines, Triton, Inductor) in a new folder under --out: for "
@@ -373,6 +378,14 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
     if args.summary_only:
+        if args.summary_out is not None:
+            if args.sample is None:
+                log.error("--summary-out summarises a sample: give --sample FILE")
+                return 2
+            wanted = [f"L{level}/{problem_id}" for level, problem_id in read_sample(args.sample)]
+            write_summary(args.out, wanted, args.summary_out, f"sample {args.sample.name}")
+            print(f"summary: {args.summary_out / 'summary.md'}")
+            return 0
         write_summary(args.out)
         print(f"summary: {args.out / 'summary.md'}")
         return 0

@@ -354,14 +354,27 @@ def summary_markdown(summary: dict[str, Any], title: str = "KernelBench sweep", 
     return "\n".join(lines) + "\n"
 
 
-def write_summary(sweep_dir: Path) -> dict[str, Any]:
-    """Recompute summary.json and summary.md of a sweep folder from its result files."""
+def write_summary(
+    sweep_dir: Path, only: list[str] | None = None, into: Path | None = None, subset_name: str = ""
+) -> dict[str, Any]:
+    """Recompute summary.json and summary.md of a sweep folder from its result files.
+
+    `only` (problem keys, "L1/19") summarises those problems alone, into the folder `into`: a sample's
+    figures read from a larger sweep run with the same settings, named `subset_name` in the title.
+    """
     manifest: dict[str, Any] = {}
     if (sweep_dir / MANIFEST).is_file():
         manifest = json.loads((sweep_dir / MANIFEST).read_text())
-    summary = summarize(load_records(sweep_dir), manifest.get("selected"))
+    records = load_records(sweep_dir)
+    selected = manifest.get("selected")
+    if only is not None:
+        wanted = set(only)
+        records = [r for r in records if r.get("problem") in wanted]
+        selected = list(only)
+    summary = summarize(records, selected)
     settings = manifest.get("settings", {})
     summary["settings"] = settings
+    finished = sorted(str(r["finished_at"]) for r in records if r.get("finished_at"))
     header = (
         f"platform {settings.get('platform', '?')}, {summary['mode']} mode, evaluator "
         f"{settings.get('evaluator', '?')}, budget "
@@ -369,11 +382,13 @@ def write_summary(sweep_dir: Path) -> dict[str, Any]:
         f"{len(summary['problems'])} problem(s) with results"
         + (f", {len(summary['pending'])} not run yet" if summary["pending"] else "")
         + "."
+        + (f" Results finished {finished[0]} to {finished[-1]}." if only is not None and finished else "")
     )
-    _atomic_write(sweep_dir / SUMMARY_JSON, json.dumps(summary, indent=2))
-    _atomic_write(
-        sweep_dir / SUMMARY_MD, summary_markdown(summary, f"KernelBench sweep: {sweep_dir.name}", header)
-    )
+    out = into or sweep_dir
+    out.mkdir(parents=True, exist_ok=True)
+    title = f"KernelBench sweep: {sweep_dir.name}" + (f", {subset_name}" if subset_name else "")
+    _atomic_write(out / SUMMARY_JSON, json.dumps(summary, indent=2))
+    _atomic_write(out / SUMMARY_MD, summary_markdown(summary, title, header))
     return summary
 
 

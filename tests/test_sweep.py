@@ -128,6 +128,41 @@ def _record(
     }
 
 
+def test_a_sample_is_summarised_from_a_larger_sweep(tmp_path: Path) -> None:
+    """The sample's problems of a full sweep run with the same settings: its own tables, in a folder of its
+    own, the sweep's summary untouched; a sample problem without a result is pending."""
+    sweep = tmp_path / "full"
+    (sweep / "results").mkdir(parents=True)
+    for key, eager in [("L1/5", 2.0), ("L1/6", 8.0), ("L2/3", 0.5)]:
+        record = {**_record(key, "ok", eager, eager), "finished_at": f"2026-11-30T0{int(eager)}:00:00+0000"}
+        (sweep / "results" / f"L{key[1]}_{int(key.split('/')[1]):03d}.json").write_text(json.dumps(record))
+    sample = tmp_path / "sample.md"
+    sample.write_text("- L1/5 five\n- L2/3 three\n- L3/1 one\n")
+    assert (
+        main(
+            [
+                "--out",
+                str(sweep),
+                "--summary-only",
+                "--sample",
+                str(sample),
+                "--summary-out",
+                str(tmp_path / "s"),
+            ]
+        )
+        == 0
+    )
+    summary = json.loads((tmp_path / "s" / "summary.json").read_text())
+    assert [p["problem"] for p in summary["problems"]] == ["L1/5", "L2/3"] and summary["pending"] == ["L3/1"]
+    assert math.isclose(summary["overall"]["geomean_speedup_vs_eager"], 1.0)  # L1/6 left out
+    text = (tmp_path / "s" / "summary.md").read_text()
+    assert (
+        "sample sample.md" in text and "finished 2026-11-30T00:00:00+0000 to 2026-11-30T02:00:00+0000" in text
+    )
+    assert not (sweep / "summary.md").exists()
+    assert main(["--out", str(sweep), "--summary-only", "--summary-out", str(tmp_path / "s")]) == 2
+
+
 def test_summary_in_kernelbench_terms() -> None:
     records = [
         _record("L1/1", "ok", 2.0, 1.2),

@@ -4,6 +4,8 @@
 # With CONV_PROBLEMS, conv_bench measures them on GPU 1 while the sweep runs on GPU 0 alone, so both GPUs
 # stay busy and neither measurement shares its GPU with the other.
 # Carry: .devpack/ray/p2 (after .devpack/ray/p1 in the call before), .devpack/einops/p1, .kbdata, runs/sweeps/full.
+# SWEEP_ARGS adds sweep arguments (a later --levels/--ids replaces the script's), e.g. a re-run of stale results:
+#   SWEEP_ARGS="--levels 1 --rerun-before 2026-11-30T05:00:00+00:00"
 # PREFLIGHT="tests/a.py tests/b.py" runs those files' GPU tests first and skips the sweep if they fail, so
 # code never run on a GPU cannot spend a whole call.
 set -u
@@ -44,7 +46,7 @@ fi
 CUDA_VISIBLE_DEVICES=$sweep_gpus python3 -m kernelevolve.sweep --kernelbench-path .kbdata/problems.jsonl \
   --levels 1 2 3 --platform h200 --budget-evals 12 --budget-seconds 40 --baseline-allowance-s 45 \
   --out runs/sweeps/full --time-limit-s "$time_limit_s" --retry-failed --evaluator ray \
-  --set +evaluator.num_gpus_per_actor=0.5 --permissive > "$out/$call_name.log" 2>&1
+  --set +evaluator.num_gpus_per_actor=0.5 --permissive ${SWEEP_ARGS:-} > "$out/$call_name.log" 2>&1
 echo "sweep exit $?"
 [ -n "$conv_pid" ] && { wait "$conv_pid"; echo "conv_bench exit $?"; }
 tar czf "$out/full.tgz" -C runs/sweeps --exclude='full/caches' --exclude='full/runs' full

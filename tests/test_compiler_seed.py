@@ -445,13 +445,15 @@ def test_gpu_convolutions_also_get_seeds_in_the_reference_layout(monkeypatch: py
             for c in candidates
         ]
 
-    # our own convolution also comes as a tensor-core twin (3xTF32): exact fp32 runs at FFMA rate.
+    # our own convolution also comes as tensor-core twins (3xTF32, 3xBF16): exact fp32 runs at FFMA rate.
     # In order of promise, layouts interleaved: a level-3 search has time for two or three seeds.
     assert kinds(seeds) == [
         (False, True, None),
         (False, False, None),
         (True, True, "tf32x3"),
         (True, False, "tf32x3"),
+        (True, True, "bf16x3"),
+        (True, False, "bf16x3"),
         (True, True, None),
         (True, False, None),
     ]

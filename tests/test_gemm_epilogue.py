@@ -275,7 +275,7 @@ def test_kernelbench_gemm_epilogues_fuse_and_match(tmp_path: Path, problem: int)
 
 @pytest.mark.gpu
 @needs_cuda
-@pytest.mark.parametrize("precision", ["ieee", "tf32x3"])
+@pytest.mark.parametrize("precision", ["ieee", "tf32x3", "bf16x3"])
 def test_the_fused_seed_passes_the_harness_on_a_gpu(precision: str) -> None:
     """Inductor's CUDA code for the epilogue reference, fused, through an evaluation child on the GPU;
     against the same seed with the epilogue launched separately."""

@@ -58,7 +58,9 @@ def build(kernel, constants):
     indexed = {(kernel.arg_names.index(n),): v for n, v in constants.items()}
     triton.compile(ASTSource(kernel, types, indexed), target=GPUTarget("cuda", 90, 32))
 
-for precision, a_t, b_t, split in itertools.product(["ieee", "tf32x3"], [False, True], [False, True], [1, 4]):
+for precision, a_t, b_t, split in itertools.product(
+    ["ieee", "tf32x3", "bf16x3"], [False, True], [False, True], [1, 4]
+):
     build(kernel, dict(HAS_BIAS=True, PRECISION=precision, A_M_CONTIGUOUS=a_t, B_K_CONTIGUOUS=b_t,
                        SPLIT_K=split, HAS_EPILOGUE=False, STORE_C=True, BLOCK_M=64, BLOCK_N=128, BLOCK_K=32,
                        GROUP_M=8))
@@ -79,7 +81,7 @@ spec.loader.exec_module(module)
 # convolution's depth and height, a dimension without stride or dilation)
 ONES = ("KD", "KH", "step_d", "dil_d", "kstep_d", "inv_d", "kstep_w")
 for name, precision, transposed in itertools.product(
-    ["_ke_conv_kernel", "_ke_conv_taps_kernel"], ["ieee", "tf32x3"], [False, True]
+    ["_ke_conv_kernel", "_ke_conv_taps_kernel"], ["ieee", "tf32x3", "bf16x3"], [False, True]
 ):
     kernel = getattr(module, name)
     ones = {n: 1 for n in ONES if n in kernel.arg_names and transposed}
@@ -157,7 +159,11 @@ def test_fp32_precision_is_a_tunable_of_the_strict_seed() -> None:
     source, _ = render(reference, [shaped], "L2_70", own_kernels=True)
     tunables = {t.name: t for t in find_tunables(source)}
     precision = tunables["MM_FP32_PRECISION"]
-    assert precision.declared and precision.value == "ieee" and precision.choices == ("ieee", "tf32x3")
+    assert precision.declared and precision.value == "ieee"
+    assert precision.choices == ("ieee", "tf32x3", "bf16x3")
+    # Triton's interpreter rejects a bf16x3 dot: the CPU platform's seeds do not offer it
+    interpreted, _ = render(reference, [shaped], "L2_70", interpreter=True, own_kernels=True)
+    assert {t.name: t for t in find_tunables(interpreted)}["MM_FP32_PRECISION"].choices == ("ieee", "tf32x3")
     tuned = find_tunables(apply_values(source, {"MM_FP32_PRECISION": "tf32x3"}))
     assert {t.name: t.value for t in tuned}["MM_FP32_PRECISION"] == "tf32x3"
 

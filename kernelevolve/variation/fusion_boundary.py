@@ -23,6 +23,7 @@ from kernelevolve.interfaces import ProposalContext
 from kernelevolve.types import Candidate
 from kernelevolve.variation.compiler_seed import (
     BACKEND,
+    TENSOR_CORE_PRECISIONS,
     capture_device,
     capture_programs,
     capture_settings,
@@ -137,9 +138,10 @@ class FusionBoundaryOperator:
         except Exception as exc:  # a bug or an Inductor surprise must not stop the search
             log.warning("fusion_boundary: rendering failed with %s: %s", plans[-1], exc, exc_info=True)
             return None
-        twin = with_tensor_cores(source) if parent.metadata.get("fp32_precision") == "tf32x3" else None
+        precision = parent.metadata.get("fp32_precision")
+        twin = with_tensor_cores(source, precision) if precision in TENSOR_CORE_PRECISIONS else None
         if twin is not None:  # the parent's fp32 dot products were on tensor cores: the child's are too
-            source, metadata["fp32_precision"] = twin, "tf32x3"
+            source, metadata["fp32_precision"] = twin, precision
         if not layout_optimization:
             metadata["layout_optimization"] = False
         metadata.update(inductor_config=config, fusion_plans=plans)

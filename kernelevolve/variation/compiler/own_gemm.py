@@ -29,8 +29,9 @@ GEMM_TUNABLES = (
     "MM_GROUP_M = 8  # tune: 1, 4, 8",
     "MM_WARPS = 4  # tune: 2, 4, 8",
     "MM_STAGES = 3  # tune: 2, 3, 4, 5",
-    '# fp32 dot precision: "ieee" is exact fp32 FMA; "tf32x3" uses tensor cores at near-fp32 accuracy.',
-    'MM_FP32_PRECISION = "ieee"  # tune: "ieee", "tf32x3"',
+    '# fp32 dot precision: "ieee" is exact fp32 FMA; "tf32x3" and "bf16x3" use tensor cores at near-fp32',
+    "# accuracy (about 22 and 16 bits of mantissa; bf16x3 at twice the rate).",
+    'MM_FP32_PRECISION = "ieee"  # tune: "ieee", "tf32x3", "bf16x3"',
     "# K split across programs: 0 picks it from the shape (few output tiles, long K), 1 never splits.",
     "MM_SPLIT_K = 0  # tune: 0, 1, 4, 16",
 )

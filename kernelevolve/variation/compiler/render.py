@@ -152,6 +152,8 @@ def render(
     gemm = [*gemm_tunables, GEMM_SOURCE] if own_kernels and calls - {CONVOLUTION} else []
     if own_kernels and CONVOLUTION in calls:
         gemm += [*CONV_TUNABLES, CONV_SOURCE]
+    if interpreter:  # Triton's interpreter takes no bf16x3 dot (it computes every fp32 dot in fp32)
+        gemm = [line.replace(', "bf16x3"', "") for line in gemm]
     lines = [
         f'"""Inductor\'s Triton kernels for {title}, launched by ModelNew itself (compiler_seed)."""',
         "",

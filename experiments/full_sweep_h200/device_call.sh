@@ -6,6 +6,7 @@
 # Carry: .devpack/ray/p2 (after .devpack/ray/p1 in the call before), .devpack/einops/p1, .kbdata, runs/sweeps/full.
 # SWEEP_ARGS adds sweep arguments (a later --levels/--ids replaces the script's), e.g. a re-run of stale results:
 #   SWEEP_ARGS="--levels 1 --rerun-before 2026-11-30T05:00:00+00:00"
+# CONV_VARIANTS="CONV_LOOP=taps,CONV_FP32_PRECISION=bf16x3 ..." replaces conv_bench's default variants.
 # PREFLIGHT="tests/a.py tests/b.py" runs those files' GPU tests first and skips the sweep if they fail, so
 # code never run on a GPU cannot spend a whole call.
 set -u
@@ -38,7 +39,7 @@ if [ $# -gt 0 ]; then
     CUDA_VISIBLE_DEVICES=1 python3 -m pytest -m gpu tests/test_own_conv.py -q -p no:cacheprovider -rs
     CUDA_VISIBLE_DEVICES=1 PYTHONUNBUFFERED=1 timeout $((time_limit_s + 40)) python3 -m kernelevolve.conv_bench \
       --platform h200 --kernelbench-path .kbdata/problems.jsonl --out "$out/conv_bench" \
-      --time-limit-s "$time_limit_s" --eval timeout_s=90 --problems "$@"
+      --time-limit-s "$time_limit_s" --eval timeout_s=90 --problems "$@" ${CONV_VARIANTS:+--variants $CONV_VARIANTS}
   ) > "$out/conv_bench.log" 2>&1 &
   conv_pid=$!
 fi

@@ -1,0 +1,54 @@
+"""The precompile pass compiles a candidate's kernels in a thread pool (Triton's AsyncCompileMode).
+
+Triton compiles only for a GPU here; these tests drive the mode the way Triton's JIT does (`submit` a
+compile function and its finalizer), which is all the pass adds.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from kernelevolve.eval.precompile import COMPILE_THREADS, compiles_in_parallel
+
+async_compile = pytest.importorskip("triton.runtime._async_compile")
+
+
+def test_compiles_run_in_the_pool_and_finish_before_the_block_ends() -> None:
+    ran_in: list[str] = []
+    finalized: list[str] = []
+    release = threading.Event()
+
+    def compile_kernel(name: str) -> object:
+        def compile_fn() -> str:
+            release.wait(5)  # both compiles in flight at once, or this block times out
+            ran_in.append(threading.current_thread().name)
+            return name
+
+        return compile_fn
+
+    with compiles_in_parallel(threads=2):
+        mode = async_compile.active_mode.get()
+        assert mode is not None
+        first = mode.submit("a", compile_kernel("a"), finalized.append)
+        again = mode.submit("a", compile_kernel("a"), finalized.append)  # same kernel: compiled once
+        mode.submit("b", compile_kernel("b"), finalized.append)
+        release.set()
+    assert first is again and sorted(finalized) == ["a", "b"]
+    assert all(name.startswith("precompile") for name in ran_in) and len(ran_in) == 2
+    assert async_compile.active_mode.get() is None
+
+
+def test_a_failed_compile_is_left_to_the_real_run() -> None:
+    def broken() -> object:
+        raise RuntimeError("ptxas fails")
+
+    with compiles_in_parallel(threads=2):
+        async_compile.active_mode.get().submit("k", broken, lambda kernel: None)  # no raise on leaving
+
+
+def test_one_thread_compiles_as_before() -> None:
+    with compiles_in_parallel(threads=1):
+        assert async_compile.active_mode.get() is None
+    assert COMPILE_THREADS >= 1

@@ -172,3 +172,60 @@ def test_an_unknown_loop_names_the_choices(tmp_path: Path) -> None:
     conv = _conv_module(tmp_path, CONV_LOOP="tiles")
     with pytest.raises(ValueError, match="'fused', 'auto', 'taps'"):
         conv._conv(torch.randn(1, 2, 5), torch.randn(2, 2, 3))
+
+
+# A convolution with a pointwise tail, and a strided transposed one, at sizes that no block divides.
+GPU_CONV_REFERENCE = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = MODULE
+
+    def forward(self, x):
+        return torch.relu(self.conv(x)) * 0.5
+
+def get_inputs():
+    return [torch.randn(SHAPE)]
+
+def get_init_inputs():
+    return []
+"""
+GPU_CONV_CASES = {
+    "conv2d": ("nn.Conv2d(24, 40, 3, padding=1)", "6, 24, 37, 29"),
+    "transposed2d_strided": ("nn.ConvTranspose2d(24, 40, 3, stride=2, padding=1)", "6, 24, 19, 15"),
+}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", list(GPU_CONV_CASES))
+def test_every_own_seed_precision_passes_the_harness_on_a_gpu(case: str) -> None:
+    """Our convolution's seeds on the GPU, in both layouts and at every fp32 precision (exact, 3xTF32,
+    3xBF16), through an evaluation child against the exact-fp32 reference."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from kernelevolve.eval.local import LocalEvaluator
+    from kernelevolve.platforms import load_platform
+    from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
+    from kernelevolve.variation.compiler_seed import CompilerSeedOperator
+    from tests.proposal_context import seed_context
+
+    name = torch.cuda.get_device_name(0).upper()
+    platform = load_platform(next((p for p in ("h200", "h100", "a100") if p.upper() in name), "h100"))
+    module, shape = GPU_CONV_CASES[case]
+    reference = GPU_CONV_REFERENCE.replace("MODULE", module).replace("SHAPE", shape)
+    spec = KernelSpec(name=f"own_conv_{case}", reference_source=reference, atol=1e-4, rtol=1e-4)
+    seeds = CompilerSeedOperator(strict=True).propose(seed_context(spec, platform))
+    precisions = {c.metadata.get("fp32_precision", "ieee") for c in seeds}
+    assert precisions == {"ieee", "tf32x3", "bf16x3"}, precisions
+    settings = EvalSettings(
+        correctness_trials=3, timing_trials=10, warmup_trials=2, measure_compile_baseline=False
+    )
+    with LocalEvaluator(platform, settings) as evaluator:
+        futures = [(c, evaluator.submit(EvalRequest(c, spec, platform.name, settings))) for c in seeds]
+        for candidate, future in futures:
+            report = future.result()
+            label = f"{candidate.metadata.get('fp32_precision', 'ieee')}, layout_opt {candidate.metadata.get('layout_optimization', True)}"
+            assert report.status is Status.OK, f"{label}: {report.feedback}"

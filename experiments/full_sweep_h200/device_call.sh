@@ -10,8 +10,9 @@
 # PREFLIGHT="tests/a.py tests/b.py" runs those files' GPU tests first and skips the sweep if they fail, so
 # code never run on a GPU cannot spend a whole call.
 set -u
+started=$(date +%s)
 call_name=$1
-time_limit_s=$2
+time_limit_s=$2  # for the whole call: the preflight's time comes off the sweep's and conv_bench's
 shift 2
 out=${OUT:?OUT must name the folder that comes back}
 
@@ -29,6 +30,7 @@ if [ -n "${PREFLIGHT:-}" ]; then
   fi
   tail -n 3 "$out/preflight.log"
 fi
+time_limit_s=$((time_limit_s - ($(date +%s) - started)))
 
 sweep_gpus=0,1
 conv_pid=
@@ -36,7 +38,7 @@ if [ $# -gt 0 ]; then
   sweep_gpus=0
   mkdir -p "$out/conv_bench"
   (
-    CUDA_VISIBLE_DEVICES=1 python3 -m pytest -m gpu tests/test_own_conv.py -q -p no:cacheprovider -rs
+    # its results say per variant whether the kernel compiled and matched; PREFLIGHT can test first
     CUDA_VISIBLE_DEVICES=1 PYTHONUNBUFFERED=1 timeout $((time_limit_s + 40)) python3 -m kernelevolve.conv_bench \
       --platform h200 --kernelbench-path .kbdata/problems.jsonl --out "$out/conv_bench" \
       --time-limit-s "$time_limit_s" --eval timeout_s=90 --problems "$@" ${CONV_VARIANTS:+--variants $CONV_VARIANTS}

@@ -93,6 +93,13 @@ def test_the_body_runs_on_the_tile_with_the_accumulator_for_the_output_load() ->
     # Inductor left the loads and the store unmasked (XBLOCK divides 8388608); a tile's edges need xmask
     assert "tl.load(in_ptr0 + x0, xmask, eviction_policy='evict_last')" in function
     assert "tl.store(in_out_ptr0 + x2, tmp6, xmask)" in function
+    # a data mask Inductor left alone (xmask all true) is narrowed to the tile's lanes too
+    data_masked = _pointwise_kernel(
+        "    tmp0 = tl.load(in_out_ptr0 + x2, xmask)\n    tmp1 = tmp0 > 0\n"
+        "    tmp2 = tl.load(in_ptr0 + x2, tmp1, other=0.0)\n    tl.store(in_out_ptr0 + x2, tmp0 + tmp2, xmask)\n"
+    )
+    body = fused_epilogue(data_masked, "k", "in_out_ptr0").source  # type: ignore[arg-type]
+    assert "tl.load(in_ptr0 + x2, tmp1 & xmask, other=0.0)" in body
     assert "xoffset" not in function and "XBLOCK" not in function
     assert epilogue.writes_output and epilogue.gemm_kernel == "_ke_matmul_kernel_k_s0"
     assert "def _ke_matmul_kernel_k_s0(" in epilogue.source and "_ke_epilogue_k_s0(acc.to(" in epilogue.source

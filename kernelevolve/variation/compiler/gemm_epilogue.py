@@ -127,14 +127,13 @@ class _Body(ast.NodeTransformer):
                 return ast.copy_location(ast.Name("value", ast.Load()), node)
             self.writes = True
             self.stored_lanes.append(node.args[0])
-        # Inductor drops the mask where XBLOCK divides xnumel; a tile's edges need it
+        # Inductor drops xmask where XBLOCK divides xnumel (leaving no mask, or only a data mask); a tile's
+        # lanes past the output's edges must not touch memory, so every access is masked by xmask too
         masks = [k for k in node.keywords if k.arg == "mask"]
         if len(node.args) > mask_position:
-            if _is_none(node.args[mask_position]):
-                node.args[mask_position] = ast.Name("xmask", ast.Load())
+            node.args[mask_position] = _with_lane_mask(node.args[mask_position])
         elif masks:
-            if _is_none(masks[0].value):
-                masks[0].value = ast.Name("xmask", ast.Load())
+            masks[0].value = _with_lane_mask(masks[0].value)
         elif func == "tl.load" or len(node.args) == mask_position:
             node.keywords.append(ast.keyword("mask", ast.Name("xmask", ast.Load())))
         return node
@@ -154,6 +153,16 @@ class _Body(ast.NodeTransformer):
 
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def _with_lane_mask(mask: ast.expr) -> ast.expr:
+    """`mask` restricted to the tile's lanes inside the output: xmask itself for none, else `(mask) & xmask`
+    unless it already involves xmask."""
+    if _is_none(mask):
+        return ast.Name("xmask", ast.Load())
+    if any(isinstance(n, ast.Name) and n.id == "xmask" for n in ast.walk(mask)):
+        return mask
+    return ast.BinOp(mask, ast.BitAnd(), ast.Name("xmask", ast.Load()))
 
 
 def _gemm_copy(name: str, epilogue: str) -> str:

@@ -10,7 +10,7 @@ from kernelevolve.graph import SearchGraph
 from kernelevolve.platforms import load_platform
 from kernelevolve.types import Candidate, EvalReport, FitnessValue, KernelSpec, Status
 from kernelevolve.variation.tunables import apply_values, current_values, find_tunables
-from kernelevolve.variation.tuning import TuningOperator, oversized_tile
+from kernelevolve.variation.tuning import TuningOperator, oversized_tile, tuned_child
 from tests.proposal_context import parent_context
 
 SOURCE = """
@@ -65,6 +65,24 @@ def test_tuning_operator_children_differ_and_keep_lineage():
         assert child.parent_ids == (parent.id,) and child.mode == "tune"
         assert child.metadata["changed"] and child.metadata["template"] == "t"
         ast.parse(child.source)
+
+
+def test_a_tuned_child_records_the_fp32_precision_it_computes_in() -> None:
+    """Sweep records show each candidate's precision: a child says what its own GEMM and convolution use."""
+    source = (
+        'MM_FP32_PRECISION = "tf32x3"  # tune: "ieee", "tf32x3", "bf16x3"\n'
+        'CONV_FP32_PRECISION = "tf32x3"  # tune: "ieee", "tf32x3", "bf16x3"\nBLOCK = 64  # tune: 32, 64\n'
+    )
+    seed = Candidate(
+        source, "triton", "compiler_seed", metadata={"fp32_precision": "tf32x3", "own_kernels": True}
+    )
+    assert tuned_child(seed, {"BLOCK": 32}).metadata["fp32_precision"] == "tf32x3"
+    both = tuned_child(seed, {"MM_FP32_PRECISION": "bf16x3", "CONV_FP32_PRECISION": "bf16x3"})
+    assert both.metadata["fp32_precision"] == "bf16x3"
+    # the two disagree: the parent's word stands
+    assert tuned_child(seed, {"MM_FP32_PRECISION": "ieee"}).metadata["fp32_precision"] == "tf32x3"
+    plain = Candidate("BLOCK = 64  # tune: 32, 64\n", "triton", "template", metadata={"template": "t"})
+    assert "fp32_precision" not in tuned_child(plain, {"BLOCK": 32}).metadata
 
 
 @pytest.mark.parametrize(

@@ -62,18 +62,27 @@ def tuned_child(parent: Candidate, changed: dict[str, Any], operator: str = "tun
     """`parent` with the literals of the tunables in `changed` rewritten (an unknown name raises
     KeyError); the child records all its parameter values and what changed."""
     source = apply_values(parent.source, changed)
+    params = {t.name: t.value for t in find_tunables(source)}
+    metadata: dict[str, Any] = {k: v for k, v in parent.metadata.items() if k in ("template", "pattern")}
+    precision = _fp32_precision(params, parent.metadata.get("fp32_precision"))
+    if precision is not None:  # what the child computes in; fusion_boundary re-renders its children at it
+        metadata["fp32_precision"] = precision
     return Candidate(
         source=source,
         backend=parent.backend,
         operator=operator,
         mode="tune",
         parent_ids=(parent.id,),
-        metadata={
-            **{k: v for k, v in parent.metadata.items() if k in ("template", "pattern")},
-            "params": {t.name: t.value for t in find_tunables(source)},
-            "changed": changed,
-        },
+        metadata={**metadata, "params": params, "changed": changed},
     )
+
+
+def _fp32_precision(params: dict[str, Any], inherited: Any) -> Any:
+    """The fp32 dot precision of our own GEMMs and convolutions in a source, where they agree on one."""
+    from kernelevolve.variation.compiler_seed import PRECISION_TUNABLES
+
+    values = {params[name] for name in PRECISION_TUNABLES if name in params}
+    return values.pop() if len(values) == 1 else inherited
 
 
 class TuningOperator:

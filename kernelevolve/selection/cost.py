@@ -16,6 +16,8 @@ while an expensive runner-up is expanded as often as its improvement per second 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kernelevolve.graph import Node
 
 # An evaluation costs at least about this much beyond the seconds its report records (the worker
@@ -38,3 +40,9 @@ def cost_discount(node: Node, reference_s: float | None, exponent: float = 1.0) 
     if cost is None or reference_s is None or exponent <= 0 or cost <= reference_s:
         return 1.0
     return float((reference_s / cost) ** exponent)
+
+
+def cost_discounts(ranked_nodes: Sequence[Node], exponent: float = 1.0) -> dict[str, float]:
+    """Each node's `cost_discount` against the first one, the best (`selection.greedy.ranked` order)."""
+    reference = evaluation_cost(ranked_nodes[0]) if ranked_nodes else None
+    return {n.id: cost_discount(n, reference, exponent) for n in ranked_nodes}

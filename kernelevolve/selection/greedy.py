@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.interfaces import ParentSet
-from kernelevolve.selection.cost import cost_discount, evaluation_cost
+from kernelevolve.selection.cost import cost_discounts
 from kernelevolve.types import Status
 
 # How far a failed candidate got: a kernel that ran but was wrong is a better repair starting point
@@ -133,7 +133,9 @@ class GreedyPolicy:
         self.cost_exponent = cost_exponent
 
     def beam(self, graph: SearchGraph) -> list[Node]:
-        order = ranked(graph.evaluated())
+        return self._beam_of(ranked(graph.evaluated()))
+
+    def _beam_of(self, order: list[Node]) -> list[Node]:
         feasible = [n for n in order if n.feasible]
         return (feasible or order)[: self.beam_width]
 
@@ -142,12 +144,10 @@ class GreedyPolicy:
         if arity == 0:
             return [() for _ in range(count)]
         everyone_nodes = ranked(graph.evaluated())
-        beam_nodes = self.beam(graph)
         everyone = [n.id for n in everyone_nodes]
-        beam = [n.id for n in beam_nodes]
+        beam = [n.id for n in self._beam_of(everyone_nodes)]
         # Costs relative to the best node's evaluation: it keeps its full weight, dearer nodes lose some.
-        reference = evaluation_cost(beam_nodes[0]) if beam_nodes else None
-        discount = {n.id: cost_discount(n, reference, self.cost_exponent) for n in everyone_nodes}
+        discount = cost_discounts(everyone_nodes, self.cost_exponent)
         weights = [
             w * discount[i] for w, i in zip(rank_weights(len(beam), self.weighting), beam, strict=True)
         ]

@@ -24,7 +24,7 @@ from typing import Any
 
 from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.interfaces import ParentSet
-from kernelevolve.selection.cost import cost_discount, evaluation_cost
+from kernelevolve.selection.cost import cost_discounts
 from kernelevolve.selection.greedy import (
     check_request,
     draw_sets,
@@ -139,10 +139,9 @@ class IslandsPolicy:
     # -- selection ------------------------------------------------------------------------------
 
     def _discounts(self, nodes: list[Node]) -> list[float]:
-        """Cost weights against the best of `nodes` (which keeps its full weight)."""
-        best = max(nodes, key=quality, default=None)
-        reference = evaluation_cost(best) if best is not None else None
-        return [cost_discount(n, reference, self.cost_exponent) for n in nodes]
+        """Cost weights of `nodes`, in their order, against the best of them (which keeps its full weight)."""
+        discount = cost_discounts(ranked(nodes), self.cost_exponent)
+        return [discount[n.id] for n in nodes]
 
     def _tournament(self, rng: random.Random, pool: list[Node], exclude: Sequence[str]) -> str | None:
         entrants = [n for n in pool if n.id not in exclude]

@@ -25,7 +25,7 @@ from collections import defaultdict
 
 from kernelevolve.graph import SearchGraph
 from kernelevolve.interfaces import ParentSet
-from kernelevolve.selection.cost import cost_discount, evaluation_cost
+from kernelevolve.selection.cost import cost_discounts
 from kernelevolve.selection.greedy import check_request, ranked
 
 ROOT = "<root>"  # not a candidate id: those are 16 hex digits
@@ -138,13 +138,12 @@ class MCTSPolicy:
         if arity == 0:
             return [() for _ in range(count)]
         self._catch_up(graph)
-        order = [n.id for n in ranked(graph.evaluated())]
+        evaluated = ranked(graph.evaluated())
+        order = [n.id for n in evaluated]
         if len(order) < arity:
             return []
         children, values = self._tree(graph)
-        evaluated = ranked(graph.evaluated())
-        reference = evaluation_cost(evaluated[0]) if evaluated else None
-        discounts = {n.id: cost_discount(n, reference, self.cost_exponent) for n in evaluated}
+        discounts = cost_discounts(evaluated, self.cost_exponent)
         planned: dict[str, int] = {}
         out: list[ParentSet] = []
         for _ in range(count):

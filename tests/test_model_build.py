@@ -121,9 +121,27 @@ def test_the_harness_rebuilds_both_on_the_host_when_the_candidate_cannot_be_buil
     ref_model, new_model = harness._build_models(
         module, HostOnlyModel, ShapeCase("default", {}), 0, "cpu", torch.float32, BACKEND, "candidate", ""
     )
-    assert taken == [("Model", True), ("HostOnlyModel", True), ("Model", False), ("HostOnlyModel", False)]
+    assert taken == [("Model", True), ("HostOnlyModel", True), ("HostOnlyModel", False), ("Model", False)]
     # same route, same seed: the parameters agree, so the comparison is fair
     assert torch.equal(ref_model.linear.weight, new_model.linear.weight)
+
+
+def test_a_candidate_that_builds_nowhere_costs_no_second_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its host error is reported; the reference is not built again on the host for nothing."""
+    taken = _routes_taken(monkeypatch)
+    module = _module()
+
+    class Broken(torch.nn.Module):
+        def __init__(self, features: int) -> None:
+            super().__init__()
+            raise ValueError("no weights for you")
+
+    with pytest.raises(harness._Stop) as stop:
+        harness._build_models(
+            module, Broken, ShapeCase("default", {}), 0, "cpu", torch.float32, BACKEND, "candidate", ""
+        )
+    assert "no weights for you" in str(stop.value.fields)
+    assert taken == [("Model", True), ("Broken", True), ("Broken", False)]
 
 
 def test_a_reference_that_builds_nowhere_is_a_spec_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -426,33 +426,42 @@ def _build_models(
     where: str,
 ) -> tuple[Any, Any]:
     reference.apply_shape(ref_module, shape)
-    # Both models by one route (see reference.build_model_on): on the device where both can be built
-    # there, else both on the host, whose errors are the ones reported.
-    routes = [True, False] if reference.initialises_on_device(device) else [False]
-    for attempt, on_device in enumerate(routes):
-        last = attempt == len(routes) - 1
+
+    def build_reference(on_device: bool) -> Any:
         try:
-            ref_model = reference.build_model_on(
+            return reference.build_model_on(
                 ref_module.Model, ref_module, seed, device, dtype, on_device=on_device
             )
         except Exception as exc:
-            if not last:
-                continue
             raise ReferenceSpecError(
                 f"reference Model{where} cannot be built: {type(exc).__name__}: {exc}"
             ) from exc
+
+    def build_candidate(on_device: bool) -> Any:
         try:
-            new_model = reference.build_model_on(
-                model_new, ref_module, seed, device, dtype, on_device=on_device
-            )
+            return reference.build_model_on(model_new, ref_module, seed, device, dtype, on_device=on_device)
         except (Exception, SystemExit) as exc:
-            if not last:
-                del ref_model
-                continue
             raise _Stop(
                 _exception_fields(exc, backend, "run", f"building ModelNew{where}", module_name)
             ) from None
-        break
+
+    # Both models by one route (see reference.build_model_on): on the device where both can be built
+    # there, else both on the host, whose errors are the ones reported.
+    on_device = reference.initialises_on_device(device)
+    try:
+        ref_model = build_reference(on_device)
+    except ReferenceSpecError:
+        if not on_device:
+            raise
+        on_device, ref_model = False, build_reference(False)
+    try:
+        new_model = build_candidate(on_device)
+    except _Stop:
+        if not on_device:
+            raise
+        new_model = build_candidate(False)  # a constructor that works on the host only...
+        del ref_model
+        ref_model = build_reference(False)  # ...and the reference's parameters drawn there too
     reference.perturb_constant_state(ref_model, new_model, seed)
     return ref_model, new_model
 

@@ -40,6 +40,7 @@ from typing import Any
 from kernelevolve.kernelbench import Problem, list_problems
 from kernelevolve.paths import PROJECT_ROOT
 from kernelevolve.sweep_run import (
+    TIME_FORMAT,
     SweepError,
     SweepOptions,
     compose_base_config,
@@ -244,7 +245,7 @@ class Sweep:
         manifest = json.loads(path.read_text())
         manifest.setdefault("calls", []).append(
             {
-                "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "finished_at": time.strftime(TIME_FORMAT),
                 "wall_s": time.monotonic() - start,
                 "ran": ran,
                 "stopped_by_time_limit": stopped,
@@ -261,7 +262,7 @@ def finished_before(record: dict[str, Any], when: datetime) -> bool:
     """Whether a problem's record finished before `when`; a record without a readable time counts as
     older (run again rather than keep a result of unknown age)."""
     try:
-        finished = datetime.strptime(str(record["finished_at"]), "%Y-%m-%dT%H:%M:%S%z")
+        finished = datetime.strptime(str(record["finished_at"]), TIME_FORMAT)
     except (KeyError, ValueError):
         return True
     return finished < when

@@ -53,6 +53,10 @@ class SweepOptions:
         return self.budget_seconds + self.baseline_allowance_s
 
 
+# How records and calls write their times (local time with its UTC offset); `sweep.finished_before` reads it.
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
+
+
 def problem_key(problem: Problem) -> str:
     return f"L{problem.level}/{problem.problem_id}"
 
@@ -165,7 +169,7 @@ def run_problem(cfg: dict[str, Any], problem: Problem) -> dict[str, Any]:
 
     start = time.monotonic()
     record: dict[str, Any] = {
-        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "started_at": time.strftime(TIME_FORMAT),
         "problem": problem_key(problem),
         "level": problem.level,
         "problem_id": problem.problem_id,
@@ -182,7 +186,7 @@ def run_problem(cfg: dict[str, Any], problem: Problem) -> dict[str, Any]:
         record.update(record_from_results(result.results))
         record["run_dir"] = str(result.run_dir)
     record["wall_s"] = time.monotonic() - start
-    record["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    record["finished_at"] = time.strftime(TIME_FORMAT)
     return record
 
 

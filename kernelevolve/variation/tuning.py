@@ -65,7 +65,7 @@ def tuned_child(parent: Candidate, changed: dict[str, Any], operator: str = "tun
     params = {t.name: t.value for t in find_tunables(source)}
     metadata: dict[str, Any] = {k: v for k, v in parent.metadata.items() if k in ("template", "pattern")}
     precision = _fp32_precision(params, parent.metadata.get("fp32_precision"))
-    if precision is not None:  # what the child computes in; fusion_boundary re-renders its children at it
+    if precision is not None:  # what the child computes in, as sweep records and evaluation logs show it
         metadata["fp32_precision"] = precision
     return Candidate(
         source=source,

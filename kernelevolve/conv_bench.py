@@ -113,6 +113,7 @@ def problem_keys(texts: Sequence[str], kernelbench_path: Path) -> list[str]:
     """`L<level>/<id>` of each argument; every one must be a problem in the KernelBench data."""
     from kernelevolve.kernelbench import list_problems
     from kernelevolve.sweep_candidates import UnknownProblem, parse_key
+    from kernelevolve.sweep_run import record_key
 
     try:
         keys = [parse_key(text) for text in texts]
@@ -121,10 +122,10 @@ def problem_keys(texts: Sequence[str], kernelbench_path: Path) -> list[str]:
         }
     except (UnknownProblem, OSError) as exc:
         raise UsageError(str(exc)) from None
-    missing = [f"L{level}/{pid}" for level, pid in keys if (level, pid) not in known]
+    missing = [record_key(level, pid) for level, pid in keys if (level, pid) not in known]
     if missing:
         raise UsageError(f"no problem {', '.join(missing)} in {kernelbench_path}")
-    return [f"L{level}/{pid}" for level, pid in keys]
+    return [record_key(level, pid) for level, pid in keys]
 
 
 def trials(seeds: Sequence[Candidate], variants: Sequence[Variant]) -> list[Trial]:

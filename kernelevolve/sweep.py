@@ -48,6 +48,7 @@ from kernelevolve.sweep_run import (
     problem_config,
     problem_key,
     problem_slug,
+    record_key,
     record_slug,
     run_problem,
 )
@@ -383,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.sample is None:
                 log.error("--summary-out summarises a sample: give --sample FILE")
                 return 2
-            wanted = [f"L{level}/{problem_id}" for level, problem_id in read_sample(args.sample)]
+            wanted = [record_key(level, problem_id) for level, problem_id in read_sample(args.sample)]
             write_summary(args.out, wanted, args.summary_out, f"sample {args.sample.name}")
             print(f"summary: {args.summary_out / 'summary.md'}")
             return 0

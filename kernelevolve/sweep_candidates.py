@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.sweep_run import record_slug
+from kernelevolve.sweep_run import record_key, record_slug
 from kernelevolve.sweep_summary import RESULTS_DIR, format_ms, format_own, format_speedup
 
 _KEY = re.compile(r"(?i)^l?(\d+)[/_](\d+)$")
@@ -45,9 +45,9 @@ def load_record(sweep_dir: Path, key: str) -> dict[str, Any]:
         if not results.is_dir():
             raise UnknownProblem(f"{sweep_dir} is not a sweep folder: it has no {RESULTS_DIR}/ directory")
         known = sorted(p.stem for p in results.glob("*.json"))
-        same_level = [_key_of(stem) for stem in known if stem.startswith(f"L{level}_")]
+        same_level = [record_key(*parse_key(stem)) for stem in known if stem.startswith(f"L{level}_")]
         raise UnknownProblem(
-            f"L{level}/{pid}: no record in {results} ({len(known)} record(s); level {level}: "
+            f"{record_key(level, pid)}: no record in {results} ({len(known)} record(s); level {level}: "
             + (
                 ", ".join(same_level[:20]) + (" ..." if len(same_level) > 20 else "")
                 if same_level
@@ -57,11 +57,6 @@ def load_record(sweep_dir: Path, key: str) -> dict[str, Any]:
         )
     record: dict[str, Any] = json.loads(path.read_text())
     return record
-
-
-def _key_of(stem: str) -> str:
-    level, pid = parse_key(stem)
-    return f"L{level}/{pid}"
 
 
 def candidate_table(record: dict[str, Any]) -> str:

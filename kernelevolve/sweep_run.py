@@ -58,7 +58,12 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
 
 
 def problem_key(problem: Problem) -> str:
-    return f"L{problem.level}/{problem.problem_id}"
+    return record_key(problem.level, problem.problem_id)
+
+
+def record_key(level: int, problem_id: int) -> str:
+    """A problem as records, logs and the command lines name it: L1/19."""
+    return f"L{level}/{problem_id}"
 
 
 def problem_slug(problem: Problem) -> str:

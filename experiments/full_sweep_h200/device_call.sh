@@ -12,7 +12,7 @@
 set -u
 started=$(date +%s)
 call_name=$1
-time_limit_s=$2  # for the whole call: the preflight's time comes off the sweep's and conv_bench's
+time_limit_s=$2  # no problem starts past it (the preflight's time comes off); OVERRUN_S (120) more cuts the sweep
 shift 2
 out=${OUT:?OUT must name the folder that comes back}
 
@@ -46,7 +46,9 @@ if [ $# -gt 0 ]; then
   conv_pid=$!
 fi
 
-CUDA_VISIBLE_DEVICES=$sweep_gpus python3 -m kernelevolve.sweep --kernelbench-path .kbdata/problems.jsonl \
+# The sweep's limit only stops new problems from starting; a level-3 problem can run 130 s past it, so
+# a hard cut keeps the tarball below from being lost to the call's own limit (finished results are files).
+CUDA_VISIBLE_DEVICES=$sweep_gpus timeout -k 10 $((time_limit_s + ${OVERRUN_S:-120})) python3 -m kernelevolve.sweep --kernelbench-path .kbdata/problems.jsonl \
   --levels 1 2 3 --platform h200 --budget-evals 12 --budget-seconds 40 --baseline-allowance-s 45 \
   --out runs/sweeps/full --time-limit-s "$time_limit_s" --retry-failed --evaluator ray \
   --set +evaluator.num_gpus_per_actor=0.5 --permissive ${SWEEP_ARGS:-} > "$out/$call_name.log" 2>&1

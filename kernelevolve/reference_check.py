@@ -10,6 +10,7 @@ import logging
 from typing import Any
 
 from kernelevolve.reference_module import load_reference_module
+from kernelevolve.tracing import TRACING_LOCK
 from kernelevolve.types import KernelSpec, ShapeCase
 
 log = logging.getLogger(__name__)
@@ -21,7 +22,7 @@ def run_reference(spec: KernelSpec, shape: ShapeCase, device: str) -> Any:
     import torch
 
     module = load_reference_module(spec.reference_source, shape.params)
-    with torch.device(device):
+    with TRACING_LOCK, torch.device(device):  # not while another thread's FX trace patches Module.__call__
         torch.manual_seed(0)
         model = module.Model(*module.get_init_inputs())
         inputs = module.get_inputs()

@@ -18,7 +18,7 @@ from typing import Any
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.types import Candidate
 from kernelevolve.variation.compiler.own_conv import CONVOLUTION
-from kernelevolve.variation.tracing import TRACING_LOCK
+from kernelevolve.tracing import TRACING_LOCK
 
 log = logging.getLogger(__name__)
 

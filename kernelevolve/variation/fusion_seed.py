@@ -12,7 +12,7 @@ import logging
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.types import Candidate
 from kernelevolve.variation.codegen import Generation, generate
-from kernelevolve.variation.tracing import TRACING_LOCK
+from kernelevolve.tracing import TRACING_LOCK
 
 log = logging.getLogger(__name__)
 

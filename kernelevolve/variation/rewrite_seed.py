@@ -22,7 +22,7 @@ from kernelevolve.interfaces import ProposalContext
 from kernelevolve.types import Candidate
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator, capture_device, capture_programs
 from kernelevolve.variation.rewrite.pipeline import RULES, Rewritten
-from kernelevolve.variation.tracing import TRACING_LOCK
+from kernelevolve.tracing import TRACING_LOCK
 
 log = logging.getLogger(__name__)
 

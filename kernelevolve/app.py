@@ -261,6 +261,7 @@ def run_search(cfg_in: Any) -> RunResult:
         "run_dir": str(run_dir),
         "scheduler": outcome.scheduler,
         "baseline_measurement_s": engine.baseline_s,
+        "seed_proposal_s": engine.seed_s,
     }
     for operator in operators:
         report = getattr(operator, "report", None)

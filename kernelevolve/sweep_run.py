@@ -243,6 +243,7 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
         "evaluations_by_status": {k: v for k, v in (results.get("evaluations_by_status") or {}).items() if v},
         "stop_reason": results.get("stop_reason", ""),
         "search_wall_s": (results.get("time") or {}).get("wall_s"),
+        "seed_proposal_s": results.get("seed_proposal_s"),  # before the search's clock starts
         "scaling": ((results.get("spec") or {}).get("scaling") or {}).get("constants"),
         "error": None,
         # one compact entry per evaluated candidate, in evaluation order (kernelevolve.evaluation_log);

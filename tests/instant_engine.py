@@ -65,6 +65,31 @@ def softmax_spec() -> KernelSpec:
     return resolve_spec("softmax", load_platform("cpu"))
 
 
+def make_engine(
+    graph_path: Path,
+    spec: KernelSpec,
+    evaluator: InstantEvaluator,
+    operators: Sequence[Any],
+    termination: dict[str, Any],
+    seed: int = 0,
+    **greedy: Any,
+) -> Engine:
+    """A greedy search over `operators`, stopped by the `termination` config block."""
+    return Engine(
+        spec=spec,
+        platform=load_platform("cpu"),
+        graph=SearchGraph(graph_path),
+        evaluator=evaluator,
+        operators=list(operators),
+        policy=build_selection("greedy", **greedy),
+        scheduler=OperatorScheduler(strategy="ucb"),
+        termination=build_termination(termination),
+        eval_settings=EvalSettings(),
+        backends=("triton",),
+        settings=EngineSettings(seed=seed, progress=False),
+    )
+
+
 def run_engine(
     graph_path: Path,
     spec: KernelSpec,
@@ -75,17 +100,5 @@ def run_engine(
     **greedy: Any,
 ) -> SearchOutcome:
     """A greedy search over `operators` until `max_evaluations`; `greedy`: the policy's options."""
-    engine = Engine(
-        spec=spec,
-        platform=load_platform("cpu"),
-        graph=SearchGraph(graph_path),
-        evaluator=evaluator,
-        operators=list(operators),
-        policy=build_selection("greedy", **greedy),
-        scheduler=OperatorScheduler(strategy="ucb"),
-        termination=build_termination({"max_evaluations": max_evaluations}),
-        eval_settings=EvalSettings(),
-        backends=("triton",),
-        settings=EngineSettings(seed=seed, progress=False),
-    )
-    return engine.run()
+    termination = {"max_evaluations": max_evaluations}
+    return make_engine(graph_path, spec, evaluator, operators, termination, seed, **greedy).run()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from kernelevolve.types import (
     Candidate,
     KernelSpec,
 )
-from tests.instant_engine import InstantEvaluator, run_engine, softmax_spec
+from tests.instant_engine import InstantEvaluator, make_engine, run_engine, softmax_spec
 
 
 def _candidate(name: str, operator: str = "seeder", parents: tuple[str, ...] = ()) -> Candidate:
@@ -104,3 +105,23 @@ def test_the_engine_evaluates_children_between_the_seeds_it_still_has(tmp_path: 
     assert tuned and tuned[0] <= 3, order  # a child is evaluated long before the eight seeds are done
     seeds = [name for name in order if not name.endswith("tuned")]
     assert len(seeds) >= 4 and len(order) - len(seeds) >= 3, order  # the budget is shared
+
+
+class _SlowSeeder(_Seeder):
+    """Seeds that take longer to propose than the whole search budget (a level-3 network's captures)."""
+
+    def propose(self, ctx: ProposalContext) -> list[Candidate]:
+        time.sleep(0.5)
+        return super().propose(ctx)
+
+
+def test_the_wall_clock_counts_from_the_seeds_so_slow_seeding_still_gets_evaluations(tmp_path: Path) -> None:
+    spec = softmax_spec()
+    evaluator = _OrderingEvaluator(spec)
+    engine = make_engine(
+        tmp_path / "graph.jsonl", spec, evaluator, [_SlowSeeder("slow", 3)], {"wall_clock_s": 0.3}
+    )
+    outcome = engine.run()
+    assert evaluator.order, "the seeds' proposal time used up the budget before any evaluation"
+    assert outcome.stop_reason.startswith(("wall_clock", "no operator"))
+    assert engine.seed_s >= 0.5 and outcome.elapsed_s < engine.seed_s + 0.3 + 2.0

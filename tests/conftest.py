@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 
@@ -24,10 +25,8 @@ def _interpret_triton_without_a_gpu() -> None:
         return
     # On a GPU, import Triton now, compiled: a module fixture that sets TRITON_INTERPRET for its CPU
     # tests (test_harness) must not decide the mode when it happens to be the first to import Triton.
-    try:
+    with contextlib.suppress(ImportError):
         import triton.language  # noqa: F401
-    except ImportError:
-        pass
 
 
 _interpret_triton_without_a_gpu()

@@ -69,7 +69,9 @@ def test_the_reference_check_waits_for_a_trace_in_another_thread() -> None:
     assert tracing.wait(timeout=10)
     problems: list[str | None] = []
     checker = threading.Thread(
-        target=lambda: problems.append(check_reference(KernelSpec(name="nested", reference_source=NESTED_REFERENCE)))
+        target=lambda: problems.append(
+            check_reference(KernelSpec(name="nested", reference_source=NESTED_REFERENCE))
+        )
     )
     checker.start()
     checker.join(timeout=0.5)

@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kernelevolve.interfaces import ProposalContext
+from kernelevolve.tracing import TRACING_LOCK
 from kernelevolve.types import Candidate
 from kernelevolve.variation.compiler.own_conv import CONVOLUTION
-from kernelevolve.tracing import TRACING_LOCK
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 
 from kernelevolve.interfaces import ProposalContext
+from kernelevolve.tracing import TRACING_LOCK
 from kernelevolve.types import Candidate
 from kernelevolve.variation.codegen import Generation, generate
-from kernelevolve.tracing import TRACING_LOCK
 
 log = logging.getLogger(__name__)
 

@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from kernelevolve.interfaces import ProposalContext
+from kernelevolve.tracing import TRACING_LOCK
 from kernelevolve.types import Candidate
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator, capture_device, capture_programs
 from kernelevolve.variation.rewrite.pipeline import RULES, Rewritten
-from kernelevolve.tracing import TRACING_LOCK
 
 log = logging.getLogger(__name__)
 

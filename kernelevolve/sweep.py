@@ -10,7 +10,9 @@ compose API, exactly as `python -m kernelevolve` would, with `--set` items as ex
 (any Hydra override: `search=islands`, `platform.eval.timing_trials=50`). Every finished problem
 writes results/L<level>_<id>.json and a line in results.jsonl; a problem with a result is skipped
 on the next call, and a run that was cut off resumes from its graph checkpoint. With a time limit
-no problem starts unless the elapsed time plus one problem's estimate (budget + allowance) fits.
+no problem starts unless the elapsed time plus one problem's estimate fits: budget + allowance, or the
+median wall time of the level's finished problems where that is longer (level 3's seeding and
+baselines take minutes).
 `--retry-failed` runs failed runs again; `--rerun-before TIME` runs again results older than TIME
 (after a fix), each once, while results.jsonl keeps the older records.
 
@@ -28,6 +30,7 @@ import logging
 import os
 import queue
 import re
+import statistics
 import sys
 import time
 from collections import deque
@@ -141,6 +144,7 @@ class Sweep:
             len(todo),
             len(slots),
         )
+        observed = self._observed_wall_s()
         free: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         for slot in slots:
             free.put(slot)
@@ -152,11 +156,13 @@ class Sweep:
                 while todo and not stopped and len(running) < len(slots):
                     elapsed = time.monotonic() - start
                     limit = self.options.time_limit_s
-                    if limit is not None and elapsed + self.options.estimate_s > limit:
+                    estimate = self._estimate_s(todo[0].level, observed)
+                    if limit is not None and elapsed + estimate > limit:
                         log.info(
-                            "time limit: %.0f s elapsed + %.0f s estimate > %.0f s; no new problem starts",
+                            "time limit: %.0f s elapsed + %.0f s estimate (level %d) > %.0f s; no new problem starts",
                             elapsed,
-                            self.options.estimate_s,
+                            estimate,
+                            todo[0].level,
                             limit,
                         )
                         stopped = True
@@ -176,12 +182,31 @@ class Sweep:
                 for future in done:
                     problem, device = running.pop(future)
                     free.put(device)
-                    self._store(future.result())
+                    record = future.result()
+                    self._store(record)
+                    if isinstance(record.get("wall_s"), (int, float)):
+                        observed.setdefault(problem.level, []).append(float(record["wall_s"]))
                     ran.append(problem_key(problem))
         summary = write_summary(self.out)
         remaining = [key for p in problems if (key := problem_key(p)) not in ran and self._needs_run(p)]
         self._log_call(start, ran, stopped, len(slots))
         return SweepOutcome([problem_key(p) for p in problems], ran, skipped, remaining, stopped, summary)
+
+    def _observed_wall_s(self) -> dict[int, list[float]]:
+        """Wall seconds of the finished problems in this sweep's results, per level."""
+        observed: dict[int, list[float]] = {}
+        for path in self.results_dir.glob("*.json"):
+            try:
+                record = json.loads(path.read_text())
+                observed.setdefault(int(record["level"]), []).append(float(record["wall_s"]))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # a record without a level or a time says nothing about the estimate
+        return observed
+
+    def _estimate_s(self, level: int, observed: dict[int, list[float]]) -> float:
+        """One problem's expected wall time: the budget's estimate, or the level's median so far if longer."""
+        times = observed.get(level)
+        return max(self.options.estimate_s, statistics.median(times)) if times else self.options.estimate_s
 
     def _needs_run(self, problem: Problem) -> bool:
         path = self.result_path(problem)
@@ -308,7 +333,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sample", type=Path, help="a sample list (see experiments/sweep_sample.md)")
     parser.add_argument("--platform", default="cpu")
     parser.add_argument("--budget-evals", type=int, default=20, help="evaluations per problem")
-    parser.add_argument("--budget-seconds", type=float, default=120.0, help="search wall clock per problem")
+    parser.add_argument(
+        "--budget-seconds",
+        type=float,
+        default=120.0,
+        help="search wall clock per problem, from when its seeds are proposed",
+    )
     parser.add_argument("--time-limit-s", type=float, help="start no problem that would end after this")
     parser.add_argument(
         "--baseline-allowance-s",

@@ -517,3 +517,20 @@ def test_sweep_stops_at_its_time_limit_and_resumes(
     argv += ["--budget-evals", "3", "--budget-seconds", "40", "--set", *FAST_SETS]
     assert main(argv) == 0  # a third call finds everything done
     assert "ran 0 now, 5/5 have results" in capsys.readouterr().out
+
+
+@needs_kernelbench
+def test_a_level_slower_than_the_budget_estimate_stops_the_call_earlier(tmp_path: Path) -> None:
+    """Level 3 took 70-265 s a problem against an 85 s estimate, and the call ran past its limit: the
+    estimate is now the level's median wall time so far where that is longer."""
+    options = sweep_options(tmp_path, ids="19-20", time_limit_s=100.0)  # estimate 60 s: one would start
+    results = options.out / "results"
+    results.mkdir(parents=True)
+    for problem_id, wall_s in ((5, 150.0), (6, 300.0), (7, 90.0)):  # median 150 s
+        record = {**_record(f"L1/{problem_id}", "ok", 1.0, 1.0), "wall_s": wall_s}
+        (results / f"L1_{problem_id:03d}.json").write_text(json.dumps(record))
+    outcome = Sweep(options).run()
+    assert outcome.ran == [] and outcome.stopped_by_time
+    assert Sweep(options)._estimate_s(1, {1: [150.0, 300.0, 90.0]}) == 150.0
+    assert Sweep(options)._estimate_s(2, {1: [150.0]}) == options.estimate_s  # no level-2 time yet
+    assert Sweep(options)._estimate_s(1, {1: [10.0]}) == options.estimate_s  # never below the budget's

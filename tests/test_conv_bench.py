@@ -58,7 +58,7 @@ def test_every_conv_seed_is_measured_in_every_variant(
     [
         (["--problems", "L1/999"], "no problem L1/999"),
         (["--problems", "57"], "is not a problem"),
-        (["--problems", PROBLEM, "--variants", "CONV_LOOP=spiral"], "is not one of fused, auto, taps"),
+        (["--problems", PROBLEM, "--variants", "CONV_LOOP=spiral"], "is not one of taps, fused"),
         (["--problems", PROBLEM, "--variants", "CONV_LOOP"], "is not NAME=VALUE"),
         (["--problems", PROBLEM, "--variants", "LOOP=taps"], "LOOP is no tunable of ours"),
         (["--problems", PROBLEM, "--variants", "CONV_LOOP=taps,CONV_LOOP=fused"], "given twice"),
@@ -76,7 +76,7 @@ def test_usage_errors_name_what_is_wrong(
 def test_a_failure_is_a_line_and_seeds_giving_the_same_child_are_measured_once() -> None:
     source = (
         'CONV_FP32_PRECISION = "ieee"  # tune: "ieee", "tf32x3"\n'
-        'CONV_LOOP = "auto"  # tune: "fused", "auto", "taps"\n'
+        'CONV_LOOP = "taps"  # tune: "taps", "fused"\n'
         "_ke_conv = None\n"
     )
     exact = Candidate(source, "triton", "compiler_seed", metadata={"own_kernels": True})

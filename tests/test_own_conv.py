@@ -144,33 +144,39 @@ def test_tensor_core_precision_launches_on_the_phases(interpreter: None, tmp_pat
     torch.testing.assert_close(got, _reference(dims, transposed, x, w, None, kw), atol=1e-4, rtol=1e-4)
 
 
-def test_auto_takes_the_taps_loop_for_transposed_convolutions_only(interpreter: None, tmp_path: Path) -> None:
-    """The seed's CONV_LOOP is "auto"; the tuner can still pick either loop for every convolution."""
+def test_seeds_take_the_taps_loop_for_every_convolution(interpreter: None, tmp_path: Path) -> None:
+    """The seed's CONV_LOOP is "taps" (faster on the H200 for plain convolutions too); the tuner can
+    still pick "fused" for every convolution."""
     tunable = {t.name: t for t in find_tunables("\n".join(CONV_TUNABLES))}["CONV_LOOP"]
-    assert tunable.declared and tunable.value == "auto" and set(tunable.choices) == {"fused", "auto", "taps"}
-    conv = _conv_module(tmp_path, CONV_LOOP="auto")
+    assert tunable.declared and tunable.value == "taps" and set(tunable.choices) == {"fused", "taps"}
     launched: list[str] = []
 
-    class Recorded:
-        def __init__(self, name: str) -> None:
-            self.name, self.kernel = name, getattr(conv, name)
+    def recording(loop: str) -> ModuleType:
+        conv = _conv_module(tmp_path, CONV_LOOP=loop)
 
-        def __getitem__(self, grid: object) -> object:
-            launched.append(self.name)
-            return self.kernel[grid]
+        class Recorded:
+            def __init__(self, name: str) -> None:
+                self.name, self.kernel = name, getattr(conv, name)
 
-    conv._ke_conv_kernel = Recorded("_ke_conv_kernel")
-    conv._ke_conv_taps_kernel = Recorded("_ke_conv_taps_kernel")
+            def __getitem__(self, grid: object) -> object:
+                launched.append(self.name)
+                return self.kernel[grid]
+
+        conv._ke_conv_kernel = Recorded("_ke_conv_kernel")
+        conv._ke_conv_taps_kernel = Recorded("_ke_conv_taps_kernel")
+        return conv
+
     x, w = torch.randn(1, 2, 5, 4), torch.randn(2, 2, 3, 3)
-    conv._conv(x, w, None, stride=(1, 2), transposed=True)
-    conv._conv(x, w, None, stride=1, padding=1, transposed=True)
-    conv._conv(x, w, None, stride=2)
-    assert launched == ["_ke_conv_taps_kernel", "_ke_conv_taps_kernel", "_ke_conv_kernel"]
+    for loop in ("taps", "fused"):
+        conv = recording(loop)
+        conv._conv(x, w, None, stride=(1, 2), transposed=True)
+        conv._conv(x, w, None, stride=2)
+    assert launched == ["_ke_conv_taps_kernel"] * 2 + ["_ke_conv_kernel"] * 2
 
 
 def test_an_unknown_loop_names_the_choices(tmp_path: Path) -> None:
     conv = _conv_module(tmp_path, CONV_LOOP="tiles")
-    with pytest.raises(ValueError, match="'fused', 'auto', 'taps'"):
+    with pytest.raises(ValueError, match="'taps', 'fused'"):
         conv._conv(torch.randn(1, 2, 5), torch.randn(2, 2, 3))
 
 

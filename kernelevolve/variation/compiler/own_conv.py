@@ -13,11 +13,11 @@ tap and testing validity for every element of each BLOCK_M x BLOCK_K tile. "taps
 then input channels BLOCK_K at a time: index and validity are a BLOCK_M vector a step, the A tile is
 row + channel * stride. For a transposed convolution each "taps" program takes the output pixels of one
 stride phase (o % stride, per dimension): a tap reaches all of them or none, so only the taps reaching
-the phase are visited, 1 / stride^d of them, where "fused" multiplies zeros for the rest. The seed's
-"auto" takes "taps" for transposed convolutions, "fused" for the rest (where "fused" packs a few input
-channels' taps into one K step without padding each tap to BLOCK_K). On the H200, "taps" ran strided
-transposed convolutions 1.8-15.7x faster than "fused", a stride-1 2-D one 1.06-3.4x faster and a stride-1
-1-D one 0.89-1.08x as fast (experiments/conv_loop_h200).
+the phase are visited, 1 / stride^d of them, where "fused" multiplies zeros for the rest. Seeds take
+"taps"; "fused" (a few input channels' taps packed into one K step without padding each tap to BLOCK_K)
+is left to the tuner. On the H200, "taps" ran strided transposed convolutions 1.8-15.7x faster than
+"fused", stride-1 ones 0.89-3.4x as fast, and plain 1-D and 2-D convolutions 1.15-6.5x faster in
+Inductor's channels-last layout (3 of 4 faster in NCHW) (experiments/conv_loop_h200).
 
 A depthwise convolution (one input channel per group: MobileNet's, KernelBench L1/83) would use one
 of the GEMM tile's columns per group, so it goes to a direct kernel instead: each program sums the
@@ -39,10 +39,9 @@ CONV_TUNABLES = (
     '# fp32 dot precision: "ieee" is exact fp32 FMA; "tf32x3" and "bf16x3" use tensor cores at near-fp32',
     "# accuracy (about 22 and 16 bits of mantissa; bf16x3 at twice the rate).",
     'CONV_FP32_PRECISION = "ieee"  # tune: "ieee", "tf32x3", "bf16x3"',
-    '# K loop: "fused" steps through (input channel x tap) flattened; "taps" through taps, then channels,',
-    "# and a transposed convolution's programs each take one stride phase, visiting only its valid taps;",
-    '# "auto" is "taps" for transposed convolutions and "fused" for the rest.',
-    'CONV_LOOP = "auto"  # tune: "fused", "auto", "taps"',
+    '# K loop: "taps" steps through taps, then channels, and each program of a transposed convolution',
+    '# takes one stride phase, visiting only its valid taps; "fused" through (input channel x tap) flattened.',
+    'CONV_LOOP = "taps"  # tune: "taps", "fused"',
     "DW_BLOCK = 256  # tune: 128, 256, 512, 1024",
     "DW_WARPS = 4  # tune: 1, 2, 4, 8",
 )
@@ -277,13 +276,11 @@ def _conv(
     out_size=None, out_stride=None,
 ):
     # 1-, 2- or 3-D convolution or transposed convolution (aten semantics) by our implicit GEMM
-    if CONV_LOOP not in ("fused", "auto", "taps"):
-        raise ValueError(f"CONV_LOOP is {CONV_LOOP!r}: one of 'fused', 'auto', 'taps'")
+    if CONV_LOOP not in ("taps", "fused"):
+        raise ValueError(f"CONV_LOOP is {CONV_LOOP!r}: one of 'taps', 'fused'")
     dims = x.dim() - 2
     step, pad = _spatial(stride, dims, 1), _spatial(padding, dims, 0)
     loop = CONV_LOOP
-    if loop == "auto":  # on the H200 "taps" won on transposed convolutions, stride 1 too
-        loop = "taps" if transposed else "fused"
     dil, extra = _spatial(dilation, dims, 1), _spatial(output_padding, dims, 0)
     x5, w5 = _as_3d(x, dims), _as_3d(weight, dims)
     batch, channels = x5.shape[0], x5.shape[1]

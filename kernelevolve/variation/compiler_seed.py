@@ -27,7 +27,7 @@ BACKEND = "triton"
 # that do: 3xTF32 (about 22 bits of mantissa) and 3xBF16 (about 16 bits, at twice the bf16 rate: on Hopper
 # three bf16 passes cost about 1.5 TF32 passes). In a CPU simulation of KernelBench's Linear layers (K up to
 # 32768) 3xBF16 used at most 10% of the 1e-4 tolerance, 3xTF32 well under 1%.
-PRECISION_TUNABLES = ("MM_FP32_PRECISION", "CONV_FP32_PRECISION")
+PRECISION_TUNABLES = ("MM_FP32_PRECISION", "CONV_FP32_PRECISION", "LIBRARY_CONV_FP32_PRECISION")
 TENSOR_CORE_PRECISIONS = ("tf32x3", "bf16x3")
 
 
@@ -114,7 +114,7 @@ class CompilerSeedOperator:
                 continue
             metadata.update(extra)
             seeds.append(Candidate(source, BACKEND, self.name, "seed", metadata=metadata))
-            if own_kernels and device == "cuda":
+            if device == "cuda":  # own kernels: 3xTF32 and 3xBF16; cuDNN convolutions: 3xTF32
                 seeds.extend(_tensor_core_twins(source, metadata, self.name))
         log.info(
             "compiler_seed: %d seed(s) for %s (%d kernels over %d shapes%s%s)",
@@ -129,15 +129,18 @@ class CompilerSeedOperator:
 
 
 def by_promise(seeds: list[Candidate]) -> list[Candidate]:
-    """Seeds in the order they are worth evaluating, layouts interleaved: Inductor's program as it is,
-    then our own kernels with fp32 dot products on 3xTF32 tensor cores, on 3xBF16, then in exact fp32. On the H200
-    sample sweep the 3xTF32 own seed beat the exact one on 8 of 10 problems (L2/62: 2.16 ms against
-    9.99 ms), and a level-3 search has time for two or three seeds."""
+    """Seeds in the order they are worth evaluating, layouts interleaved: Inductor's program with its
+    cuDNN convolutions in three TF32 passes, as it is, then our own kernels with fp32 dot products on
+    3xTF32 tensor cores, on 3xBF16, then in exact fp32. On the H200 sample sweep the 3xTF32 own seed beat
+    the exact one on 8 of 10 problems (L2/62: 2.16 ms against 9.99 ms), and a level-3 search has time
+    for two or three seeds."""
 
     def rank(seed: Candidate) -> int:
-        if not seed.metadata.get("own_kernels"):
-            return 0
         precision = seed.metadata.get("fp32_precision")
+        if not seed.metadata.get("own_kernels"):
+            # cuDNN in three TF32 passes first: exact fp32 ones ran 2.4-8.6x slower than one TF32 pass
+            # (L1/55, L1/56, L1/62, L1/63, L1/67 eager on the H200)
+            return -1 if precision == "tf32x3" else 0
         # 3xBF16 after 3xTF32 until the H200 has measured it against the known winner
         return 1 + TENSOR_CORE_PRECISIONS.index(precision) if precision in TENSOR_CORE_PRECISIONS else 3
 
@@ -193,16 +196,19 @@ def with_tensor_cores(source: str, precision: str = "tf32x3") -> str | None:
     (one of TENSOR_CORE_PRECISIONS), or None where it has no such tunable."""
     from kernelevolve.variation.tunables import apply_values, find_tunables
 
-    present = {t.name for t in find_tunables(source)} & set(PRECISION_TUNABLES)
+    present = {
+        t.name for t in find_tunables(source) if t.name in PRECISION_TUNABLES and precision in t.choices
+    }
     if not present:
         return None
     return apply_values(source, dict.fromkeys(present, precision))
 
 
 def _tensor_core_twins(source: str, metadata: dict[str, Any], operator: str) -> list[Candidate]:
-    """The own-kernel seed with its fp32 GEMMs and convolutions on tensor cores, one seed per precision:
-    exact-fp32 dot products run at FFMA rate, where the baselines' cuDNN runs TF32 (KernelBench's
-    convolutions), and a small search budget rarely reaches that tunable by mutation."""
+    """The seed with its fp32 GEMMs and convolutions on tensor cores, one seed per precision its tunables
+    offer (own kernels: 3xTF32 and 3xBF16; cuDNN: 3xTF32): exact-fp32 dot products run at FFMA rate,
+    where the baselines' cuDNN runs TF32 (KernelBench's convolutions), and a small search budget rarely
+    reaches that tunable by mutation."""
     twins = []
     for precision in TENSOR_CORE_PRECISIONS:
         twin = with_tensor_cores(source, precision)

@@ -21,6 +21,11 @@ from typing import Any
 from kernelevolve.variation.codegen.emit import reference_parts
 from kernelevolve.variation.codegen.kernels import Tunable
 from kernelevolve.variation.compiler.gemm_epilogue import EPILOGUE_TUNABLES, FusedEpilogue, fuse_epilogues
+from kernelevolve.variation.compiler.library_conv import (
+    LIBRARY_CONV_SOURCE,
+    LIBRARY_CONV_TUNABLES,
+    LibraryConv,
+)
 from kernelevolve.variation.compiler.own_conv import CONV_SOURCE, CONV_TUNABLES, CONVOLUTION, OwnConv
 from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES, OwnGemm
 from kernelevolve.variation.compiler.program import Axis, Kernel, Program
@@ -141,7 +146,7 @@ def render(
             if kernel.kind == "pointwise":
                 renamed = renames[kernel.name]
                 pointwise[f"_launch_{renamed}"] = (dataclasses.replace(kernel, source=kernel_source), renamed)
-        call_block, fused = _call_function(shaped, index, renames, own_kernels, pointwise)
+        call_block, fused = _call_function(shaped, index, renames, own_kernels, pointwise, not interpreter)
         call_blocks.append(call_block)
         epilogues += fused
         dispatch.append(shaped)
@@ -152,6 +157,8 @@ def render(
     gemm = [*gemm_tunables, GEMM_SOURCE] if own_kernels and calls - {CONVOLUTION} else []
     if own_kernels and CONVOLUTION in calls:
         gemm += [*CONV_TUNABLES, CONV_SOURCE]
+    if not own_kernels and not interpreter and CONVOLUTION in calls:
+        gemm += [*LIBRARY_CONV_TUNABLES, LIBRARY_CONV_SOURCE]
     if interpreter:  # Triton's interpreter takes no bf16x3 dot (it computes every fp32 dot in fp32)
         gemm = [line.replace(', "bf16x3"', "") for line in gemm]
     lines = [
@@ -215,8 +222,10 @@ def _call_function(
     renames: dict[str, str],
     own_kernels: bool,
     pointwise: dict[str, tuple[Kernel, str]],
+    on_gpu: bool,
 ) -> tuple[str, list[FusedEpilogue]]:
-    """The shape's call function, and the GEMM epilogues fused into it (own kernels only)."""
+    """The shape's call function, and the GEMM epilogues fused into it (own kernels only); on a GPU,
+    library convolutions go through `_library_convolution` (its precision a tunable)."""
     program = shaped.program
 
     class Rename(ast.NodeTransformer):
@@ -235,6 +244,8 @@ def _call_function(
             stmt for step in steps for stmt in (step.body if isinstance(step, ast.Module) else [step])
         ]
         steps, fused = fuse_epilogues(statements, pointwise)
+    elif on_gpu:
+        steps = [ast.fix_missing_locations(LibraryConv().visit(s)) for s in steps]
     body = [ast.unparse(s) for s in steps]
     names = ", ".join(program.arg_names)
     lines = [

@@ -1,0 +1,74 @@
+"""cuDNN's convolution at near-fp32 accuracy on TF32 tensor cores, for seeds that keep the library call.
+
+The harness runs candidates with exact fp32 convolutions (eval/precision.py), where cuDNN is several
+times slower than in TF32 (L1/56 on the H200: 25.4 ms exact, 2.95 ms TF32), and a single TF32 pass misses
+KernelBench's 1e-4 tolerance. "tf32x3" splits input and weight into a part on TF32's 10-bit mantissa
+and the rest (x = x_hi + x_lo, exactly) and adds three TF32 convolutions, x_hi*w_hi + x_hi*w_lo +
+x_lo*w_hi: the terms left out or rounded are about 2^-21 of the result, as in our own kernels' 3xTF32
+dot products, for three passes at TF32 speed. The splits are elementwise and keep the tensors' memory
+format, so cuDNN returns the layout the plain call would.
+
+In permissive seeds rendered for a GPU, Inductor's `torch.convolution(...)` host steps call
+`_library_convolution(...)`; `LIBRARY_CONV_FP32_PRECISION` ("ieee", the plain call, or "tf32x3") is a
+tunable, and GPU seeds come with a "tf32x3" twin (compiler_seed).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kernelevolve.variation.compiler.own_conv import CONVOLUTION
+
+LIBRARY_CONV_FUNCTION = "_library_convolution"
+
+LIBRARY_CONV_TUNABLES = (
+    "# cuDNN convolutions: exact fp32, or three TF32 passes over hi/lo splits of input and weight",
+    'LIBRARY_CONV_FP32_PRECISION = "ieee"  # tune: "ieee", "tf32x3"',
+)
+
+LIBRARY_CONV_SOURCE = """
+def _ke_tf32_split(t):
+    # t = hi + lo exactly: hi keeps the sign, exponent and TF32's 10 mantissa bits (0xFFFFE000)
+    hi = (t.view(torch.int32) & -8192).view(torch.float32)
+    return hi, t - hi
+
+
+def _ke_convolution_3xtf32(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    # x_hi*w_hi + x_hi*w_lo + x_lo*w_hi, the small terms first; TF32 rounds none of the hi parts
+    x_hi, x_lo = _ke_tf32_split(x)
+    w_hi, w_lo = _ke_tf32_split(weight)
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    out = torch.convolution(x_lo, w_hi, None, *args)
+    out += torch.convolution(x_hi, w_lo, None, *args)
+    out += torch.convolution(x_hi, w_hi, bias, *args)
+    return out
+
+
+def _library_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    # torch.convolution's parameters, which Inductor's host code passes by name
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    if LIBRARY_CONV_FP32_PRECISION != "tf32x3" or input.dtype != torch.float32 or not input.is_cuda:
+        return torch.convolution(input, weight, bias, *args)
+    cudnn = torch.backends.cudnn
+    # TF32 for these three calls only; the flags are restored on leaving, even on an error
+    with cudnn.flags(
+        enabled=cudnn.enabled, benchmark=cudnn.benchmark, deterministic=cudnn.deterministic, allow_tf32=True
+    ):
+        return _ke_convolution_3xtf32(input, weight, bias, *args)
+"""
+
+
+class LibraryConv(ast.NodeTransformer):
+    """Host steps' `torch.convolution(...)` calls as `_library_convolution(...)`, same arguments."""
+
+    def __init__(self) -> None:
+        self.rewritten = 0
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if ast.unparse(node.func) != CONVOLUTION:
+            return node
+        self.rewritten += 1
+        return ast.copy_location(
+            ast.Call(ast.Name(LIBRARY_CONV_FUNCTION, ast.Load()), node.args, node.keywords), node
+        )

@@ -1,0 +1,154 @@
+"""cuDNN convolutions in three TF32 passes (compiler/library_conv.py): the split, its accuracy with
+TF32 emulated on the CPU, the rendering of permissive GPU seeds, and their twin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from kernelevolve.eval.static_checks import check_source
+from kernelevolve.types import Candidate
+from kernelevolve.variation.compiler.library_conv import LIBRARY_CONV_SOURCE, LIBRARY_CONV_TUNABLES
+from kernelevolve.variation.compiler.program import parse
+from kernelevolve.variation.compiler.render import ShapeProgram, render
+from kernelevolve.variation.compiler_seed import _tensor_core_twins, by_promise
+from kernelevolve.variation.tunables import find_tunables
+from tests.gpu import needs_cuda
+
+H200 = Path(__file__).parent / "fixtures" / "inductor_h200"
+CONV_STAND_IN = (
+    "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def __init__(self, i, o, k):\n"
+    "        super().__init__()\n        self.conv = nn.Conv2d(i, o, k)\n\n    def forward(self, x):\n"
+    "        return x\n\ndef get_inputs():\n    return [torch.rand(2, 8, 8, 8)]\n\n"
+    "def get_init_inputs():\n    return [8, 64, 3]\n"
+)
+
+
+def _tf32(t: torch.Tensor) -> torch.Tensor:
+    """What a TF32 tensor core reads of an fp32 operand (the low 13 mantissa bits dropped)."""
+    return (t.view(torch.int32) & -8192).view(torch.float32)
+
+
+def _helpers(convolution: Any, precision: str = "tf32x3") -> dict[str, Any]:
+    """The rendered helpers, with `torch.convolution` replaced by `convolution`."""
+    fake_torch = SimpleNamespace(convolution=convolution, int32=torch.int32, float32=torch.float32)
+    namespace: dict[str, Any] = {"torch": fake_torch, "LIBRARY_CONV_FP32_PRECISION": precision}
+    exec(LIBRARY_CONV_SOURCE, namespace)  # noqa: S102  (our own rendered helper source)
+    return namespace
+
+
+def test_the_split_is_exact_keeps_the_layout_and_puts_hi_on_tf32s_mantissa() -> None:
+    x = torch.randn(2, 8, 5, 5).to(memory_format=torch.channels_last) * 1e3
+    hi, lo = _helpers(torch.convolution)["_ke_tf32_split"](x)
+    assert torch.equal(hi + lo, x)
+    assert torch.equal(_tf32(hi), hi) and (lo.abs() <= x.abs() * 2.0**-10).all()
+    assert hi.is_contiguous(memory_format=torch.channels_last) and lo.stride() == x.stride()
+
+
+def test_three_tf32_passes_meet_the_fp32_tolerance_where_one_pass_misses_it() -> None:
+    """TF32 emulated: operands truncated to TF32, products exact and sums in fp32 (as on tensor cores);
+    a KernelBench-like convolution (576 terms a sum), against fp64."""
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(64, 32, 3)
+    x, weight, bias = torch.randn(2, 64, 20, 20), conv.weight.detach(), conv.bias.detach()
+    args = ([1, 1], [0, 0], [1, 1], False, [0, 0], 1)
+    exact = F.conv2d(x.double(), weight.double(), bias.double())
+
+    def tf32_convolution(a: torch.Tensor, b: torch.Tensor, c: Any, *rest: Any) -> torch.Tensor:
+        return torch.convolution(_tf32(a), _tf32(b), c, *rest)
+
+    three = _helpers(tf32_convolution)["_ke_convolution_3xtf32"](x, weight, bias, *args)
+    one = tf32_convolution(x, weight, bias, *args)
+
+    def worst(got: torch.Tensor) -> float:  # error over what atol=rtol=1e-4 allows
+        return float(((got.double() - exact).abs() / (1e-4 + 1e-4 * exact.abs())).max())
+
+    assert worst(three) < 0.05, worst(three)
+    assert worst(one) > 1.0, worst(one)  # why one pass is no option at this tolerance
+
+
+def test_off_the_gpu_or_at_ieee_it_is_the_plain_call() -> None:
+    calls: list[int] = []
+
+    def counted(*args: Any) -> torch.Tensor:
+        calls.append(1)
+        return torch.convolution(*args)
+
+    x, w = torch.randn(1, 4, 6, 6), torch.randn(8, 4, 3, 3)
+    expected = torch.convolution(x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    for precision in ("tf32x3", "ieee"):  # on the CPU "tf32x3" has no TF32 to use
+        calls.clear()
+        got = _helpers(counted, precision)["_library_convolution"](
+            x,
+            w,
+            stride=[1, 1],
+            padding=[1, 1],
+            dilation=[1, 1],
+            transposed=False,
+            output_padding=[0, 0],
+            groups=1,
+            bias=None,
+        )  # by name, as Inductor's host code calls it
+        assert torch.equal(got, expected) and calls == [1]
+
+
+def _rendered(interpreter: bool) -> str:
+    shaped = ShapeProgram("default", ((1,),), (), parse((H200 / "L2_69_0.py").read_text()))
+    source, _ = render(CONV_STAND_IN, [shaped], "L2_69", interpreter=interpreter, own_kernels=False)
+    return source
+
+
+def test_permissive_gpu_seeds_call_the_library_convolution_through_the_helper() -> None:
+    source = _rendered(interpreter=False)
+    call = source[source.index("def _call_s0") :]
+    assert "_library_convolution(" in call and "torch.convolution(" not in call
+    assert LIBRARY_CONV_TUNABLES[1] in source
+    assert not check_source(source, "triton", False)  # permissive: the library call is allowed
+    interpreted = _rendered(interpreter=True)  # the CPU has no TF32: the plain call, no tunable
+    assert "_library_convolution" not in interpreted and "LIBRARY_CONV_FP32_PRECISION" not in interpreted
+
+
+def test_the_gpu_twin_is_3xtf32_only_and_goes_first() -> None:
+    source = _rendered(interpreter=False)
+    metadata = {"own_kernels": False, "library_calls": ["torch.convolution"]}
+    twins = _tensor_core_twins(source, metadata, "compiler_seed")
+    assert [t.metadata["fp32_precision"] for t in twins] == ["tf32x3"]  # cuDNN has no 3xBF16 here
+    values = {t.name: t.value for t in find_tunables(twins[0].source)}
+    assert values["LIBRARY_CONV_FP32_PRECISION"] == "tf32x3"
+    plain = Candidate(source, "triton", "compiler_seed", "seed", metadata=metadata)
+    own = Candidate("# own\n", "triton", "compiler_seed", "seed", metadata={"own_kernels": True})
+    assert by_promise([own, plain, twins[0]]) == [twins[0], plain, own]
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_the_3xtf32_twin_passes_the_harness_on_a_gpu() -> None:
+    """A convolution with an epilogue at KernelBench's tolerance, through an evaluation child."""
+    from kernelevolve.eval.local import LocalEvaluator
+    from kernelevolve.platforms import load_platform
+    from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
+    from kernelevolve.variation.compiler_seed import CompilerSeedOperator
+    from tests.proposal_context import seed_context
+
+    name = torch.cuda.get_device_name(0).upper()
+    platform = load_platform(next((p for p in ("h200", "h100", "a100") if p.upper() in name), "h100"))
+    reference = (
+        CONV_STAND_IN.replace("return x\n", "return torch.relu(self.conv(x)) * 0.5\n")
+        .replace("torch.rand(2, 8, 8, 8)", "torch.rand(32, 32, 64, 64)")
+        .replace("[8, 64, 3]", "[32, 64, 3]")
+    )
+    spec = KernelSpec(name="library_conv_gpu", reference_source=reference, atol=1e-4, rtol=1e-4)
+    seeds = CompilerSeedOperator(strict=False).propose(seed_context(spec, platform))
+    twin = seeds[0]
+    assert not twin.metadata["own_kernels"] and twin.metadata["fp32_precision"] == "tf32x3"
+    settings = EvalSettings(
+        correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False
+    )
+    with LocalEvaluator(platform, settings) as evaluator:
+        report = evaluator.submit(EvalRequest(twin, spec, platform.name, settings)).result()
+    assert report.status is Status.OK, report.feedback

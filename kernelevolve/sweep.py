@@ -48,6 +48,7 @@ from kernelevolve.sweep_run import (
     SweepOptions,
     compose_base_config,
     device_slots,
+    gpu_share,
     problem_config,
     problem_key,
     problem_slug,
@@ -136,6 +137,7 @@ class Sweep:
         if self.options.max_problems is not None:
             todo = deque(list(todo)[: self.options.max_problems])
         slots = device_slots(base, self.options)
+        share = gpu_share(base, self.options, slots)
         log.info(
             "sweep %s: %d selected, %d already done, %d to run now, %d at a time",
             self.out,
@@ -182,7 +184,7 @@ class Sweep:
                 for future in done:
                     problem, device = running.pop(future)
                     free.put(device)
-                    record = future.result()
+                    record = {**future.result(), "gpu_share": share}  # for evaluations per GPU-minute
                     self._store(record)
                     if isinstance(record.get("wall_s"), (int, float)):
                         observed.setdefault(problem.level, []).append(float(record["wall_s"]))

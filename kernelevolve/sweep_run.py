@@ -143,6 +143,16 @@ def device_slots(base: dict[str, Any], options: SweepOptions) -> list[str | None
     return [devices[k % len(devices)] for k in range(count)]
 
 
+def gpu_share(base: dict[str, Any], options: SweepOptions, slots: list[str | None]) -> float | None:
+    """The share of one GPU each concurrent problem runs on (None on the CPU platform)."""
+    if str(base["platform"]["name"]) == "cpu":
+        return None
+    if options.evaluator == "ray":
+        return float((base.get("evaluator") or {}).get("num_gpus_per_actor") or 1.0)
+    devices = {slot for slot in slots if slot and slot != "cpu"}
+    return len(devices) / len(slots) if devices else None
+
+
 def _visible_gpus() -> list[str]:
     import torch
 

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.sweep_rate import evaluation_rate, gpu_share_from_settings, rate_lines
+
 FAST_P = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
 BASELINES = ("eager", "compile")
 MODES = {"strict": "strict (own kernels only)", "permissive": "permissive (library calls allowed)"}
@@ -313,6 +315,7 @@ def summary_markdown(summary: dict[str, Any], title: str = "KernelBench sweep", 
             metrics_of_mode = {"overall": summary["overall"], "levels": summary["levels"]}
         if metrics_of_mode is not None:
             lines += _mode_tables(metrics_of_mode, mode_label)
+    lines += rate_lines(summary.get("evaluation_rate"))
     strict_cols = " strict vs eager | strict vs compile | own kernels | library time |" if permissive else ""
     lines += [
         "## Problems",
@@ -374,6 +377,7 @@ def write_summary(
     summary = summarize(records, selected)
     settings = manifest.get("settings", {})
     summary["settings"] = settings
+    summary["evaluation_rate"] = evaluation_rate(records, gpu_share_from_settings(settings))
     finished = sorted(str(r["finished_at"]) for r in records if r.get("finished_at"))
     header = (
         f"platform {settings.get('platform', '?')}, {summary['mode']} mode, evaluator "

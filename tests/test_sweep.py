@@ -453,6 +453,7 @@ def test_rerun_before_runs_older_results_again_once(tmp_path: Path) -> None:
     broken = sweep_options(tmp_path, ids="19", sets=(*FAST_SETS, "search.policy=no_such_policy"))
     assert Sweep(broken).run().ran == ["L1/19"]
     first = json.loads((broken.out / "results" / "L1_019.json").read_text())
+    assert "gpu_share" in first and first["gpu_share"] is None  # a CPU sweep: no GPU-minutes
     time.sleep(1.1)  # records carry whole seconds
     fix = datetime.now(timezone.utc).replace(microsecond=0)
     assert Sweep(replace(broken, rerun_before=fix - timedelta(hours=1))).run().ran == []

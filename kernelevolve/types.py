@@ -168,6 +168,7 @@ class TimingStats:
     trials: int
     method: str = "wall"  # "cuda_event" or "wall"
     host_ms: float | None = None  # median host time to issue one timed call (GPU timing only)
+    stopped_by: str = ""  # the rule that ended timing before its trials (eval/timers.py), or ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -261,6 +262,10 @@ class EvalSettings:
     # can be neither best nor reported, and at KernelBench's sizes a call takes milliseconds. 0: off.
     race_margin: float = 1.5
     race_min_trials: int = 10
+    # Settling: a candidate's timing (never a baseline's) stops once the 95% confidence interval of its
+    # median is within +-this fraction of it, checked from `settle_min_trials` calls on. 0: off.
+    settle_relative_halfwidth: float = 0.0
+    settle_min_trials: int = 30
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

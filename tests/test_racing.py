@@ -1,4 +1,5 @@
-"""Racing: a clear loser's timing stops early, only against the best kernel of its own kind."""
+"""Racing: a clear loser's timing stops early, only against the best kernel of its own kind. Settling:
+a candidate's timing stops once its median is known well enough, and is not flagged for it."""
 
 from __future__ import annotations
 
@@ -104,3 +105,72 @@ def test_requests_carry_the_incumbent_through_json(
 ) -> None:
     request = EvalRequest(Candidate(add_kernel(), "triton", "t"), add_spec, "cpu", SETTINGS, 0.25)
     assert EvalRequest.from_json(request.to_json()) == request
+
+
+def test_settling_stops_once_the_medians_confidence_interval_is_narrow() -> None:
+    settle = timers.Settle(min_trials=30, relative_halfwidth=0.01)
+    assert (
+        not settle.checks_at(29)
+        and settle.checks_at(30)
+        and not settle.checks_at(35)
+        and settle.checks_at(40)
+    )
+    steady = [1.0 + 0.001 * (k % 7) for k in range(30)]
+    noisy = [1.0 + 0.5 * (k % 2) for k in range(30)]
+    assert settle.stops(steady) and not settle.stops(noisy)
+    # a few outliers beyond the interval's order statistics do not hold it open
+    assert settle.stops([*steady[:26], 9.0, 9.0, 0.1, 0.1])
+
+
+def _steady_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    ticks = iter(range(10_000))
+    timers.bind_clocks()
+    monkeypatch.setitem(timers._clocks, "perf_counter", lambda: next(ticks) * 1e-3)  # every call 1 ms
+
+
+def test_a_steady_kernel_settles_after_the_minimum_trials(monkeypatch: pytest.MonkeyPatch) -> None:
+    _steady_clock(monkeypatch)
+    settle = timers.Settle(min_trials=30, relative_halfwidth=0.01)
+    stats = timers.time_callable(
+        lambda: None, [[]], "cpu", trials=100, warmup=1, flush_l2=False, l2_bytes=0, settle=settle
+    )
+    assert (stats.trials, stats.stopped_by) == (30, timers.SETTLED_STOP) and stats.median_ms == pytest.approx(
+        1.0
+    )
+    full = timers.time_callable(lambda: None, [[]], "cpu", trials=100, warmup=1, flush_l2=False, l2_bytes=0)
+    assert (full.trials, full.stopped_by) == (100, "")
+
+
+def test_harness_settles_candidates_without_flagging_them(
+    add_kernel: Callable[..., str],
+    add_spec: KernelSpec,
+    cpu_platform: Platform,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    _steady_clock(monkeypatch)
+    one_shape = replace(add_spec, shapes=add_spec.shapes[:1])
+    settling = replace(SETTINGS, timing_trials=60, settle_min_trials=20, settle_relative_halfwidth=0.01)
+    candidate = Candidate(add_kernel(), "triton", "t")
+    report = harness.evaluate(EvalRequest(candidate, one_shape, cpu_platform.name, settling), cpu_platform)
+    assert report.status is Status.OK and CUT_SHORT_FLAG not in report.flags
+    assert [(t.trials, t.stopped_by) for t in report.latency.values()] == [(20, timers.SETTLED_STOP)]
+    raced = harness.evaluate(
+        EvalRequest(candidate, one_shape, cpu_platform.name, settling, 1e-9), cpu_platform
+    )
+    assert CUT_SHORT_FLAG in raced.flags  # racing still decides first, at its 3 trials
+    assert [(t.trials, t.stopped_by) for t in raced.latency.values()] == [(3, timers.RACE_STOP)]
+
+
+@pytest.mark.gpu
+def test_cuda_timing_settles_on_a_steady_kernel() -> None:
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    a = torch.randn(2048, 2048, device="cuda")
+    settle = timers.Settle(min_trials=30, relative_halfwidth=0.02)
+    stats = timers.time_callable(
+        torch.mm, [[a, a]], "cuda", trials=100, warmup=5, flush_l2=True, l2_bytes=50 << 20, settle=settle
+    )
+    assert stats.method == "cuda_event" and stats.stopped_by == timers.SETTLED_STOP and stats.trials < 100

@@ -244,7 +244,7 @@ def _run_stages(
         latency = _timing_stage(
             request, platform, ref_module, model_new, device, dtype, backend, module_name, phases
         )
-    cut_short = any(stats.trials < settings.timing_trials for stats in latency.values())
+    cut_short = any(stats.stopped_by == timers.RACE_STOP for stats in latency.values())
     flags = (CUT_SHORT_FLAG,) if cut_short else ()
     return {"status": Status.OK, "max_abs_error": max_error, "latency": latency, "flags": flags}
 
@@ -334,7 +334,9 @@ def _timing_stage(
             input_sets = _timing_inputs(ref_module, settings, index, device, dtype)
         try:
             with _phase(phases, "timing"):
-                latency[shape.name] = _time(models[1], input_sets, device, settings, platform, _race(request))
+                latency[shape.name] = _time(
+                    models[1], input_sets, device, settings, platform, _race(request), _settle(settings)
+                )
         except (Exception, SystemExit) as exc:
             raise _Stop(
                 _exception_fields(exc, backend, "run", f"timing ModelNew{where}", module_name)
@@ -518,6 +520,7 @@ def _time(
     settings: EvalSettings,
     platform: Platform,
     race: timers.Race | None = None,
+    settle: timers.Settle | None = None,
 ) -> TimingStats:
     return timers.time_callable(
         fn,
@@ -529,7 +532,15 @@ def _time(
         l2_bytes=platform.l2_bytes,
         launch_cover_us=settings.launch_cover_us,
         race=race,
+        settle=settle,
     )
+
+
+def _settle(settings: EvalSettings) -> timers.Settle | None:
+    """Settling for candidates; baselines are always timed in full."""
+    if settings.settle_relative_halfwidth <= 0 or settings.settle_min_trials >= settings.timing_trials:
+        return None
+    return timers.Settle(settings.settle_min_trials, settings.settle_relative_halfwidth)
 
 
 def _race(request: EvalRequest) -> timers.Race | None:

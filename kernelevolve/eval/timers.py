@@ -7,14 +7,18 @@ we measure.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kernelevolve.types import TimingStats
 
 MIN_FLUSH_BYTES = 256 << 20
+RACE_STOP = "race"  # TimingStats.stopped_by: a loser given up on (the report is flagged timing_cut_short)
+SETTLED_STOP = "settled"  # TimingStats.stopped_by: the median known to the precision asked for
 _perf_counter = time.perf_counter
 _clocks: dict[str, Callable[..., Any]] = {}
 
@@ -41,12 +45,49 @@ class Race:
 
     give_up_above_ms: float
     after_trials: int
+    name = RACE_STOP
 
-    def lost(self, samples_ms: list[float]) -> bool:
-        """Decided once, at exactly `after_trials` samples (the timing loop asks after every call)."""
-        if len(samples_ms) != self.after_trials:
-            return False
+    def checks_at(self, trials: int) -> bool:
+        return trials == self.after_trials
+
+    def stops(self, samples_ms: list[float]) -> bool:
+        """Decided once, at exactly `after_trials` samples."""
         return sorted(samples_ms)[self.after_trials // 2] > self.give_up_above_ms
+
+
+@dataclass(frozen=True)
+class Settle:
+    """Stop timing once the median is known well enough: every `every` calls from `min_trials` on, if the
+    95% confidence interval of the median (order statistics, no assumption about the distribution) is
+    within +-`relative_halfwidth` of it. A kernel timed steadily needs 30 calls, not 100, to be ranked."""
+
+    min_trials: int
+    relative_halfwidth: float
+    every: int = 10
+    name = SETTLED_STOP
+
+    def checks_at(self, trials: int) -> bool:
+        return trials >= self.min_trials and (trials - self.min_trials) % self.every == 0
+
+    def stops(self, samples_ms: list[float]) -> bool:
+        ordered = sorted(samples_ms)
+        n = len(ordered)
+        reach = math.ceil(1.96 * math.sqrt(n) / 2)
+        low, high = ordered[max(0, n // 2 - reach)], ordered[min(n - 1, n // 2 + reach)]
+        return (high - low) / 2 <= self.relative_halfwidth * ordered[n // 2]
+
+
+class StopRule(Protocol):
+    name: str
+
+    def checks_at(self, trials: int) -> bool: ...
+
+    def stops(self, samples_ms: list[float]) -> bool: ...
+
+
+def _stopped_by(rules: Sequence[StopRule], samples_ms: list[float]) -> str:
+    """The first rule that, asked at this many samples, ends the timing ("" where none does)."""
+    return next((r.name for r in rules if r.checks_at(len(samples_ms)) and r.stops(samples_ms)), "")
 
 
 def time_callable(
@@ -59,13 +100,15 @@ def time_callable(
     l2_bytes: int,
     launch_cover_us: float = 0.0,
     race: Race | None = None,
+    settle: Settle | None = None,
 ) -> TimingStats:
     """Median/mean/std over `trials` calls after `warmup` calls.
 
     `input_sets` is either pre-made input sets that the calls rotate through, or a function
     returning the inputs of call number i (warm-up calls first), so that every call can get fresh
     contents and no result cache keyed by the inputs can skip the work. With `race`, timing stops
-    after `race.after_trials` calls if their median is already above `race.give_up_above_ms`.
+    after `race.after_trials` calls if their median is already above `race.give_up_above_ms`; with
+    `settle`, once the median is known to its precision. `stopped_by` names the rule that stopped it.
     """
     if not callable(input_sets) and not input_sets:
         raise ValueError("time_callable needs at least one input set")
@@ -75,14 +118,18 @@ def time_callable(
     import torch
 
     inputs_for = input_getter(input_sets)
+    rules = [rule for rule in (race, settle) if rule is not None]
     with torch.no_grad():
         if torch.device(device).type == "cuda":
             flush_bytes = max(2 * l2_bytes, MIN_FLUSH_BYTES) if flush_l2 else 0
-            samples, host = _time_cuda(
-                fn, inputs_for, torch.device(device), trials, warmup, flush_bytes, launch_cover_us, race
+            samples, host, stopped_by = _time_cuda(
+                fn, inputs_for, torch.device(device), trials, warmup, flush_bytes, launch_cover_us, rules
             )
-            return TimingStats.from_samples(samples, "cuda_event", host)
-        return TimingStats.from_samples(_time_wall(fn, inputs_for, trials, warmup, race), "wall")
+            return dataclasses.replace(
+                TimingStats.from_samples(samples, "cuda_event", host), stopped_by=stopped_by
+            )
+        samples, stopped_by = _time_wall(fn, inputs_for, trials, warmup, rules)
+        return dataclasses.replace(TimingStats.from_samples(samples, "wall"), stopped_by=stopped_by)
 
 
 def input_getter(input_sets: InputSource) -> Callable[[int], Sequence[Any]]:
@@ -100,9 +147,9 @@ def _time_cuda(
     warmup: int,
     flush_bytes: int,
     launch_cover_us: float,
-    race: Race | None = None,
-) -> tuple[list[float], list[float]]:
-    """(GPU ms per call from CUDA events, host ms to issue each call)."""
+    rules: Sequence[StopRule] = (),
+) -> tuple[list[float], list[float], str]:
+    """(GPU ms per call from CUDA events, host ms to issue each call, the rule that stopped it or "")."""
     import torch
 
     synchronize = _clocks["synchronize"]
@@ -132,14 +179,15 @@ def _time_cuda(
         fn(*inputs)
         host.append(1e3 * (clock() - issued))
         record(ends[i])
-        if race is not None and i + 1 == race.after_trials:
-            synchronize(device)
+        if i + 1 < trials and any(rule.checks_at(i + 1) for rule in rules):
+            synchronize(device)  # a rule reads the samples so far: the GPU idles here for a moment
             so_far = [float(elapsed(starts[k], ends[k])) for k in range(i + 1)]
-            if race.lost(so_far):
-                return so_far, host
+            stopped_by = _stopped_by(rules, so_far)
+            if stopped_by:
+                return so_far, host, stopped_by
     synchronize(device)
     samples = [float(elapsed(start, end)) for start, end in zip(starts, ends, strict=True)]
-    return samples, host
+    return samples, host, ""
 
 
 MAX_COVER_US = 2000.0
@@ -188,17 +236,18 @@ def _time_wall(
     inputs_for: Callable[[int], Sequence[Any]],
     trials: int,
     warmup: int,
-    race: Race | None = None,
-) -> list[float]:
+    rules: Sequence[StopRule] = (),
+) -> tuple[list[float], str]:
     clock = _clocks.get("perf_counter", _perf_counter)
     for i in range(warmup):
         fn(*inputs_for(i))
-    samples = []
+    samples: list[float] = []
     for i in range(trials):
         inputs = inputs_for(warmup + i)
         start = clock()
         fn(*inputs)
         samples.append(1e3 * (clock() - start))
-        if race is not None and race.lost(samples):
-            break
-    return samples
+        stopped_by = _stopped_by(rules, samples) if i + 1 < trials else ""
+        if stopped_by:
+            return samples, stopped_by
+    return samples, ""

@@ -187,21 +187,44 @@ def _jit_kernels(tree: ast.Module) -> set[str]:
 
 
 def _launches_reachable(tree: ast.Module, model: ast.ClassDef, kernels: set[str]) -> bool:
-    """Walk from ModelNew's entry methods through module functions, classes and self-methods."""
+    """Walk from ModelNew's entry methods through module functions, classes, self-methods (inherited
+    from module-level bases too) and the forward of module-level classes held in self attributes (a
+    layer of ours built in __init__, as recurrent seeds do)."""
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in kernels}
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
 
-    def methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
-        return {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)}
+    def methods(cls: ast.ClassDef, seen: frozenset[str] = frozenset()) -> dict[str, ast.FunctionDef]:
+        found: dict[str, ast.FunctionDef] = {}
+        for base in reversed(cls.bases):
+            if isinstance(base, ast.Name) and base.id in classes and base.id not in seen:
+                found.update(methods(classes[base.id], seen | {cls.name}))
+        found.update({n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)})
+        return found
 
-    own = methods(model)
-    todo: list[ast.FunctionDef] = [own[name] for name in _ENTRY_METHODS if name in own]
+    def held_classes(cls: ast.ClassDef) -> dict[str, ast.ClassDef]:
+        """self.<name> = LocalClass(...) anywhere in the class: what `self.<name>(...)` calls."""
+        held = {}
+        for method in methods(cls).values():
+            for node in ast.walk(method):
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                    called = node.value.func
+                    if isinstance(called, ast.Name) and called.id in classes:
+                        for target in node.targets:
+                            if isinstance(target, ast.Attribute) and _dotted(target.value) == "self":
+                                held[target.attr] = classes[called.id]
+        return held
+
+    todo: list[tuple[ast.FunctionDef, ast.ClassDef | None]] = [
+        (method, model) for name, method in methods(model).items() if name in _ENTRY_METHODS
+    ]
     seen: set[int] = set()
     while todo:
-        function = todo.pop()
+        function, owner_class = todo.pop()
         if id(function) in seen:
             continue
         seen.add(id(function))
+        own = methods(owner_class) if owner_class is not None else {}
+        held = held_classes(owner_class) if owner_class is not None else {}
         for node in ast.walk(function):
             if (
                 isinstance(node, ast.Call)
@@ -211,19 +234,26 @@ def _launches_reachable(tree: ast.Module, model: ast.ClassDef, kernels: set[str]
                 return True  # kernel[grid](...)
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 if node.id in functions:
-                    todo.append(functions[node.id])
+                    todo.append((functions[node.id], None))
                 elif node.id in classes and classes[node.id] is not model:
-                    helper = methods(classes[node.id])
-                    todo.extend(helper[m] for m in (*_ENTRY_METHODS, "__init__") if m in helper)
+                    helper_class = classes[node.id]
+                    helper = methods(helper_class)
+                    todo.extend(
+                        (helper[m], helper_class) for m in (*_ENTRY_METHODS, "__init__") if m in helper
+                    )
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 owner = node.value.id
                 if owner == "self" and node.attr in own:
-                    todo.append(own[node.attr])
+                    todo.append((own[node.attr], owner_class))
+                elif owner == "self" and node.attr in held:
+                    helper_class = held[node.attr]
+                    helper = methods(helper_class)
+                    todo.extend((helper[m], helper_class) for m in _ENTRY_METHODS if m in helper)
                 elif owner in classes:
                     helper = methods(classes[owner])
                     name = "forward" if node.attr == "apply" else node.attr
                     if name in helper:
-                        todo.append(helper[name])
+                        todo.append((helper[name], classes[owner]))
     return False
 
 

@@ -35,6 +35,13 @@ def _rewrite_seed(**options: Any) -> Operator:
     return RewriteSeedOperator(**options)
 
 
+@OPERATORS.register("recurrent_seed")
+def _recurrent_seed(**options: Any) -> Operator:
+    from kernelevolve.variation.recurrent_seed import RecurrentSeedOperator
+
+    return RecurrentSeedOperator(**options)
+
+
 @OPERATORS.register("fusion_boundary")
 def _fusion_boundary(**options: Any) -> Operator:
     from kernelevolve.variation.fusion_boundary import FusionBoundaryOperator

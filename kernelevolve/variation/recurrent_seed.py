@@ -1,0 +1,95 @@
+"""The recurrent-seed operator: a reference's nn.LSTM and nn.GRU layers replaced by ours.
+
+Arity 0, permissive runs only (the GEMMs are cuBLAS calls). The candidate is the reference's Model,
+renamed ModelNew, with every `nn.LSTM(...)` / `nn.GRU(...)` constructed as `_KeLSTM(...)` /
+`_KeGRU(...)` (recurrent_source.py): the rest of the model stays as the reference wrote it. Compiler
+seeds cannot cover these problems (Dynamo does not trace RNN modules), so without this operator they
+have no candidate at all.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+
+from kernelevolve.interfaces import ProposalContext
+from kernelevolve.types import Candidate
+from kernelevolve.variation.recurrent_source import RECURRENT_CLASSES, RECURRENT_SOURCE
+
+log = logging.getLogger(__name__)
+
+BACKEND = "triton"
+_HEADER = "import math\n\nimport torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
+
+
+class RecurrentSeedOperator:
+    name = "recurrent_seed"
+    arity = 0
+
+    def __init__(self, strict: bool = False) -> None:
+        self.strict = strict
+
+    def propose(self, ctx: ProposalContext) -> list[Candidate]:
+        if self.strict or BACKEND not in ctx.backends:
+            return []
+        try:
+            source, replaced = recurrent_candidate(ctx.spec.reference_source)
+        except (SyntaxError, ValueError) as exc:
+            log.info("recurrent_seed: no seed for %s: %s", ctx.spec.name, exc)
+            return []
+        if not replaced:
+            return []
+        log.info("recurrent_seed: %s with our %s", ctx.spec.name, ", ".join(replaced))
+        metadata = {"recurrent": replaced, "params": {"RNN_BLOCK": 256, "RNN_WARPS": 4}}
+        return [Candidate(source, BACKEND, self.name, "seed", metadata=metadata)]
+
+
+class _Substitute(ast.NodeTransformer):
+    """nn.LSTM / torch.nn.LSTM (and GRU) constructions as our classes; Model renamed ModelNew."""
+
+    def __init__(self) -> None:
+        self.replaced: list[str] = []
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        func = ast.unparse(node.func)
+        kind = func.rsplit(".", 1)[-1]
+        if kind in RECURRENT_CLASSES and func in (kind, f"nn.{kind}", f"torch.nn.{kind}"):
+            self.replaced.append(kind)
+            node.func = ast.Name(RECURRENT_CLASSES[kind], ast.Load())
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Name("ModelNew", node.ctx) if node.id == "Model" else node
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        self.generic_visit(node)
+        if node.name == "Model":
+            node.name = "ModelNew"
+        return node
+
+
+def recurrent_candidate(reference_source: str) -> tuple[str, list[str]]:
+    """(candidate source, the recurrent layers replaced); no layers replaced where the reference has
+    none. Module-level code other than imports, constants and definitions (get_inputs and
+    get_init_inputs are dropped) is left out."""
+    tree = ast.parse(reference_source)
+    substitute = _Substitute()
+    kept: list[ast.stmt] = []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in (
+            "get_inputs",
+            "get_init_inputs",
+        ):
+            continue
+        if isinstance(
+            stmt, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.ClassDef)
+        ):
+            kept.append(substitute.visit(stmt))
+    if not any(isinstance(s, ast.ClassDef) and s.name == "ModelNew" for s in kept):
+        raise ValueError("reference has no class Model")
+    if not substitute.replaced:
+        return "", []
+    body = ast.unparse(ast.fix_missing_locations(ast.Module(kept, [])))
+    source = f'"""The reference with its recurrent layers in our kernels (recurrent_seed)."""\n\n{_HEADER}'
+    return source + RECURRENT_SOURCE + "\n\n" + body + "\n", sorted(set(substitute.replaced))

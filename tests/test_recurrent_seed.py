@@ -1,0 +1,144 @@
+"""Recurrent seeds: nn.LSTM and nn.GRU replaced by our layers (CPU: Triton's interpreter)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import torch
+
+from kernelevolve.eval.static_checks import check_source
+from kernelevolve.platforms import load_platform
+from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
+from kernelevolve.variation.recurrent_seed import RecurrentSeedOperator, recurrent_candidate
+from tests.proposal_context import seed_context
+
+# KernelBench's L3/35 in small: batch-first LSTM, random initial states drawn in forward, a Linear after
+LSTM_REFERENCE = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, input_size, hidden_size, num_layers, output_size):
+        super(Model, self).__init__()
+        self.hidden_size, self.num_layers = hidden_size, num_layers
+        self.lstm = nn.LSTM(input_size, hidden_size, num_layers, batch_first=True, bidirectional=BIDIRECTIONAL)
+        self.fc = nn.Linear(hidden_size * (2 if BIDIRECTIONAL else 1), output_size)
+
+    def forward(self, x):
+        directions = 2 if BIDIRECTIONAL else 1
+        h0 = torch.randn(self.num_layers * directions, x.size(0), self.hidden_size, device=x.device)
+        c0 = torch.randn(self.num_layers * directions, x.size(0), self.hidden_size, device=x.device)
+        out, _ = self.lstm(x, (h0, c0))
+        return self.fc(out[:, -1, :])
+
+batch_size, sequence_length = 3, 6
+
+def get_inputs():
+    return [torch.rand(batch_size, sequence_length, 8)]
+
+def get_init_inputs():
+    return [8, 16, 2, 5]
+"""
+
+# KernelBench's L3/39-L3/42 in small: sequence-first GRU, initial state an input, output all steps
+GRU_REFERENCE = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, input_size, hidden_size, num_layers=3, bias=True):
+        super().__init__()
+        self.gru = torch.nn.GRU(input_size, hidden_size, num_layers, bias, False, dropout=0, bidirectional=True)
+
+    def forward(self, x, h0):
+        output, h_n = self.gru(x, h0)
+        return output
+
+seq_len, batch_size, num_layers, hidden_size = 5, 2, 2, 12
+
+def get_inputs():
+    return [torch.rand(seq_len, batch_size, 7), torch.rand((num_layers * 2, batch_size, hidden_size))]
+
+def get_init_inputs():
+    return [7, hidden_size, num_layers, BIAS]
+"""
+
+
+def _module(tmp_path: Path, source: str, name: str) -> ModuleType:
+    path = tmp_path / f"{name}.py"  # Triton reads kernel source from a real file
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _pair(tmp_path: Path, reference: str, name: str) -> tuple[Any, Any, list[Any]]:
+    source, replaced = recurrent_candidate(reference)
+    assert replaced and not check_source(source, "triton", False)
+    ref, new = _module(tmp_path, reference, f"{name}_ref"), _module(tmp_path, source, f"{name}_new")
+    torch.manual_seed(0)
+    ref_model = ref.Model(*ref.get_init_inputs()).eval()
+    torch.manual_seed(0)
+    new_model = new.ModelNew(*ref.get_init_inputs()).eval()
+    torch.manual_seed(1)
+    return ref_model, new_model, ref.get_inputs()
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_our_lstm_matches_pytorchs_with_the_same_weights(
+    interpreter: None, tmp_path: Path, bidirectional: bool
+) -> None:
+    reference = LSTM_REFERENCE.replace("BIDIRECTIONAL", str(bidirectional))
+    ref_model, new_model, inputs = _pair(tmp_path, reference, f"lstm_{bidirectional}")
+    named = [(n, p.shape) for n, p in ref_model.named_parameters()]
+    assert named == [(n, p.shape) for n, p in new_model.named_parameters()]
+    assert all(torch.equal(a, b) for a, b in zip(ref_model.parameters(), new_model.parameters(), strict=True))
+    with torch.no_grad():
+        torch.manual_seed(5)  # forward draws the initial states: the same draws on both sides
+        expected = ref_model(*inputs)
+        torch.manual_seed(5)
+        got = new_model(*inputs)
+    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_our_bidirectional_gru_matches_pytorchs(interpreter: None, tmp_path: Path, bias: bool) -> None:
+    ref_model, new_model, inputs = _pair(tmp_path, GRU_REFERENCE.replace("BIAS", str(bias)), f"gru_{bias}")
+    assert len(list(new_model.parameters())) == (16 if bias else 8)
+    with torch.no_grad():
+        expected, got = ref_model(*inputs), new_model(*inputs)
+    assert got.shape == expected.shape == (5, 2, 24)
+    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+
+
+def test_the_operator_offers_a_seed_in_permissive_runs_only() -> None:
+    platform = load_platform("cpu")
+    spec = KernelSpec(name="gru", reference_source=GRU_REFERENCE.replace("BIAS", "True"))
+    (seed,) = RecurrentSeedOperator().propose(seed_context(spec, platform))
+    assert seed.metadata["recurrent"] == ["GRU"] and "_KeGRU(" in seed.source and "nn.GRU(" not in seed.source
+    assert RecurrentSeedOperator(strict=True).propose(seed_context(spec, platform)) == []
+    plain = spec.reference_source.replace("torch.nn.GRU", "torch.nn.Linear")
+    assert (
+        RecurrentSeedOperator().propose(seed_context(KernelSpec(name="x", reference_source=plain), platform))
+        == []
+    )
+
+
+def test_a_reference_drawing_random_states_in_forward_passes_the_harness(interpreter: None) -> None:
+    """The harness seeds the generator alike before each model's forward (as KernelBench does), so the
+    LSTM seed of a reference that draws its initial states in forward can be correct."""
+    from kernelevolve.eval.local import LocalEvaluator
+
+    platform = load_platform("cpu")
+    spec = KernelSpec(name="lstm", reference_source=LSTM_REFERENCE.replace("BIDIRECTIONAL", "False"))
+    (seed,) = RecurrentSeedOperator().propose(seed_context(spec, platform))
+    settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=False)
+    with LocalEvaluator(platform, settings) as evaluator:
+        report = evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
+    assert report.status is Status.OK, report.feedback

@@ -14,6 +14,7 @@ from kernelevolve.eval.static_checks import check_source
 from kernelevolve.platforms import load_platform
 from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
 from kernelevolve.variation.recurrent_seed import RecurrentSeedOperator, recurrent_candidate
+from tests.gpu import needs_cuda
 from tests.proposal_context import seed_context
 
 # KernelBench's L3/35 in small: batch-first LSTM, random initial states drawn in forward, a Linear after
@@ -139,6 +140,45 @@ def test_a_reference_drawing_random_states_in_forward_passes_the_harness(interpr
     spec = KernelSpec(name="lstm", reference_source=LSTM_REFERENCE.replace("BIDIRECTIONAL", "False"))
     (seed,) = RecurrentSeedOperator().propose(seed_context(spec, platform))
     settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=False)
+    with LocalEvaluator(platform, settings) as evaluator:
+        report = evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
+    assert report.status is Status.OK, report.feedback
+
+
+@pytest.mark.gpu
+@needs_cuda
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_the_seed_passes_the_harness_on_a_gpu(kind: str) -> None:
+    """KernelBench-like sizes (128 steps, 3 layers), through an evaluation child on the GPU."""
+    from kernelevolve.eval.local import LocalEvaluator
+
+    name = torch.cuda.get_device_name(0).upper()
+    platform = load_platform(next((p for p in ("h200", "h100", "a100") if p.upper() in name), "h100"))
+    if kind == "lstm":
+        reference = (
+            LSTM_REFERENCE.replace("BIDIRECTIONAL", "False")
+            .replace("batch_size, sequence_length = 3, 6", "batch_size, sequence_length = 10, 128")
+            .replace(
+                "[torch.rand(batch_size, sequence_length, 8)]",
+                "[torch.rand(batch_size, sequence_length, 128)]",
+            )
+            .replace("return [8, 16, 2, 5]", "return [128, 256, 3, 10]")
+        )
+    else:
+        reference = (
+            GRU_REFERENCE.replace("BIAS", "True")
+            .replace(
+                "seq_len, batch_size, num_layers, hidden_size = 5, 2, 2, 12",
+                "seq_len, batch_size, num_layers, hidden_size = 128, 10, 3, 256",
+            )
+            .replace("torch.rand(seq_len, batch_size, 7)", "torch.rand(seq_len, batch_size, 128)")
+            .replace("return [7, hidden_size", "return [128, hidden_size")
+        )
+    spec = KernelSpec(name=f"{kind}_gpu", reference_source=reference, atol=1e-4, rtol=1e-4)
+    (seed,) = RecurrentSeedOperator().propose(seed_context(spec, platform))
+    settings = EvalSettings(
+        correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False, strict=False
+    )
     with LocalEvaluator(platform, settings) as evaluator:
         report = evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
     assert report.status is Status.OK, report.feedback

@@ -90,3 +90,21 @@ def test_baselines_record_whether_their_own_output_meets_the_tolerance(cpu_platf
     assert Baseline.from_json(cancelling.to_json()) == cancelling
     older = {k: v for k, v in cancelling.to_json().items() if "tolerance" not in k and "max_error" not in k}
     assert Baseline.from_json(older).compiled_within_tolerance is None  # records from before: unknown
+
+
+RANDOM_IN_FORWARD = KernelSpec(
+    name="random_in_forward",
+    reference_source=(
+        "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        "        return x + torch.randn_like(x)\n\ndef get_inputs():\n    return [torch.rand(64)]\n\n"
+        "def get_init_inputs():\n    return []\n"
+    ),
+)
+
+
+def test_a_reference_drawing_in_forward_meets_its_own_tolerance(cpu_platform: Platform) -> None:
+    """Eager against the reference: both forwards draw from the generator seeded alike (as candidates'
+    correctness does), so a reference with random draws in forward (L3/35) is not reported as missing."""
+    settings = EvalSettings(timing_trials=2, warmup_trials=1, measure_compile_baseline=False)
+    (baseline,) = harness.measure_baselines(RANDOM_IN_FORWARD, cpu_platform, settings).values()
+    assert baseline.eager_within_tolerance is True and baseline.eager_max_error == 0.0

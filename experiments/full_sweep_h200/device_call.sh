@@ -54,7 +54,18 @@ CUDA_VISIBLE_DEVICES=$sweep_gpus timeout -k 10 $((time_limit_s + ${OVERRUN_S:-12
   --set +evaluator.num_gpus_per_actor=0.5 --permissive ${SWEEP_ARGS:-} > "$out/$call_name.log" 2>&1
 echo "sweep exit $?"
 [ -n "$conv_pid" ] && { wait "$conv_pid"; echo "conv_bench exit $?"; }
-tar czf "$out/full.tgz" -C runs/sweeps --exclude='full/caches' --exclude='full/runs' full
+# Back: the sweep folder without caches and run folders, but with the run folders of problems that have no
+# result (cut off in flight), so the next call resumes them from their checkpoints.
+kept=()
+for path in runs/sweeps/full/*; do
+  case "$(basename "$path")" in caches|runs) ;; *) kept+=("full/$(basename "$path")") ;; esac
+done
+for run in runs/sweeps/full/runs/*/; do
+  [ -d "$run" ] || continue
+  name=$(basename "$run")
+  [ -f "runs/sweeps/full/results/${name%%-*}.json" ] || kept+=("full/runs/$name")
+done
+tar czf "$out/full.tgz" -C runs/sweeps "${kept[@]}"
 tail -n 25 "$out/$call_name.log"
 [ -n "$conv_pid" ] && tail -n 30 "$out/conv_bench.log"
 exit 0

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.sweep_gaps import behind_lines, furthest_behind
 from kernelevolve.sweep_rate import evaluation_rate, gpu_share_from_settings, rate_lines
 
 FAST_P = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
@@ -128,6 +129,7 @@ def summarize(records: list[dict[str, Any]], selected: list[str] | None = None) 
             if not r.get("correct")
         ],
         "pending": [key for key in (selected or []) if key not in done],
+        "furthest_behind_compile": furthest_behind(records),
         "baseline_accuracy": _baseline_accuracy(records, views),
         "problems": [
             {
@@ -316,6 +318,7 @@ def summary_markdown(summary: dict[str, Any], title: str = "KernelBench sweep", 
         if metrics_of_mode is not None:
             lines += _mode_tables(metrics_of_mode, mode_label)
     lines += rate_lines(summary.get("evaluation_rate"))
+    lines += behind_lines(summary.get("furthest_behind_compile"))
     strict_cols = " strict vs eager | strict vs compile | own kernels | library time |" if permissive else ""
     lines += [
         "## Problems",

@@ -61,14 +61,10 @@ def _library_convolution(input, weight, bias, stride, padding, dilation, transpo
 class LibraryConv(ast.NodeTransformer):
     """Host steps' `torch.convolution(...)` calls as `_library_convolution(...)`, same arguments."""
 
-    def __init__(self) -> None:
-        self.rewritten = 0
-
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
         if ast.unparse(node.func) != CONVOLUTION:
             return node
-        self.rewritten += 1
         return ast.copy_location(
             ast.Call(ast.Name(LIBRARY_CONV_FUNCTION, ast.Load()), node.args, node.keywords), node
         )

@@ -280,7 +280,6 @@ def _conv(
         raise ValueError(f"CONV_LOOP is {CONV_LOOP!r}: one of 'taps', 'fused'")
     dims = x.dim() - 2
     step, pad = _spatial(stride, dims, 1), _spatial(padding, dims, 0)
-    loop = CONV_LOOP
     dil, extra = _spatial(dilation, dims, 1), _spatial(output_padding, dims, 0)
     x5, w5 = _as_3d(x, dims), _as_3d(weight, dims)
     batch, channels = x5.shape[0], x5.shape[1]
@@ -324,7 +323,7 @@ def _conv(
         num_warps=CONV_WARPS, num_stages=CONV_STAGES,
     )
     tiles_n = triton.cdiv(per_group, CONV_BLOCK_N)
-    if loop == "fused":
+    if CONV_LOOP == "fused":
         grid = (triton.cdiv(batch * spatial[0] * spatial[1] * spatial[2], CONV_BLOCK_M) * tiles_n, groups)
         _ke_conv_kernel[grid](*common, **meta)
         return y

@@ -123,6 +123,7 @@ def test_the_operator_offers_a_seed_in_permissive_runs_only() -> None:
     spec = KernelSpec(name="gru", reference_source=GRU_REFERENCE.replace("BIAS", "True"))
     (seed,) = RecurrentSeedOperator().propose(seed_context(spec, platform))
     assert seed.metadata["recurrent"] == ["GRU"] and "_KeGRU(" in seed.source and "nn.GRU(" not in seed.source
+    assert seed.metadata["params"] == {"RNN_BLOCK": 256, "RNN_WARPS": 4}
     assert RecurrentSeedOperator(strict=True).propose(seed_context(spec, platform)) == []
     plain = spec.reference_source.replace("torch.nn.GRU", "torch.nn.Linear")
     assert (

@@ -15,6 +15,7 @@ import logging
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.types import Candidate
 from kernelevolve.variation.recurrent_source import RECURRENT_CLASSES, RECURRENT_SOURCE
+from kernelevolve.variation.template_library import tunable_values
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ class RecurrentSeedOperator:
         if not replaced:
             return []
         log.info("recurrent_seed: %s with our %s", ctx.spec.name, ", ".join(replaced))
-        metadata = {"recurrent": replaced, "params": {"RNN_BLOCK": 256, "RNN_WARPS": 4}}
+        metadata = {"recurrent": replaced, "params": tunable_values(source)}
         return [Candidate(source, BACKEND, self.name, "seed", metadata=metadata)]
 
 

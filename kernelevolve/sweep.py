@@ -57,7 +57,7 @@ from kernelevolve.sweep_run import (
     run_problem,
 )
 from kernelevolve.sweep_sample import read_sample
-from kernelevolve.sweep_summary import MANIFEST, RESULTS_DIR, write_summary
+from kernelevolve.sweep_summary import MANIFEST, RESULTS_DIR, load_records, write_summary
 
 log = logging.getLogger("kernelevolve.sweep")
 
@@ -197,12 +197,9 @@ class Sweep:
     def _observed_wall_s(self) -> dict[int, list[float]]:
         """Wall seconds of the finished problems in this sweep's results, per level."""
         observed: dict[int, list[float]] = {}
-        for path in self.results_dir.glob("*.json"):
-            try:
-                record = json.loads(path.read_text())
+        for record in load_records(self.out):
+            if isinstance(record.get("wall_s"), (int, float)):
                 observed.setdefault(int(record["level"]), []).append(float(record["wall_s"]))
-            except (OSError, ValueError, KeyError, TypeError):
-                continue  # a record without a level or a time says nothing about the estimate
         return observed
 
     def _estimate_s(self, level: int, observed: dict[int, list[float]]) -> float:

@@ -35,7 +35,7 @@ import yaml
 
 from kernelevolve.evaluation_log import feedback_excerpt
 from kernelevolve.platforms import Platform, load_platform
-from kernelevolve.sweep_summary import format_ms, format_speedup
+from kernelevolve.sweep_format import format_ms, format_speedup
 from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 
 log = logging.getLogger("kernelevolve.conv_bench")

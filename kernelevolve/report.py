@@ -22,10 +22,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.sweep_summary import MODES, format_own, metric_groups
-from kernelevolve.sweep_summary import format_ms as _ms
-from kernelevolve.sweep_summary import format_percent as _pct
-from kernelevolve.sweep_summary import format_speedup as _x
+from kernelevolve.sweep_format import format_ms as _ms
+from kernelevolve.sweep_format import format_own
+from kernelevolve.sweep_format import format_percent as _pct
+from kernelevolve.sweep_format import format_speedup as _x
+from kernelevolve.sweep_summary import MODES, metric_groups
 
 log = logging.getLogger(__name__)
 

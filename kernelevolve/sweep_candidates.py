@@ -17,8 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.sweep_format import format_ms, format_own, format_speedup
 from kernelevolve.sweep_run import record_key, record_slug
-from kernelevolve.sweep_summary import RESULTS_DIR, format_ms, format_own, format_speedup
+from kernelevolve.sweep_summary import RESULTS_DIR
 
 _KEY = re.compile(r"(?i)^l?(\d+)[/_](\d+)$")
 # Shorter names for the table's "what" column.

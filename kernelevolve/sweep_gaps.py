@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernelevolve.sweep_format import first_line, format_ms
+
 FURTHEST_BEHIND = 10
 
 
@@ -37,20 +39,16 @@ def furthest_behind(records: list[dict[str, Any]], count: int = FURTHEST_BEHIND)
     ]
 
 
-def _ms(value: float | None) -> str:
-    return f"{value:.4g}" if value is not None else "-"
-
-
 def _facts(record: dict[str, Any]) -> str:
     facts = []
     if not record.get("correct"):
-        why = str(record.get("error") or record.get("stop_reason") or "").strip().splitlines()
-        facts.append(f"{record.get('status')}" + (f": {why[0][:90]}" if why else ""))
+        why = first_line(record.get("error") or record.get("stop_reason") or "")[:90]
+        facts.append(f"{record.get('status')}" + (f": {why}" if why else ""))
     if record.get("compile_within_tolerance") is False:
         facts.append("torch.compile's output misses the tolerance")
     exact, best = record.get("eager_exact_ms"), record.get("best_ms")
     if exact and best:
-        facts.append(f"eager at exact fp32 {_ms(exact)} ms ({exact / best:.2f}x of it)")
+        facts.append(f"eager at exact fp32 {format_ms(exact)} ms ({exact / best:.2f}x of it)")
     if record.get("correct") and record.get("winner_operator"):
         facts.append(f"won by {record['winner_operator']}")
     return "; ".join(facts)
@@ -70,6 +68,6 @@ def behind_lines(rows: list[dict[str, Any]] | None) -> list[str]:
         speedup = r["speedup_vs_compile"]
         lines.append(
             f"| {r['problem']} | {r['name']} | {f'{speedup:.3g}x' if speedup is not None else '-'} | "
-            f"{_ms(r['best_ms'])} | {_ms(r['compile_ms'])} | {r['evaluations']} | {r['facts']} |"
+            f"{format_ms(r['best_ms'])} | {format_ms(r['compile_ms'])} | {r['evaluations']} | {r['facts']} |"
         )
     return [*lines, ""]

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.sweep_format import first_line, format_ms, format_own, format_percent, format_speedup
 from kernelevolve.sweep_gaps import behind_lines, furthest_behind
 from kernelevolve.sweep_rate import evaluation_rate, gpu_share_from_settings, rate_lines
 
@@ -122,7 +123,7 @@ def summarize(records: list[dict[str, Any]], selected: list[str] | None = None) 
                 "problem": r["problem"],
                 "name": r.get("name", ""),
                 "status": r["status"],
-                "detail": _first_line(r.get("error") or r.get("stop_reason") or ""),
+                "detail": first_line(r.get("error") or r.get("stop_reason") or ""),
                 "evaluations": r.get("evaluations", 0),
             }
             for r in records
@@ -232,29 +233,6 @@ def _exact_precision_table(problems: list[dict[str, Any]]) -> list[str]:
             f"{format_speedup(row['speedup_vs_eager'])} | {format_speedup(exact / best if best else None)} |"
         )
     return lines
-
-
-def _first_line(text: str) -> str:
-    lines = [line for line in str(text).strip().splitlines() if line.strip()]
-    return lines[0][:200] if lines else ""
-
-
-def format_percent(value: float | None) -> str:
-    return f"{100 * value:.0f}%" if value is not None else "-"
-
-
-def format_speedup(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.2f}x" if value >= 0.1 else f"{value:.2g}x"
-
-
-def format_ms(value: float | None) -> str:
-    return f"{value:.4g}" if value is not None else "-"
-
-
-def format_own(value: bool | None) -> str:
-    return "-" if value is None else ("yes" if value else "no")
 
 
 def metric_groups(metrics: Mapping[str, Any]) -> list[tuple[str, Any]]:

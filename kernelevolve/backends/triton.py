@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import logging
 import os
 from types import ModuleType
@@ -193,6 +194,7 @@ def _launches_reachable(tree: ast.Module, model: ast.ClassDef, kernels: set[str]
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in kernels}
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
 
+    @functools.cache  # per class: the walk asks once for every function it visits
     def methods(cls: ast.ClassDef, seen: frozenset[str] = frozenset()) -> dict[str, ast.FunctionDef]:
         found: dict[str, ast.FunctionDef] = {}
         for base in reversed(cls.bases):
@@ -201,6 +203,7 @@ def _launches_reachable(tree: ast.Module, model: ast.ClassDef, kernels: set[str]
         found.update({n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)})
         return found
 
+    @functools.cache
     def held_classes(cls: ast.ClassDef) -> dict[str, ast.ClassDef]:
         """self.<name> = LocalClass(...) anywhere in the class: what `self.<name>(...)` calls."""
         held = {}

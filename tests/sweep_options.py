@@ -27,3 +27,20 @@ def sweep_options(tmp_path: Path, **changes: Any) -> SweepOptions:
     )
     defaults.update(changes)
     return SweepOptions(**defaults)
+
+
+def problem_record(problem: str, status: str = "ok", **fields: Any) -> dict[str, Any]:
+    """A sweep result record for `problem` ("L1/19"): correct where `status` is "ok", 3 evaluations in
+    10 s, named "19_op"; `fields` add to it or override."""
+    level, pid = problem[1:].split("/")
+    return {
+        "problem": problem,
+        "level": int(level),
+        "problem_id": int(pid),
+        "name": f"{pid}_op",
+        "status": status,
+        "correct": status == "ok",
+        "evaluations": 3,
+        "wall_s": 10.0,
+        **fields,
+    }

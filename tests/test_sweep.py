@@ -25,7 +25,7 @@ from kernelevolve.sweep_run import (
 from kernelevolve.sweep_sample import op_family, read_sample, sample_markdown, stratified_sample
 from kernelevolve.sweep_summary import load_records, summarize, summary_markdown, write_summary
 from tests.kernelbench_data import KERNELBENCH, needs_kernelbench
-from tests.sweep_options import FAST_SETS, sweep_options
+from tests.sweep_options import FAST_SETS, problem_record, sweep_options
 
 SAMPLE_FILE = Path(__file__).resolve().parents[1] / "experiments" / "sweep_sample.md"
 
@@ -111,21 +111,14 @@ def test_problems_share_gpus_round_robin_when_parallel_exceeds_them(tmp_path: Pa
 def _record(
     problem: str, status: str, eager: float | None = None, compiled: float | None = None
 ) -> dict[str, Any]:
-    level, pid = problem[1:].split("/")
-    return {
-        "problem": problem,
-        "level": int(level),
-        "problem_id": int(pid),
-        "name": f"{pid}_op",
-        "status": status,
-        "correct": status == "ok",
-        "speedup_vs_eager": eager,
-        "speedup_vs_compile": compiled,
-        "error": "RuntimeError: boom\nmore" if status == "run_failed" else None,
-        "stop_reason": "max_evaluations",
-        "evaluations": 3,
-        "wall_s": 10.0,
-    }
+    return problem_record(
+        problem,
+        status,
+        speedup_vs_eager=eager,
+        speedup_vs_compile=compiled,
+        error="RuntimeError: boom\nmore" if status == "run_failed" else None,
+        stop_reason="max_evaluations",
+    )
 
 
 def test_a_sample_is_summarised_from_a_larger_sweep(tmp_path: Path) -> None:

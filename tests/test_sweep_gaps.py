@@ -6,26 +6,20 @@ from typing import Any
 
 from kernelevolve.sweep_gaps import behind_lines, furthest_behind
 from kernelevolve.sweep_summary import summarize, summary_markdown
+from tests.sweep_options import problem_record
 
 
 def _record(problem: str, correct: bool, vs_compile: float | None, **extra: Any) -> dict[str, Any]:
-    level, pid = problem[1:].split("/")
-    return {
-        "problem": problem,
-        "level": int(level),
-        "problem_id": int(pid),
-        "name": f"{pid}_op",
-        "status": "ok" if correct else "no_correct_kernel",
-        "correct": correct,
-        "speedup_vs_compile": vs_compile,
-        "speedup_vs_eager": vs_compile,
-        "compile_ms": 1.0,
-        "eager_ms": 1.0,
-        "wall_s": 10.0,
-        "best_ms": 1.0 / vs_compile if vs_compile else None,
-        "evaluations": 4,
-        **extra,
-    }
+    return problem_record(
+        problem,
+        "ok" if correct else "no_correct_kernel",
+        speedup_vs_compile=vs_compile,
+        speedup_vs_eager=vs_compile,
+        compile_ms=1.0,
+        eager_ms=1.0,
+        best_ms=1.0 / vs_compile if vs_compile else None,
+        **{"evaluations": 4, **extra},
+    )
 
 
 RECORDS = [

@@ -11,23 +11,13 @@ import pytest
 from kernelevolve.sweep_rate import evaluation_rate, gpu_share_from_settings, rate_lines
 from kernelevolve.sweep_run import gpu_share
 from kernelevolve.sweep_summary import summarize, summary_markdown
-from tests.sweep_options import sweep_options
+from tests.sweep_options import problem_record, sweep_options
 
 
 def _record(problem: str, evaluations: int, search_s: float, **extra: Any) -> dict[str, Any]:
-    level, pid = problem[1:].split("/")
-    return {
-        "problem": problem,
-        "level": int(level),
-        "problem_id": int(pid),
-        "name": "op",
-        "status": "ok",
-        "correct": True,
-        "evaluations": evaluations,
-        "search_wall_s": search_s,
-        "wall_s": search_s + 20,
-        **extra,
-    }
+    return problem_record(
+        problem, evaluations=evaluations, search_wall_s=search_s, wall_s=search_s + 20, **extra
+    )
 
 
 def test_rate_per_level_weighs_search_time_by_gpu_share() -> None:

@@ -20,11 +20,6 @@ RNN_WARPS = 4  # tune: 2, 4, 8
 
 
 @triton.jit
-def _ke_sigmoid(x):
-    return 1.0 / (1.0 + tl.exp(-x))
-
-
-@triton.jit
 def _ke_tanh(x):
     # 1 - 2 / (exp(2x) + 1): no libdevice (Triton's interpreter has none), exact at both ends
     return 1.0 - 2.0 / (tl.exp(2.0 * x) + 1.0)
@@ -38,10 +33,10 @@ def _ke_lstm_cell_kernel(gates_ptr, c_ptr, h_ptr, h_row_stride, H, n, BLOCK: tl.
     row = offs // H
     col = offs % H
     base = row * 4 * H + col
-    i = _ke_sigmoid(tl.load(gates_ptr + base, mask=mask, other=0.0))
-    f = _ke_sigmoid(tl.load(gates_ptr + base + H, mask=mask, other=0.0))
+    i = tl.sigmoid(tl.load(gates_ptr + base, mask=mask, other=0.0))
+    f = tl.sigmoid(tl.load(gates_ptr + base + H, mask=mask, other=0.0))
     g = _ke_tanh(tl.load(gates_ptr + base + 2 * H, mask=mask, other=0.0))
-    o = _ke_sigmoid(tl.load(gates_ptr + base + 3 * H, mask=mask, other=0.0))
+    o = tl.sigmoid(tl.load(gates_ptr + base + 3 * H, mask=mask, other=0.0))
     c = f * tl.load(c_ptr + offs, mask=mask, other=0.0) + i * g
     tl.store(c_ptr + offs, c, mask=mask)
     tl.store(h_ptr + row * h_row_stride + col, o * _ke_tanh(c), mask=mask)
@@ -57,8 +52,8 @@ def _ke_gru_cell_kernel(
     row = offs // H
     col = offs % H
     base = row * 3 * H + col
-    r = _ke_sigmoid(tl.load(x_ptr + base, mask=mask, other=0.0) + tl.load(hh_ptr + base, mask=mask, other=0.0))
-    z = _ke_sigmoid(
+    r = tl.sigmoid(tl.load(x_ptr + base, mask=mask, other=0.0) + tl.load(hh_ptr + base, mask=mask, other=0.0))
+    z = tl.sigmoid(
         tl.load(x_ptr + base + H, mask=mask, other=0.0) + tl.load(hh_ptr + base + H, mask=mask, other=0.0)
     )
     new = _ke_tanh(

@@ -147,7 +147,7 @@ def test_the_3xtf32_twin_passes_the_harness_on_a_gpu() -> None:
     twin = seeds[0]
     assert not twin.metadata["own_kernels"] and twin.metadata["fp32_precision"] == "tf32x3"
     settings = EvalSettings(
-        correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False
+        correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False, strict=False
     )
     with LocalEvaluator(platform, settings) as evaluator:
         report = evaluator.submit(EvalRequest(twin, spec, platform.name, settings)).result()

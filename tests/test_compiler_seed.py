@@ -446,7 +446,7 @@ def test_gpu_convolutions_also_get_seeds_in_the_reference_layout(monkeypatch: py
             for c in candidates
         ]
 
-    # our own convolution also comes as tensor-core twins (3xTF32, 3xBF16): exact fp32 runs at FFMA rate;
+    # our own convolution also comes as tensor-core twins (3xBF16, 3xTF32): exact fp32 runs at FFMA rate;
     # Inductor's program with cuDNN's convolution as a 3xTF32 twin (library_conv.py), ahead of all.
     # In order of promise, layouts interleaved: a level-3 search has time for two or three seeds.
     assert kinds(seeds) == [
@@ -454,10 +454,10 @@ def test_gpu_convolutions_also_get_seeds_in_the_reference_layout(monkeypatch: py
         (False, False, "tf32x3"),
         (False, True, None),
         (False, False, None),
-        (True, True, "tf32x3"),
-        (True, False, "tf32x3"),
         (True, True, "bf16x3"),
         (True, False, "bf16x3"),
+        (True, True, "tf32x3"),
+        (True, False, "tf32x3"),
         (True, True, None),
         (True, False, None),
     ]
@@ -471,7 +471,7 @@ def test_gpu_convolutions_also_get_seeds_in_the_reference_layout(monkeypatch: py
     ] == "tf32x3"
     assert not check_source(library_twin.source, "triton", False)
     twin = next(c for c in seeds if c.metadata["own_kernels"] and c.metadata.get("fp32_precision"))
-    assert {t.name: t.value for t in find_tunables(twin.source)}["CONV_FP32_PRECISION"] == "tf32x3"
+    assert {t.name: t.value for t in find_tunables(twin.source)}["CONV_FP32_PRECISION"] == "bf16x3"
     assert not check_source(twin.source, "triton", True)
     cpu_seeds = CompilerSeedOperator().propose(seed_context(spec, load_platform("cpu")))
     assert all("layout_optimization" not in c.metadata for c in cpu_seeds) and layouts == [True]

@@ -29,6 +29,7 @@ BACKEND = "triton"
 # 32768) 3xBF16 used at most 10% of the 1e-4 tolerance, 3xTF32 well under 1%.
 PRECISION_TUNABLES = ("MM_FP32_PRECISION", "CONV_FP32_PRECISION", "LIBRARY_CONV_FP32_PRECISION")
 TENSOR_CORE_PRECISIONS = ("tf32x3", "bf16x3")
+OWN_PRECISION_ORDER = ("bf16x3", "tf32x3")  # the order own-kernel twins are evaluated in (by_promise)
 
 
 class CompilerSeedOperator:
@@ -76,7 +77,7 @@ class CompilerSeedOperator:
                 seeds += self._seeds(
                     ctx, in_reference_layout, device, {**extra, "layout_optimization": False}
                 )
-        return by_promise(seeds)
+        return by_promise(seeds, exact_fp32_slowdown(ctx.graph))
 
     def _seeds(
         self, ctx: ProposalContext, programs: list[Any], device: str, extra: dict[str, Any]
@@ -128,21 +129,46 @@ class CompilerSeedOperator:
         return seeds
 
 
-def by_promise(seeds: list[Candidate]) -> list[Candidate]:
-    """Seeds in the order they are worth evaluating, layouts interleaved: Inductor's program with its
-    cuDNN convolutions in three TF32 passes, as it is, then our own kernels with fp32 dot products on
-    3xTF32 tensor cores, on 3xBF16, then in exact fp32. On the H200 sample sweep the 3xTF32 own seed beat
-    the exact one on 8 of 10 problems (L2/62: 2.16 ms against 9.99 ms), and a level-3 search has time
-    for two or three seeds."""
+# Three TF32 passes (and the hi/lo splits) beat one exact fp32 pass only where TF32 is more than about
+# three times faster. In whole networks it is not: on the H200, ResNet101 ran at 8.7 ms exact against
+# 5.5 ms in TF32, and the 3xTF32 twin took 21.4 ms against the plain call's 9.0 ms (L3/10; L3/15 alike).
+THREE_PASS_BREAK_EVEN = 3.0
 
-    def rank(seed: Candidate) -> int:
+
+def exact_fp32_slowdown(graph: Any) -> float | None:
+    """How much slower the reference runs with exact fp32 convolutions than in PyTorch's default
+    (TF32), from the baselines the engine recorded before seeding: the smallest ratio over shapes.
+    None where eager was not timed at exact precision (no convolution module, or a CPU platform)."""
+    events = graph.events("baselines")
+    if not events:
+        return None
+    ratios = []
+    for shape in (events[-1]["payload"].get("shapes") or {}).values():
+        exact, default = shape.get("eager_exact"), shape.get("eager")
+        if exact and default and default.get("median_ms"):
+            ratios.append(exact["median_ms"] / default["median_ms"])
+    return min(ratios) if ratios else None
+
+
+def by_promise(seeds: list[Candidate], exact_slowdown: float | None = None) -> list[Candidate]:
+    """Seeds in the order they are worth evaluating, layouts interleaved: Inductor's program with its
+    cuDNN convolutions in three TF32 passes where that can pay (`exact_slowdown`: see
+    `exact_fp32_slowdown`; unknown counts as paying), as it is, then our own kernels with fp32 dot
+    products on 3xBF16 tensor cores, on 3xTF32, then in exact fp32. On the H200 sample sweep the 3xTF32
+    own seed beat the exact one on 8 of 10 problems (L2/62: 2.16 ms against 9.99 ms), and a level-3
+    search has time for two or three seeds."""
+    three_passes_pay = exact_slowdown is None or exact_slowdown >= THREE_PASS_BREAK_EVEN
+
+    def rank(seed: Candidate) -> float:
         precision = seed.metadata.get("fp32_precision")
         if not seed.metadata.get("own_kernels"):
-            # cuDNN in three TF32 passes first: exact fp32 ones ran 2.4-8.6x slower than one TF32 pass
-            # (L1/55, L1/56, L1/62, L1/63, L1/67 eager on the H200)
-            return -1 if precision == "tf32x3" else 0
-        # 3xBF16 after 3xTF32 until the H200 has measured it against the known winner
-        return 1 + TENSOR_CORE_PRECISIONS.index(precision) if precision in TENSOR_CORE_PRECISIONS else 3
+            if precision != "tf32x3":
+                return 0
+            # exact fp32 cuDNN ran 2.4-8.6x slower than one TF32 pass on L1/55, L1/56, L1/62, L1/63,
+            # L1/67 (eager on the H200): there the three passes go first, elsewhere after the plain call
+            return -1 if three_passes_pay else 0.5
+        # 3xBF16 before 3xTF32: on the H200 full sweep it was faster on 16 of 19 problems with both
+        return 1 + OWN_PRECISION_ORDER.index(precision) if precision in OWN_PRECISION_ORDER else 3
 
     return sorted(seeds, key=rank)  # stable: the layout-optimised capture first within a rank
 

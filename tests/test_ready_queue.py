@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -125,3 +126,32 @@ def test_the_wall_clock_counts_from_the_seeds_so_slow_seeding_still_gets_evaluat
     assert evaluator.order, "the seeds' proposal time used up the budget before any evaluation"
     assert outcome.stop_reason.startswith(("wall_clock", "no operator"))
     assert engine.seed_s >= 0.5 and outcome.elapsed_s < engine.seed_s + 0.3 + 2.0
+
+
+class _SlowTuner(_Tuner):
+    """A child proposal still running when the budget ends (an Inductor capture of a network)."""
+
+    def __init__(self) -> None:
+        self.finished = threading.Event()
+
+    def propose(self, ctx: ProposalContext) -> list[Candidate]:
+        time.sleep(1.0)
+        self.finished.set()
+        return super().propose(ctx)
+
+
+def test_the_engine_returns_only_once_its_running_proposals_are_done(tmp_path: Path) -> None:
+    """A proposal thread left running held the tracing lock into the sweep's next problem and crashed the
+    interpreter at exit (Dynamo in a worker thread during shutdown, on the H200)."""
+    spec = softmax_spec()
+    tuner = _SlowTuner()
+    engine = make_engine(
+        tmp_path / "graph.jsonl",
+        spec,
+        _OrderingEvaluator(spec),
+        [_Seeder("s", 1), tuner],
+        {"wall_clock_s": 0.3},
+    )
+    engine.run()
+    assert tuner.finished.is_set()
+    assert not [t for t in threading.enumerate() if t.name.startswith("propose")]

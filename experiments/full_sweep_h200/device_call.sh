@@ -54,8 +54,9 @@ CUDA_VISIBLE_DEVICES=$sweep_gpus timeout -k 10 $((time_limit_s + ${OVERRUN_S:-12
   --set +evaluator.num_gpus_per_actor=0.5 --permissive ${SWEEP_ARGS:-} > "$out/$call_name.log" 2>&1
 echo "sweep exit $?"
 [ -n "$conv_pid" ] && { wait "$conv_pid"; echo "conv_bench exit $?"; }
-# Back: the sweep folder without caches and run folders, but with the run folders of problems that have no
-# result (cut off in flight), so the next call resumes them from their checkpoints.
+# Back: the sweep folder without caches and run folders, but with the run folders of problems cut off in
+# flight (no result, or a re-run whose folder changed after its old result), so the next call resumes them
+# from their checkpoints.
 kept=()
 for path in runs/sweeps/full/*; do
   case "$(basename "$path")" in caches|runs) ;; *) kept+=("full/$(basename "$path")") ;; esac
@@ -63,7 +64,10 @@ done
 for run in runs/sweeps/full/runs/*/; do
   [ -d "$run" ] || continue
   name=$(basename "$run")
-  [ -f "runs/sweeps/full/results/${name%%-*}.json" ] || kept+=("full/runs/$name")
+  result="runs/sweeps/full/results/${name%%-*}.json"
+  if [ ! -f "$result" ] || [ -n "$(find "$run" -newer "$result" -print -quit)" ]; then
+    kept+=("full/runs/$name")
+  fi
 done
 tar czf "$out/full.tgz" -C runs/sweeps "${kept[@]}"
 tail -n 25 "$out/$call_name.log"

@@ -15,6 +15,7 @@ import logging
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.types import Candidate
 from kernelevolve.variation.recurrent_source import RECURRENT_CLASSES, RECURRENT_SOURCE
+from kernelevolve.variation.reference_copy import reference_statements, unparse
 from kernelevolve.variation.template_library import tunable_values
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ class RecurrentSeedOperator:
 
 
 class _Substitute(ast.NodeTransformer):
-    """nn.LSTM / torch.nn.LSTM (and GRU) constructions as our classes; Model renamed ModelNew."""
+    """nn.LSTM / torch.nn.LSTM (and GRU) constructions as our classes."""
 
     def __init__(self) -> None:
         self.replaced: list[str] = []
@@ -60,37 +61,13 @@ class _Substitute(ast.NodeTransformer):
             node.func = ast.Name(RECURRENT_CLASSES[kind], ast.Load())
         return node
 
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        return ast.Name("ModelNew", node.ctx) if node.id == "Model" else node
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
-        self.generic_visit(node)
-        if node.name == "Model":
-            node.name = "ModelNew"
-        return node
-
 
 def recurrent_candidate(reference_source: str) -> tuple[str, list[str]]:
-    """(candidate source, the recurrent layers replaced); no layers replaced where the reference has
-    none. Module-level code other than imports, constants and definitions (get_inputs and
-    get_init_inputs are dropped) is left out."""
-    tree = ast.parse(reference_source)
+    """(candidate source, the recurrent layers replaced): the reference copied (reference_copy.py) with
+    our layers; no layers replaced where the reference has none."""
     substitute = _Substitute()
-    kept: list[ast.stmt] = []
-    for stmt in tree.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in (
-            "get_inputs",
-            "get_init_inputs",
-        ):
-            continue
-        if isinstance(
-            stmt, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.ClassDef)
-        ):
-            kept.append(substitute.visit(stmt))
-    if not any(isinstance(s, ast.ClassDef) and s.name == "ModelNew" for s in kept):
-        raise ValueError("reference has no class Model")
+    kept = reference_statements(reference_source, substitute)
     if not substitute.replaced:
         return "", []
-    body = ast.unparse(ast.fix_missing_locations(ast.Module(kept, [])))
     source = f'"""The reference with its recurrent layers in our kernels (recurrent_seed)."""\n\n{_HEADER}'
-    return source + RECURRENT_SOURCE + "\n\n" + body + "\n", sorted(set(substitute.replaced))
+    return source + RECURRENT_SOURCE + "\n\n" + unparse(kept) + "\n", sorted(set(substitute.replaced))

@@ -1,0 +1,45 @@
+"""A copy of the reference for seeds that keep its structure and swap parts of it for our kernels.
+
+Seeds made this way (recurrent_seed, elementwise_seed) keep everything a model does in Python: state it
+keeps between calls, control flow, the order its constructor draws random weights in. The copy is the
+reference's imports, constants, functions and classes, with `Model` renamed `ModelNew`; get_inputs and
+get_init_inputs are dropped (the harness takes them from the reference), as is other module-level code.
+"""
+
+from __future__ import annotations
+
+import ast
+
+_HARNESS_FUNCTIONS = ("get_inputs", "get_init_inputs")
+_KEPT = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.ClassDef)
+
+
+class _RenameModel(ast.NodeTransformer):
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Name("ModelNew", node.ctx) if node.id == "Model" else node
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        self.generic_visit(node)
+        if node.name == "Model":
+            node.name = "ModelNew"
+        return node
+
+
+def reference_statements(reference_source: str, *transformers: ast.NodeTransformer) -> list[ast.stmt]:
+    """The reference's kept statements, each passed through `transformers` in order, then renamed.
+    Raises SyntaxError for a reference that does not parse and ValueError where it has no class Model."""
+    kept: list[ast.stmt] = []
+    for stmt in ast.parse(reference_source).body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name in _HARNESS_FUNCTIONS:
+            continue
+        if isinstance(stmt, _KEPT):
+            for transformer in (*transformers, _RenameModel()):
+                stmt = transformer.visit(stmt)
+            kept.append(stmt)
+    if not any(isinstance(s, ast.ClassDef) and s.name == "ModelNew" for s in kept):
+        raise ValueError("reference has no class Model")
+    return kept
+
+
+def unparse(statements: list[ast.stmt]) -> str:
+    return ast.unparse(ast.fix_missing_locations(ast.Module(statements, [])))

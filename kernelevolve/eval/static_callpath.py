@@ -25,10 +25,13 @@ from kernelevolve.types import StaticIssue
 class Checker:
     """Runs the whole-module rules, then the call-path analysis from ModelNew.forward; holds the issues."""
 
-    def __init__(self, tree: ast.Module, backend: str, strict: bool) -> None:
+    def __init__(
+        self, tree: ast.Module, backend: str, strict: bool, reference_state: frozenset[str] = frozenset()
+    ) -> None:
         self.mod = Module(tree)
         self.backend = backend
         self.strict = strict
+        self.reference_state = reference_state  # self attributes the reference's Model stores into per call
         self.issues: dict[tuple[str, int], StaticIssue] = {}
         self.rules = ModuleRules(self.mod, strict, self.issue)
         self.persistent_names = self.mod.module_names | set(self.mod.functions) | set(self.mod.classes)

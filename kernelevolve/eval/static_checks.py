@@ -66,7 +66,7 @@ import ast
 from kernelevolve.eval.static_callpath import Checker
 from kernelevolve.types import StaticIssue
 
-__all__ = ["BACKENDS", "check_source"]
+__all__ = ["BACKENDS", "check_source", "reference_state"]
 
 BACKENDS = ("cute", "triton")
 
@@ -92,8 +92,33 @@ def _drop_main_guard(tree: ast.Module) -> None:
     tree.body = [stmt for stmt in tree.body if not is_guard(stmt)]
 
 
-def check_source(source: str, backend: str, strict: bool) -> list[StaticIssue]:
-    """All static issues of a candidate source, sorted by line; empty means it may run."""
+def reference_state(reference_source: str) -> frozenset[str]:
+    """The attributes the reference's Model assigns on self outside ``__init__``: state it keeps
+    between calls, which a candidate must keep too (none for a reference that does not parse)."""
+    try:
+        tree = ast.parse(reference_source)
+    except (SyntaxError, ValueError, RecursionError):
+        return frozenset()
+    names: set[str] = set()
+    for model in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"):
+        for method in (n for n in model.body if isinstance(n, ast.FunctionDef) and n.name != "__init__"):
+            for node in ast.walk(method):
+                targets = node.targets if isinstance(node, ast.Assign) else []
+                if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                    targets = [node.target]
+                names.update(
+                    t.attr
+                    for t in targets
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                )
+    return frozenset(names)
+
+
+def check_source(
+    source: str, backend: str, strict: bool, reference_state: frozenset[str] = frozenset()
+) -> list[StaticIssue]:
+    """All static issues of a candidate source, sorted by line; empty means it may run.
+    `reference_state`: see `reference_state`; ModelNew may store into those attributes per call."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
     try:
@@ -105,7 +130,7 @@ def check_source(source: str, backend: str, strict: bool) -> list[StaticIssue]:
             StaticIssue("syntax_error", f"candidate does not parse: {exc}", getattr(exc, "lineno", 0) or 0)
         ]
     _drop_main_guard(tree)
-    checker = Checker(tree, backend, strict)
+    checker = Checker(tree, backend, strict, reference_state)
     try:
         checker.run()
     except RecursionError:  # e.g. a generated expression thousands of terms deep

@@ -14,7 +14,9 @@ tensor parameters and buffers made in ``__init__``; helpers get the kinds of the
 call sites pass.
 
 ``state_between_calls`` (stores): data derived from the inputs stored on self (outside
-``__init__``) or into module globals, and any cache keyed by ``data_ptr()`` or ``id()``. Compiled
+``__init__``) or into module globals, and any cache keyed by ``data_ptr()`` or ``id()``. A model
+whose reference keeps state between calls (KernelBench L3/33 reassigns ``self.hidden`` on every
+call) may store into ModelNew's attributes of the same names (``Checker.reference_state``). Compiled
 kernels (``cute.compile``, ``functools.partial``) and shape/config values may be cached.
 Trade-off: scratch buffers are fine when made in ``__init__`` or stored straight from a fresh
 allocation (``self._buf[shape] = torch.empty(...)``), because their contents are rewritten each
@@ -116,18 +118,29 @@ class Values:
         elif isinstance(target, (ast.Attribute, ast.Subscript)):
             keys: list[ast.expr] = []
             root: ast.expr = target
+            attribute = ""  # the attribute of the root written through (self.<attribute>...)
             while isinstance(root, (ast.Attribute, ast.Subscript)):
                 if isinstance(root, ast.Subscript):
                     keys.append(root.slice)
                     self.kinds(root.slice)
+                else:
+                    attribute = root.attr
                 root = root.value
-            self._store(stmt, root, keys, kinds, [value] if value is not None else [])
+            self._store(stmt, root, keys, kinds, [value] if value is not None else [], attribute)
 
     def _store(
-        self, at: ast.AST, root: ast.expr, keys: list[ast.expr], kinds: Kinds, values: list[ast.expr]
+        self,
+        at: ast.AST,
+        root: ast.expr,
+        keys: list[ast.expr],
+        kinds: Kinds,
+        values: list[ast.expr],
+        attribute: str = "",
     ) -> None:
         """A write into something that outlives the call: self (outside __init__) or a module global."""
         if self._is_self(root) and not self.is_init:
+            if not keys and self.owner == "ModelNew" and attribute in self.c.reference_state:
+                return  # state the reference itself keeps between calls, under the same name
             where = "self"
         elif isinstance(root, ast.Name) and root.id not in self.env and root.id in self.c.persistent_names:
             where = f"module-level {root.id}"

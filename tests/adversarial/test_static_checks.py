@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from kernelevolve.eval.static_checks import check_source
+from kernelevolve.eval.static_checks import check_source, reference_state
 from kernelevolve.types import Status
 from tests.adversarial.spec_fixtures import CandidateCase, load_cases
 
@@ -434,6 +434,36 @@ def test_try_except_around_the_work(handler: str, flagged: bool) -> None:
 def test_state_between_calls(body: str) -> None:
     source = model(body, "self.buf = None\nself.cache = {}", extra="RESULTS = []\nLAST = 0\n")
     assert "state_between_calls" in codes(source, strict=False)
+
+
+STATEFUL_REFERENCE = """
+class Model(nn.Module):
+    def forward(self, x, h=None):
+        if h is not None:
+            self.hidden.copy_(h)
+        self.hidden = torch.tanh(x + self.hidden)
+        self.steps += 1
+        return self.hidden * 2
+"""
+
+
+def test_state_the_reference_keeps_may_be_kept_under_its_names_only() -> None:
+    """KernelBench L3/33 reassigns self.hidden on every call: a faithful candidate must do the same."""
+    assert reference_state(STATEFUL_REFERENCE) == {"hidden", "steps"}
+    assert reference_state("class Model:\n    def __init__(self):\n        self.w = 1\n") == frozenset()
+    assert reference_state("def f(:\n") == frozenset()
+    keeps = model(f"out = torch.empty_like(x)\n{LAUNCH}\nself.hidden = x.clone()\nreturn out")
+    state = reference_state(STATEFUL_REFERENCE)
+
+    def state_codes(source: str, kept: frozenset[str]) -> set[str]:
+        return {i.code for i in check_source(textwrap.dedent(source), "triton", False, kept)}
+
+    assert "state_between_calls" in state_codes(keeps, frozenset())
+    assert "state_between_calls" not in state_codes(keeps, state)
+    other = keeps.replace("self.hidden = x.clone()", "self.last = x.clone()")
+    assert "state_between_calls" in state_codes(other, state)
+    keyed = keeps.replace("self.hidden = x.clone()", "self.hidden[x.data_ptr()] = x.clone()")
+    assert "state_between_calls" in state_codes(keyed, state)  # a cache under the name is still one
 
 
 def test_mutable_default_argument_is_state() -> None:

@@ -136,7 +136,7 @@ def build_operators(cfg: Mapping[str, Any], run_dir: Path | None = None) -> list
             }
         )
     # CUDA graphs are for permissive runs only; seeds keeping library calls would be rejected in strict ones.
-    for name in ("graph_replay", "compiler_seed", "rewrite_seed", "recurrent_seed"):
+    for name in ("graph_replay", "compiler_seed", "rewrite_seed", "recurrent_seed", "elementwise_seed"):
         if name in names:
             options.setdefault(name, {}).update({"strict": run_strict(cfg)})
     if "replay" in names:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -16,6 +14,7 @@ from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
 from kernelevolve.variation.recurrent_seed import RecurrentSeedOperator, recurrent_candidate
 from tests.gpu import needs_cuda
 from tests.proposal_context import seed_context
+from tests.source_module import load_source
 
 # KernelBench's L3/35 in small: batch-first LSTM, random initial states drawn in forward, a Linear after
 LSTM_REFERENCE = """
@@ -69,20 +68,10 @@ def get_init_inputs():
 """
 
 
-def _module(tmp_path: Path, source: str, name: str) -> ModuleType:
-    path = tmp_path / f"{name}.py"  # Triton reads kernel source from a real file
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _pair(tmp_path: Path, reference: str, name: str) -> tuple[Any, Any, list[Any]]:
     source, replaced = recurrent_candidate(reference)
     assert replaced and not check_source(source, "triton", False)
-    ref, new = _module(tmp_path, reference, f"{name}_ref"), _module(tmp_path, source, f"{name}_new")
+    ref, new = load_source(reference, tmp_path, f"{name}_ref"), load_source(source, tmp_path, f"{name}_new")
     torch.manual_seed(0)
     ref_model = ref.Model(*ref.get_init_inputs()).eval()
     torch.manual_seed(0)

@@ -42,6 +42,13 @@ def _recurrent_seed(**options: Any) -> Operator:
     return RecurrentSeedOperator(**options)
 
 
+@OPERATORS.register("elementwise_seed")
+def _elementwise_seed(**options: Any) -> Operator:
+    from kernelevolve.variation.elementwise_seed import ElementwiseSeedOperator
+
+    return ElementwiseSeedOperator(**options)
+
+
 @OPERATORS.register("fusion_boundary")
 def _fusion_boundary(**options: Any) -> Operator:
     from kernelevolve.variation.fusion_boundary import FusionBoundaryOperator

@@ -12,18 +12,18 @@ Eval mode only: inter-layer dropout is not applied (as PyTorch does in eval mode
 
 from __future__ import annotations
 
+from kernelevolve.variation.elementwise_source import TANH_SOURCE
+
 RECURRENT_CLASSES = {"LSTM": "_KeLSTM", "GRU": "_KeGRU"}
 
-RECURRENT_SOURCE = """
+RECURRENT_SOURCE = (
+    """
 RNN_BLOCK = 256  # tune: 128, 256, 512, 1024
 RNN_WARPS = 4  # tune: 2, 4, 8
 
-
-@triton.jit
-def _ke_tanh(x):
-    # 1 - 2 / (exp(2x) + 1): no libdevice (Triton's interpreter has none), exact at both ends
-    return 1.0 - 2.0 / (tl.exp(2.0 * x) + 1.0)
-
+"""
+    + TANH_SOURCE
+    + """
 
 @triton.jit
 def _ke_lstm_cell_kernel(gates_ptr, c_ptr, h_ptr, h_row_stride, H, n, BLOCK: tl.constexpr):
@@ -166,3 +166,4 @@ class _KeGRU(_KeRecurrent):
         out, h_n, _ = self._run(seq, self._states(hx, seq.shape[1], seq), None)
         return self._output(out), h_n
 """
+)

@@ -1,0 +1,143 @@
+"""The elementwise-seed operator: the reference as written, with its elementwise steps in our kernels.
+
+Arity 0, permissive runs only: the library work (GEMMs, convolutions, reductions) stays PyTorch's. The
+candidate is the reference copied (reference_copy.py) with
+- activation modules built without arguments (`nn.ReLU()`, `nn.Tanh()`, `nn.Sigmoid()`) as ours;
+- one-argument activation calls (`torch.relu(x)`, `F.tanh(x)`, ...) as ours;
+- `+ - * /` between an expression and a number or a `self.` attribute, in methods other than `__init__`,
+  through a helper that launches our kernel where one side is an fp32 tensor and the other a number.
+Every other line of the model stays as it was, so state kept between calls, control flow and the order
+of random initialisation are the reference's. Compiler seeds cannot cover such models (L3/33 reassigns a
+tensor attribute on every call), nor outputs so ill-conditioned that only eager's own summation order
+passes (L2/14): this seed keeps both, and gives those problems a verified candidate.
+
+It is offered only where the reference also does library work: a model that is all elementwise is
+better served by the template and compiler seeds, which fuse it.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+
+from kernelevolve.interfaces import ProposalContext
+from kernelevolve.types import Candidate
+from kernelevolve.variation.elementwise_source import ACTIVATIONS, ELEMENTWISE_SOURCE, tables_source
+from kernelevolve.variation.reference_copy import reference_statements, unparse
+from kernelevolve.variation.template_library import tunable_values
+
+log = logging.getLogger(__name__)
+
+BACKEND = "triton"
+_HEADER = (
+    "import math\nimport struct\n\nimport torch\nimport torch.nn as nn\n"
+    "import triton\nimport triton.language as tl\n"
+)
+_ACTIVATION_MODULES = {"ReLU": "relu", "Tanh": "tanh", "Sigmoid": "sigmoid"}
+_MODULE_PREFIXES = ("", "nn.", "torch.nn.")
+_FUNCTION_PREFIXES = ("torch.", "F.", "nn.functional.", "torch.nn.functional.")
+_ARITHMETIC = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
+# names whose presence means the model does work the seed leaves to PyTorch's libraries
+_LIBRARY_WORK = frozenset(
+    {
+        "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+        "ConvTranspose3d", "LSTM", "GRU", "RNN", "MultiheadAttention", "Embedding", "matmul", "mm", "bmm",
+        "addmm", "baddbmm", "einsum", "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+        "conv_transpose2d", "conv_transpose3d", "scaled_dot_product_attention",
+    }
+)  # fmt: skip
+
+
+class ElementwiseSeedOperator:
+    name = "elementwise_seed"
+    arity = 0
+
+    def __init__(self, strict: bool = False) -> None:
+        self.strict = strict
+
+    def propose(self, ctx: ProposalContext) -> list[Candidate]:
+        if self.strict or BACKEND not in ctx.backends:
+            return []
+        try:
+            source, replaced = elementwise_candidate(ctx.spec.reference_source)
+        except (SyntaxError, ValueError) as exc:
+            log.info("elementwise_seed: no seed for %s: %s", ctx.spec.name, exc)
+            return []
+        if not replaced:
+            return []
+        log.info("elementwise_seed: %s with our %s", ctx.spec.name, ", ".join(sorted(set(replaced))))
+        metadata = {"elementwise": sorted(set(replaced)), "params": tunable_values(source)}
+        return [Candidate(source, BACKEND, self.name, "seed", metadata=metadata)]
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self) -> None:
+        self.replaced: list[str] = []
+        self.library_work = False
+        self._in_init = False
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        outer, self._in_init = self._in_init, node.name == "__init__"
+        self.generic_visit(node)
+        self._in_init = outer
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        self.library_work |= node.id in _LIBRARY_WORK
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        self.library_work |= node.attr in _LIBRARY_WORK
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        func = ast.unparse(node.func)
+        kind = func.rsplit(".", 1)[-1]
+        if kind in _ACTIVATION_MODULES and func in (p + kind for p in _MODULE_PREFIXES):
+            if node.args or node.keywords:  # inplace=True and the like keep PyTorch's module
+                return node
+            self.replaced.append(_ACTIVATION_MODULES[kind])
+            return _call("_KeActivation", ast.Constant(_ACTIVATION_MODULES[kind]))
+        if kind in ACTIVATIONS and func in (p + kind for p in _FUNCTION_PREFIXES):
+            if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
+                return node
+            self.replaced.append(kind)
+            return _call("_ke_activation", node.args[0], ast.Constant(kind))
+        return node
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        name = _ARITHMETIC.get(type(node.op))
+        if name is None or self._in_init or not (_maybe_number(node.left) ^ _maybe_number(node.right)):
+            return node
+        if name == "div" and _maybe_number(node.left):
+            return node  # a number over a tensor is a division in the kernel: PyTorch's, not ours
+        self.replaced.append(name)
+        return _call("_ke_arithmetic", node.left, node.right, ast.Constant(name))
+
+
+def _maybe_number(node: ast.expr) -> bool:
+    """A numeric literal, or a `self.` attribute (a constructor argument, in KernelBench's models)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _call(function: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(ast.Name(function, ast.Load()), list(args), [])
+
+
+def elementwise_candidate(reference_source: str) -> tuple[str, list[str]]:
+    """(candidate source, the operations replaced, one entry per place); nothing replaced where the
+    reference has no elementwise step of ours or does no library work."""
+    substitute = _Substitute()
+    kept = reference_statements(reference_source, substitute)
+    if not substitute.replaced or not substitute.library_work:
+        return "", []
+    source = f'"""The reference with its elementwise steps in our kernels (elementwise_seed)."""\n\n{_HEADER}'
+    body = ELEMENTWISE_SOURCE + "\n\n" + tables_source() + "\n\n" + unparse(kept) + "\n"
+    return source + body, substitute.replaced

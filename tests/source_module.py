@@ -1,0 +1,18 @@
+"""Candidate source as an imported module: Triton reads a kernel's source from a real file."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+
+def load_source(source: str, directory: Path, name: str) -> ModuleType:
+    """`source` written to `directory/name.py` and imported as module `name`."""
+    path = directory / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

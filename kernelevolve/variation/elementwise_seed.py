@@ -18,17 +18,10 @@ better served by the template and compiler seeds, which fuse it.
 from __future__ import annotations
 
 import ast
-import logging
 
-from kernelevolve.interfaces import ProposalContext
-from kernelevolve.types import Candidate
 from kernelevolve.variation.elementwise_source import ACTIVATIONS, ELEMENTWISE_SOURCE, tables_source
-from kernelevolve.variation.reference_copy import reference_statements, unparse
-from kernelevolve.variation.template_library import tunable_values
+from kernelevolve.variation.reference_copy import ReferenceCopySeed, reference_statements, unparse
 
-log = logging.getLogger(__name__)
-
-BACKEND = "triton"
 _HEADER = (
     "import math\nimport struct\n\nimport torch\nimport torch.nn as nn\n"
     "import triton\nimport triton.language as tl\n"
@@ -48,26 +41,12 @@ _LIBRARY_WORK = frozenset(
 )  # fmt: skip
 
 
-class ElementwiseSeedOperator:
+class ElementwiseSeedOperator(ReferenceCopySeed):
     name = "elementwise_seed"
-    arity = 0
+    metadata_key = "elementwise"
 
-    def __init__(self, strict: bool = False) -> None:
-        self.strict = strict
-
-    def propose(self, ctx: ProposalContext) -> list[Candidate]:
-        if self.strict or BACKEND not in ctx.backends:
-            return []
-        try:
-            source, replaced = elementwise_candidate(ctx.spec.reference_source)
-        except (SyntaxError, ValueError) as exc:
-            log.info("elementwise_seed: no seed for %s: %s", ctx.spec.name, exc)
-            return []
-        if not replaced:
-            return []
-        log.info("elementwise_seed: %s with our %s", ctx.spec.name, ", ".join(sorted(set(replaced))))
-        metadata = {"elementwise": sorted(set(replaced)), "params": tunable_values(source)}
-        return [Candidate(source, BACKEND, self.name, "seed", metadata=metadata)]
+    def make(self, reference_source: str) -> tuple[str, list[str]]:
+        return elementwise_candidate(reference_source)
 
 
 class _Substitute(ast.NodeTransformer):

@@ -10,40 +10,19 @@ have no candidate at all.
 from __future__ import annotations
 
 import ast
-import logging
 
-from kernelevolve.interfaces import ProposalContext
-from kernelevolve.types import Candidate
 from kernelevolve.variation.recurrent_source import RECURRENT_CLASSES, RECURRENT_SOURCE
-from kernelevolve.variation.reference_copy import reference_statements, unparse
-from kernelevolve.variation.template_library import tunable_values
+from kernelevolve.variation.reference_copy import ReferenceCopySeed, reference_statements, unparse
 
-log = logging.getLogger(__name__)
-
-BACKEND = "triton"
 _HEADER = "import math\n\nimport torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
 
 
-class RecurrentSeedOperator:
+class RecurrentSeedOperator(ReferenceCopySeed):
     name = "recurrent_seed"
-    arity = 0
+    metadata_key = "recurrent"
 
-    def __init__(self, strict: bool = False) -> None:
-        self.strict = strict
-
-    def propose(self, ctx: ProposalContext) -> list[Candidate]:
-        if self.strict or BACKEND not in ctx.backends:
-            return []
-        try:
-            source, replaced = recurrent_candidate(ctx.spec.reference_source)
-        except (SyntaxError, ValueError) as exc:
-            log.info("recurrent_seed: no seed for %s: %s", ctx.spec.name, exc)
-            return []
-        if not replaced:
-            return []
-        log.info("recurrent_seed: %s with our %s", ctx.spec.name, ", ".join(replaced))
-        metadata = {"recurrent": replaced, "params": tunable_values(source)}
-        return [Candidate(source, BACKEND, self.name, "seed", metadata=metadata)]
+    def make(self, reference_source: str) -> tuple[str, list[str]]:
+        return recurrent_candidate(reference_source)
 
 
 class _Substitute(ast.NodeTransformer):

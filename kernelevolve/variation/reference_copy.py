@@ -9,6 +9,14 @@ get_init_inputs are dropped (the harness takes them from the reference), as is o
 from __future__ import annotations
 
 import ast
+import logging
+
+from kernelevolve.interfaces import ProposalContext
+from kernelevolve.types import Candidate
+
+log = logging.getLogger(__name__)
+
+BACKEND = "triton"
 
 _HARNESS_FUNCTIONS = ("get_inputs", "get_init_inputs")
 _KEPT = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.ClassDef)
@@ -43,3 +51,36 @@ def reference_statements(reference_source: str, *transformers: ast.NodeTransform
 
 def unparse(statements: list[ast.stmt]) -> str:
     return ast.unparse(ast.fix_missing_locations(ast.Module(statements, [])))
+
+
+class ReferenceCopySeed:
+    """An arity-0 operator offering one Triton seed in permissive runs: `make(reference_source)` gives
+    (source, what it replaced), nothing replaced meaning no seed. Its metadata lists what was replaced
+    under `metadata_key`, and the source's tunables under "params"."""
+
+    name = "reference_copy"
+    metadata_key = "replaced"
+    arity = 0
+
+    def __init__(self, strict: bool = False) -> None:
+        self.strict = strict
+
+    def make(self, reference_source: str) -> tuple[str, list[str]]:
+        raise NotImplementedError
+
+    def propose(self, ctx: ProposalContext) -> list[Candidate]:
+        from kernelevolve.variation.template_library import tunable_values
+
+        if self.strict or BACKEND not in ctx.backends:
+            return []
+        try:
+            source, replaced = self.make(ctx.spec.reference_source)
+        except (SyntaxError, ValueError) as exc:
+            log.info("%s: no seed for %s: %s", self.name, ctx.spec.name, exc)
+            return []
+        if not replaced:
+            return []
+        kinds = sorted(set(replaced))
+        log.info("%s: %s with our %s", self.name, ctx.spec.name, ", ".join(kinds))
+        metadata = {self.metadata_key: kinds, "params": tunable_values(source)}
+        return [Candidate(source, BACKEND, self.name, "seed", metadata=metadata)]

@@ -7,7 +7,6 @@ sm_90 without a GPU.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import os
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from kernelevolve.variation.tunables import apply_values
 from tests.gpu import needs_cuda
 from tests.kernelbench_data import KERNELBENCH, needs_kernelbench
 from tests.proposal_context import seed_context
+from tests.source_module import load_source
 
 H200 = Path(__file__).parent / "fixtures" / "inductor_h200"
 LINEAR_STAND_IN = (
@@ -176,12 +176,8 @@ def _seed_module(tmp_path: Path, rows: int, outputs: int, **values: object) -> t
     seeds = CompilerSeedOperator(strict=True).propose(seed_context(spec, load_platform("cpu")))
     (own,) = [c for c in seeds if c.metadata["own_kernels"]]
     assert "epilogue=(" in own.source
-    path = tmp_path / f"seed_{rows}_{outputs}_{len(values)}.py"
-    path.write_text(apply_values(own.source, {"MM_BLOCK_M": 16, "MM_BLOCK_N": 32, **values}))
-    module_spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert module_spec is not None and module_spec.loader is not None
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
+    source = apply_values(own.source, {"MM_BLOCK_M": 16, "MM_BLOCK_N": 32, **values})
+    module = load_source(source, tmp_path, f"seed_{rows}_{outputs}_{len(values)}")
     namespace: dict[str, object] = {}
     exec(compile(reference, "<reference>", "exec"), namespace)
     return module, namespace
@@ -273,12 +269,7 @@ def test_kernelbench_gemm_epilogues_fuse_and_match(tmp_path: Path, problem: int)
     seeds = CompilerSeedOperator(strict=True).propose(seed_context(spec, platform))
     (own,) = [c for c in seeds if c.metadata["own_kernels"]]
     assert "epilogue=(" in own.source
-    path = tmp_path / f"kb_l2_{problem}.py"
-    path.write_text(own.source)
-    module_spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert module_spec is not None and module_spec.loader is not None
-    candidate_module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(candidate_module)
+    candidate_module = load_source(own.source, tmp_path, f"kb_l2_{problem}")
     counted = _launch_counter(candidate_module)
     module = ref.load_reference(spec.reference_source)
     ref.apply_shape(module, spec.shapes[0])

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -33,6 +31,7 @@ from kernelevolve.variation.graph_replay import (
 from kernelevolve.variation.tunables import find_tunables
 from tests.gpu import needs_cuda
 from tests.proposal_context import parent_context
+from tests.source_module import load_source
 
 # Two launches per call, the shape a graph helps: many short kernels.
 TWO_KERNELS = "add_kernel[(triton.cdiv(n, 32),)](x, y, out, n, BLOCK=32)"
@@ -71,16 +70,6 @@ def test_rewrite_keeps_init_and_tunables_and_renames_forward(add_kernel: Callabl
         with_graph_replay(child)  # already has _eager_forward
     with pytest.raises(GraphReplayError):
         with_graph_replay("import torch\n\nclass Other:\n    pass\n")
-
-
-def _load(source: str, tmp_path: Path) -> ModuleType:
-    path = tmp_path / "candidate.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location("graph_replay_candidate", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_on_cpu_tensors_the_child_runs_its_parent_and_passes_the_harness(
@@ -152,7 +141,9 @@ def test_replays_are_right_for_fresh_inputs_and_pass_the_harness(
 ) -> None:
     import torch
 
-    module = _load(with_graph_replay(_two_kernel_source(add_kernel)), tmp_path)
+    module = load_source(
+        with_graph_replay(_two_kernel_source(add_kernel)), tmp_path, "graph_replay_candidate"
+    )
     model = module.ModelNew().cuda()
     results = []
     for seed in range(4):

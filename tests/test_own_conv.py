@@ -9,7 +9,6 @@ and an output filled with NaN before the kernel runs, so a pixel no program writ
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
@@ -20,6 +19,7 @@ import torch.nn.functional as F
 
 from kernelevolve.variation.compiler.own_conv import CONV_SOURCE, CONV_TUNABLES
 from kernelevolve.variation.tunables import apply_values, find_tunables
+from tests.source_module import load_source
 
 SMALL_BLOCKS = {"CONV_BLOCK_M": 32, "CONV_BLOCK_N": 16, "CONV_BLOCK_K": 16}
 LOOPS = ("fused", "taps")
@@ -30,13 +30,7 @@ def _conv_module(directory: Path, **values: object) -> ModuleType:
     allocated filled with NaN."""
     header = "import torch\nimport triton\nimport triton.language as tl\n"
     source = apply_values("\n".join([header, *CONV_TUNABLES, CONV_SOURCE]), {**SMALL_BLOCKS, **values})
-    name = "own_conv_" + "_".join(str(v) for v in values.values())
-    path = directory / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_source(source, directory, "own_conv_" + "_".join(str(v) for v in values.values()))
 
     class NanTorch(SimpleNamespace):
         def __getattr__(self, attr: str) -> Any:

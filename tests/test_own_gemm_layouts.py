@@ -6,7 +6,6 @@ blocks, and the blocks are small enough for several tiles and K steps, so every 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES
 from kernelevolve.variation.compiler.program import parse
 from kernelevolve.variation.compiler.render import ShapeProgram, render
 from kernelevolve.variation.tunables import apply_values, find_tunables
+from tests.source_module import load_source
 
 H200 = Path(__file__).parent / "fixtures" / "inductor_h200"
 SMALL_BLOCKS = {"MM_BLOCK_M": 16, "MM_BLOCK_N": 32, "MM_BLOCK_K": 16, "MM_GROUP_M": 2}
@@ -31,13 +31,7 @@ def _gemm_module(tmp_path: Path, **values: object) -> ModuleType:
     """GEMM_SOURCE as a module of its own: Triton reads kernel source from a real file."""
     header = "import torch\nimport triton\nimport triton.language as tl\n"
     source = apply_values("\n".join([header, *GEMM_TUNABLES, GEMM_SOURCE]), {**SMALL_BLOCKS, **values})
-    path = tmp_path / "own_gemm_candidate.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_source(source, tmp_path, "own_gemm_candidate")
 
 
 # Compiles (no launch) the kernel for sm_90 in a process of its own: Triton decides at import whether
@@ -214,15 +208,9 @@ def test_split_k_is_chosen_for_few_tiles_over_a_long_k(tmp_path: Path) -> None:
 
 def test_depthwise_convolutions_take_the_direct_kernel(tmp_path: Path) -> None:
     """One input channel per group: the direct kernel, not a GEMM tile that would use one column."""
-    path = tmp_path / "own_conv_candidate.py"
     header = "import torch\nimport triton\nimport triton.language as tl\n"
-    path.write_text(
-        "\n".join([header, *CONV_TUNABLES, CONV_SOURCE]).replace("DW_BLOCK = 256", "DW_BLOCK = 32")
-    )
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    conv = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(conv)
+    source = "\n".join([header, *CONV_TUNABLES, CONV_SOURCE]).replace("DW_BLOCK = 256", "DW_BLOCK = 32")
+    conv = load_source(source, tmp_path, "own_conv_candidate")
 
     class NoGemm:
         def __getitem__(self, grid: object) -> object:

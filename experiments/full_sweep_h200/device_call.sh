@@ -9,6 +9,8 @@
 # CONV_VARIANTS="CONV_LOOP=taps,CONV_FP32_PRECISION=bf16x3 ..." replaces conv_bench's default variants.
 # PREFLIGHT="tests/a.py tests/b.py" runs those files' GPU tests first and skips the sweep if they fail, so
 # code never run on a GPU cannot spend a whole call.
+# SWEEP_NAME=h200_sample4 sweeps into runs/sweeps/h200_sample4 instead (carried the same way; started empty),
+# with the same settings, e.g. the sample sweep: SWEEP_ARGS="--sample experiments/sweep_sample.md".
 set -u
 started=$(date +%s)
 call_name=$1
@@ -18,7 +20,11 @@ out=${OUT:?OUT must name the folder that comes back}
 
 bash .devpack/ray/p2/install.sh >/dev/null 2>&1 || echo "ray/hydra devpack: install failed" >&2
 [ -d .devpack/einops/p1 ] && { bash .devpack/einops/p1/install.sh >/dev/null 2>&1 || echo "einops devpack: install failed" >&2; }
-[ -d runs/sweeps/full ] || { mkdir -p runs/sweeps && cp -r experiments/full_sweep_h200 runs/sweeps/full; }
+sweep_name=${SWEEP_NAME:-full}
+sweep_dir=runs/sweeps/$sweep_name
+if [ "$sweep_name" = full ]; then
+  [ -d "$sweep_dir" ] || { mkdir -p runs/sweeps && cp -r experiments/full_sweep_h200 "$sweep_dir"; }
+fi
 
 if [ -n "${PREFLIGHT:-}" ]; then
   # shellcheck disable=SC2086  # a list of test files
@@ -50,7 +56,7 @@ fi
 # a hard cut keeps the tarball below from being lost to the call's own limit (finished results are files).
 CUDA_VISIBLE_DEVICES=$sweep_gpus timeout -k 10 $((time_limit_s + ${OVERRUN_S:-120})) python3 -m kernelevolve.sweep --kernelbench-path .kbdata/problems.jsonl \
   --levels 1 2 3 --platform h200 --budget-evals 12 --budget-seconds 40 --baseline-allowance-s 45 \
-  --out runs/sweeps/full --time-limit-s "$time_limit_s" --retry-failed --evaluator ray \
+  --out "$sweep_dir" --time-limit-s "$time_limit_s" --retry-failed --evaluator ray \
   --set +evaluator.num_gpus_per_actor=0.5 --permissive ${SWEEP_ARGS:-} > "$out/$call_name.log" 2>&1
 echo "sweep exit $?"
 [ -n "$conv_pid" ] && { wait "$conv_pid"; echo "conv_bench exit $?"; }
@@ -58,18 +64,19 @@ echo "sweep exit $?"
 # flight (no result, or a re-run whose folder changed after its old result), so the next call resumes them
 # from their checkpoints.
 kept=()
-for path in runs/sweeps/full/*; do
-  case "$(basename "$path")" in caches|runs) ;; *) kept+=("full/$(basename "$path")") ;; esac
+for path in "$sweep_dir"/*; do
+  [ -e "$path" ] || continue
+  case "$(basename "$path")" in caches|runs) ;; *) kept+=("$sweep_name/$(basename "$path")") ;; esac
 done
-for run in runs/sweeps/full/runs/*/; do
+for run in "$sweep_dir"/runs/*/; do
   [ -d "$run" ] || continue
   name=$(basename "$run")
-  result="runs/sweeps/full/results/${name%%-*}.json"
+  result="$sweep_dir/results/${name%%-*}.json"
   if [ ! -f "$result" ] || [ -n "$(find "$run" -newer "$result" -print -quit)" ]; then
-    kept+=("full/runs/$name")
+    kept+=("$sweep_name/runs/$name")
   fi
 done
-tar czf "$out/full.tgz" -C runs/sweeps "${kept[@]}"
+tar czf "$out/$sweep_name.tgz" -C runs/sweeps "${kept[@]}"
 tail -n 25 "$out/$call_name.log"
 [ -n "$conv_pid" ] && tail -n 30 "$out/conv_bench.log"
 exit 0

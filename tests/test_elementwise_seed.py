@@ -11,7 +11,7 @@ import torch
 
 from kernelevolve.eval.static_checks import check_source, reference_state
 from kernelevolve.platforms import load_platform
-from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
+from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
 from kernelevolve.variation.elementwise_seed import ElementwiseSeedOperator, elementwise_candidate
 from tests.gpu import needs_cuda
 from tests.proposal_context import seed_context
@@ -212,6 +212,26 @@ def test_the_seeds_pass_the_harness(interpreter: None, name: str, reference: str
     with LocalEvaluator(platform, settings) as evaluator:
         report = evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
     assert report.status is Status.OK, report.feedback
+
+
+def test_a_copied_constant_follows_the_shape_in_the_harness(interpreter: None) -> None:
+    """The stateful model reads the module's `batch_size` in __init__: at a shape that sets it the copy must
+    see the shape's value too, and its own value back at the next shape (CPU-scaled KernelBench specs)."""
+    from kernelevolve.eval.local import LocalEvaluator
+
+    platform = load_platform("cpu")
+    shapes = (
+        ShapeCase("small", {"batch_size": 2}),
+        ShapeCase("default"),
+        ShapeCase("large", {"batch_size": 6}),
+    )
+    spec = KernelSpec(name="rnn_shapes", reference_source=STATEFUL_RNN_REFERENCE, shapes=shapes)
+    (seed,) = ElementwiseSeedOperator().propose(seed_context(spec, platform))
+    settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=False)
+    with LocalEvaluator(platform, settings) as evaluator:
+        report = evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
+    assert report.status is Status.OK, report.feedback
+    assert set(report.latency) == {"small", "default", "large"}
 
 
 @pytest.mark.gpu

@@ -430,6 +430,9 @@ def _build_models(
     where: str,
 ) -> tuple[Any, Any]:
     reference.apply_shape(ref_module, shape)
+    candidate_module = sys.modules.get(model_new.__module__)
+    if candidate_module is not None and candidate_module is not ref_module:
+        reference.apply_shape_to_copy(vars(candidate_module), shape)
 
     def build_reference(on_device: bool) -> Any:
         try:

@@ -56,6 +56,24 @@ def apply_shape(module: types.ModuleType, shape: ShapeCase) -> None:
     exec(compile(shaped, f"<reference {module.__name__} at {shape.name}>", "exec"), module.__dict__)
 
 
+_WRITTEN_CONSTANTS = "__kernelevolve_written_constants__"
+
+
+def apply_shape_to_copy(namespace: dict[str, Any], shape: ShapeCase) -> None:
+    """A candidate module that defines the shape's constants itself (seeds that copy the reference, such as
+    L3/33's `batch_size` read in __init__) gets the shape's values for them, and its written values back
+    at a shape that does not set them. Only plain values are set; constants derived from them keep
+    their written values."""
+    written = namespace.setdefault(_WRITTEN_CONSTANTS, {})
+    for name, value in written.items():
+        if name not in shape.params:
+            namespace[name] = value
+    for name, value in shape.params.items():
+        if isinstance(namespace.get(name), (int, float, bool, str, tuple)):
+            written.setdefault(name, namespace[name])
+            namespace[name] = value
+
+
 def torch_dtype(name: str) -> torch.dtype:
     import torch
 

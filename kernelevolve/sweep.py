@@ -14,7 +14,8 @@ no problem starts unless the elapsed time plus one problem's estimate fits: budg
 median wall time of the level's finished problems where that is longer (level 3's seeding and
 baselines take minutes).
 `--retry-failed` runs failed runs again; `--rerun-before TIME` runs again results older than TIME
-(after a fix), each once, while results.jsonl keeps the older records.
+(after a fix), each once, while results.jsonl keeps the older records. `--isolate` runs each problem's
+search in a process of its own (`sweep_run.run_problem_isolated`).
 
 By default problems are searched in strict mode (every FLOP in our own kernels) and the summary
 reports strict results only. `--permissive` (or `--set strict=false`) searches in permissive mode,
@@ -25,6 +26,7 @@ best kernel with own kernels only ("strict") and the best kernel overall ("permi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -34,6 +36,7 @@ import statistics
 import sys
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -43,6 +46,7 @@ from typing import Any
 from kernelevolve.kernelbench import Problem, list_problems
 from kernelevolve.paths import PROJECT_ROOT
 from kernelevolve.sweep_run import (
+    LOG_FORMAT,
     TIME_FORMAT,
     SweepError,
     SweepOptions,
@@ -55,6 +59,7 @@ from kernelevolve.sweep_run import (
     record_key,
     record_slug,
     run_problem,
+    run_problem_isolated,
 )
 from kernelevolve.sweep_sample import read_sample
 from kernelevolve.sweep_summary import MANIFEST, RESULTS_DIR, load_records, write_summary
@@ -147,6 +152,27 @@ class Sweep:
             len(slots),
         )
         observed = self._observed_wall_s()
+        runner = run_problem_isolated if self.options.isolate else run_problem
+        shared = self.options.isolate and self.options.evaluator == "ray"
+        address = (base.get("evaluator") or {}).get("address")
+        with shared_ray_cluster(address) if shared else contextlib.nullcontext():
+            ran, stopped = self._run_problems(todo, base, slots, share, observed, runner, start)
+        summary = write_summary(self.out)
+        remaining = [key for p in problems if (key := problem_key(p)) not in ran and self._needs_run(p)]
+        self._log_call(start, ran, stopped, len(slots))
+        return SweepOutcome([problem_key(p) for p in problems], ran, skipped, remaining, stopped, summary)
+
+    def _run_problems(
+        self,
+        todo: deque[Problem],
+        base: dict[str, Any],
+        slots: list[str | None],
+        share: float | None,
+        observed: dict[int, list[float]],
+        runner: Callable[[dict[str, Any], Problem], dict[str, Any]],
+        start: float,
+    ) -> tuple[list[str], bool]:
+        """Runs problems from `todo`, len(slots) at a time, until done or the time limit; (ran, stopped)."""
         free: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         for slot in slots:
             free.put(slot)
@@ -177,7 +203,7 @@ class Sweep:
                         problem.name,
                         f" on {device}" if device else "",
                     )
-                    running[pool.submit(run_problem, cfg, problem)] = (problem, device)
+                    running[pool.submit(runner, cfg, problem)] = (problem, device)
                 if not running:
                     break
                 done, _ = wait(list(running), return_when=FIRST_COMPLETED)
@@ -189,10 +215,7 @@ class Sweep:
                     if isinstance(record.get("wall_s"), (int, float)):
                         observed.setdefault(problem.level, []).append(float(record["wall_s"]))
                     ran.append(problem_key(problem))
-        summary = write_summary(self.out)
-        remaining = [key for p in problems if (key := problem_key(p)) not in ran and self._needs_run(p)]
-        self._log_call(start, ran, stopped, len(slots))
-        return SweepOutcome([problem_key(p) for p in problems], ran, skipped, remaining, stopped, summary)
+        return ran, stopped
 
     def _observed_wall_s(self) -> dict[int, list[float]]:
         """Wall seconds of the finished problems in this sweep's results, per level."""
@@ -278,9 +301,30 @@ class Sweep:
                 "gpus": _visible_gpu_count(),
                 "problems_at_once": slots,
                 "fresh_caches": self.options.fresh_caches,
+                "isolated": self.options.isolate,
             }
         )
         path.write_text(json.dumps(manifest, indent=2))
+
+
+@contextlib.contextmanager
+def shared_ray_cluster(address: str | None) -> Iterator[None]:
+    """Join (or start) the Ray cluster here and name it in RAY_ADDRESS while the block runs: the problems'
+    own processes inherit it and `ray.init` reads it, so every problem's actors come from one cluster."""
+    import ray
+
+    from kernelevolve.eval.ray_evaluator import connect
+
+    connect(address)
+    before = os.environ.get("RAY_ADDRESS")
+    os.environ["RAY_ADDRESS"] = ray.get_runtime_context().gcs_address
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("RAY_ADDRESS", None)
+        else:
+            os.environ["RAY_ADDRESS"] = before
 
 
 def finished_before(record: dict[str, Any], when: datetime) -> bool:
@@ -352,6 +396,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="problems at once (default: one per accelerator; more share them round-robin)",
     )
     parser.add_argument(
+        "--isolate",
+        action="store_true",
+        help="run each problem's search in a process of its own: problems side by side then capture "
+        "Inductor's code in parallel (one process does one capture at a time) and a crash ends only its "
+        "own problem; costs a process start-up (a few seconds) per problem",
+    )
+    parser.add_argument(
         "--permissive",
         action="store_true",
         help="search in permissive mode (strict=false: kernels may keep cuBLAS/cuDNN calls through "
@@ -407,7 +458,7 @@ def use_fresh_caches(out: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     if args.summary_only:
         if args.summary_out is not None:
             if args.sample is None:
@@ -441,6 +492,7 @@ def main(argv: list[str] | None = None) -> int:
         max_problems=args.max_problems,
         permissive=args.permissive,
         fresh_caches=args.fresh_caches,
+        isolate=args.isolate,
     )
     try:
         outcome = Sweep(options).run()

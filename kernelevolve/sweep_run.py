@@ -10,6 +10,7 @@ import logging
 import re
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -45,6 +46,7 @@ class SweepOptions:
     rerun_before: datetime | None = None
     max_problems: int | None = None
     permissive: bool = False  # strict=false: library calls allowed; records carry strict and permissive bests
+    isolate: bool = False  # each problem's search in a process of its own (run_problem_isolated)
     fresh_caches: bool = False  # this call started from empty caches (recorded with the call)
 
     @property
@@ -55,6 +57,7 @@ class SweepOptions:
 
 # How records and calls write their times (local time with its UTC offset); `sweep.finished_before` reads it.
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
+LOG_FORMAT = "%(asctime)s %(name)s %(levelname)s: %(message)s"  # the sweep's, and its problems' processes
 
 
 def problem_key(problem: Problem) -> str:
@@ -178,12 +181,8 @@ def _ray_accelerators(base: dict[str, Any]) -> int:
 
 
 # ----------------------------------------------------------------------------------- runs
-def run_problem(cfg: dict[str, Any], problem: Problem) -> dict[str, Any]:
-    """One search; never raises for a failed run (that is a 'run_failed' record)."""
-    from kernelevolve.app import run_search
-
-    start = time.monotonic()
-    record: dict[str, Any] = {
+def _record_head(cfg: dict[str, Any], problem: Problem) -> dict[str, Any]:
+    return {
         "started_at": time.strftime(TIME_FORMAT),
         "problem": problem_key(problem),
         "level": problem.level,
@@ -192,6 +191,14 @@ def run_problem(cfg: dict[str, Any], problem: Problem) -> dict[str, Any]:
         "platform": cfg["platform"]["name"],
         "evaluator": (cfg.get("evaluator") or {}).get("name", "local"),
     }
+
+
+def run_problem(cfg: dict[str, Any], problem: Problem) -> dict[str, Any]:
+    """One search; never raises for a failed run (that is a 'run_failed' record)."""
+    from kernelevolve.app import run_search
+
+    start = time.monotonic()
+    record = _record_head(cfg, problem)
     try:
         result = run_search(cfg)
     except Exception as exc:
@@ -203,6 +210,54 @@ def run_problem(cfg: dict[str, Any], problem: Problem) -> dict[str, Any]:
     record["wall_s"] = time.monotonic() - start
     record["finished_at"] = time.strftime(TIME_FORMAT)
     return record
+
+
+def run_problem_isolated(
+    cfg: dict[str, Any], problem: Problem, target: Callable[..., dict[str, Any]] = run_problem
+) -> dict[str, Any]:
+    """`target` (run_problem) in a process of its own, so that problems run side by side do not share
+    Dynamo's and the tracing lock (Inductor's captures of a level-3 network take minutes, one process
+    runs them one at a time) and a crash ends only its own problem: a process that dies without a record
+    is a 'run_failed' one with its exit code. The child logs like this process, to the same stderr."""
+    import multiprocessing
+
+    start = time.monotonic()
+    head = _record_head(cfg, problem)
+    context = multiprocessing.get_context("spawn")  # no fork of a process holding CUDA, Ray or threads
+    receiver, sender = context.Pipe(duplex=False)
+    level = logging.getLogger().getEffectiveLevel()
+    child = context.Process(
+        target=_child_main, args=(target, cfg, problem, sender, level), name=f"sweep-{problem_slug(problem)}"
+    )
+    child.start()
+    sender.close()  # the child holds the only sending end: a child that dies closes the pipe
+    try:
+        record: dict[str, Any] = receiver.recv()
+    except EOFError:
+        child.join()
+        log.error(
+            "%s %s: its process died (exit code %s)", problem_key(problem), problem.name, child.exitcode
+        )
+        record = {
+            **head,
+            **_failed(
+                RuntimeError(f"the problem's process died without a record (exit code {child.exitcode})")
+            ),
+            "wall_s": time.monotonic() - start,
+            "finished_at": time.strftime(TIME_FORMAT),
+        }
+    finally:
+        receiver.close()
+    child.join()
+    return record
+
+
+def _child_main(
+    target: Callable[..., dict[str, Any]], cfg: dict[str, Any], problem: Problem, sender: Any, level: int
+) -> None:
+    logging.basicConfig(level=level, format=LOG_FORMAT)
+    sender.send(target(cfg, problem))
+    sender.close()
 
 
 def _failed(exc: BaseException) -> dict[str, Any]:

@@ -44,3 +44,17 @@ def problem_record(problem: str, status: str = "ok", **fields: Any) -> dict[str,
         "wall_s": 10.0,
         **fields,
     }
+
+
+def record_of_child(cfg: dict[str, Any], problem: Any) -> dict[str, Any]:
+    """A stand-in search for a problem's own process (run_problem_isolated): its process id and its cfg."""
+    import os
+
+    return {"problem": f"L{problem.level}/{problem.problem_id}", "pid": os.getpid(), "cfg": cfg}
+
+
+def die_in_child(cfg: dict[str, Any], problem: Any) -> dict[str, Any]:
+    """A search whose process dies without a record (a segfault in Dynamo, the OOM killer)."""
+    import os
+
+    os._exit(7)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -231,7 +232,9 @@ def test_killed_actor_is_replaced_and_the_search_finishes(ray_cluster: None, tmp
 
 @pytest.mark.ray
 @pytest.mark.skipif(not KERNELBENCH.exists(), reason="KernelBench problems not found")
-def test_sweep_on_ray_runs_problems_side_by_side(ray_cluster: None, tmp_path: Path) -> None:
+@pytest.mark.parametrize("isolate", [False, True], ids=["threads", "processes"])
+def test_sweep_on_ray_runs_problems_side_by_side(ray_cluster: None, tmp_path: Path, isolate: bool) -> None:
+    """In processes of their own (--isolate) the problems join this cluster through RAY_ADDRESS."""
     from kernelevolve.sweep import Sweep
     from kernelevolve.sweep_run import SweepOptions
     from kernelevolve.sweep_summary import load_records
@@ -254,8 +257,10 @@ def test_sweep_on_ray_runs_problems_side_by_side(ray_cluster: None, tmp_path: Pa
         evaluator="ray",
         parallel=2,
         sets=sets,
+        isolate=isolate,
     )
     outcome = Sweep(options).run()
+    assert "RAY_ADDRESS" not in os.environ  # named for the problems' processes while they ran
     assert sorted(outcome.ran) == ["L1/19", "L1/21"] and outcome.complete
     records = load_records(options.out)
     assert [(r["evaluator"], r["status"]) for r in records] == [("ray", "ok"), ("ray", "ok")]

@@ -21,6 +21,7 @@ from kernelevolve.sweep_run import (
     device_slots,
     problem_config,
     record_from_results,
+    run_problem_isolated,
 )
 from kernelevolve.sweep_sample import op_family, read_sample, sample_markdown, stratified_sample
 from kernelevolve.sweep_summary import load_records, summarize, summary_markdown, write_summary
@@ -438,6 +439,32 @@ def test_failed_runs_are_recorded_not_raised(tmp_path: Path) -> None:
     (record,) = load_records(barren.out)
     assert record["status"] == "no_correct_kernel" and record["evaluations"] == 0
     assert "no_correct_kernel" in (barren.out / "summary.md").read_text()
+
+
+def test_an_isolated_problem_runs_in_its_own_process_and_a_death_there_is_a_record() -> None:
+    import os
+
+    from kernelevolve.kernelbench import Problem
+    from tests.sweep_options import die_in_child, record_of_child
+
+    problem = Problem(level=3, problem_id=33, name="33_VanillaRNN", code="")
+    cfg = {"platform": {"name": "cpu"}, "evaluator": {"name": "ray"}, "note": [1, 2]}
+    record = run_problem_isolated(cfg, problem, record_of_child)
+    assert record["problem"] == "L3/33" and record["cfg"] == cfg and record["pid"] != os.getpid()
+    died = run_problem_isolated(cfg, problem, die_in_child)
+    assert died["status"] == "run_failed" and "exit code 7" in died["error"]
+    assert died["problem"] == "L3/33" and died["evaluator"] == "ray" and died["wall_s"] > 0
+
+
+@needs_kernelbench
+def test_an_isolated_sweep_gets_the_same_records(tmp_path: Path) -> None:
+    options = sweep_options(tmp_path, ids="19", isolate=True)
+    outcome = Sweep(options).run()
+    assert outcome.ran == ["L1/19"] and outcome.complete
+    (record,) = load_records(options.out)
+    assert record["status"] == "ok" and record["evaluations"] >= 1
+    manifest = json.loads((options.out / "sweep.json").read_text())
+    assert manifest["calls"][-1]["isolated"] is True
 
 
 @needs_kernelbench

@@ -90,7 +90,9 @@ def _ke_arithmetic(a, b, name):
         return _ke_python_arithmetic(a, b, name)
     number = _ke_fp32(number)  # the kernel's argument is fp32, as PyTorch rounds the number
     if name == "div":
-        number = _ke_fp32(1.0 / number)  # PyTorch's CUDA kernel multiplies by the fp32 reciprocal
+        # PyTorch's CUDA kernel multiplies by the fp32 reciprocal. Python divides in double and _ke_fp32
+        # rounds that: with 53 >= 2 * 24 + 2 bits the twice-rounded quotient is the correctly rounded one
+        number = _ke_fp32(1.0 / number)
     x = tensor.contiguous()
     y = torch.empty_like(x)
     n = x.numel()

@@ -144,15 +144,26 @@ def test_number_arithmetic_is_pytorchs_bit_for_bit(interpreter: None, tmp_path: 
         assert torch.equal(module._ke_arithmetic(number, x, "add"), number + x)
         assert torch.equal(module._ke_arithmetic(x, number, "sub"), x - number)
         assert torch.equal(module._ke_arithmetic(number, x, "sub"), number - x)
-        reciprocal = x * torch.tensor(1.0, dtype=torch.float32) / torch.tensor(number, dtype=torch.float32)
-        assert torch.equal(module._ke_arithmetic(x, number, "div"), x * (1.0 / torch.tensor(number)).float())
-        assert torch.allclose(reciprocal, x / number, rtol=1e-6)
+        fp32_reciprocal = 1.0 / torch.tensor(number, dtype=torch.float32)  # rounded once, in fp32
+        assert torch.equal(module._ke_arithmetic(x, number, "div"), x * fp32_reciprocal)
     assert torch.equal(module._ke_arithmetic(x, 2, "div"), x / 2)  # a power of two: exact either way
     assert module._ke_arithmetic(3, 4, "mul") == 12  # numbers stay Python's
     assert module._ke_arithmetic(3, 2, "div") == 1.5
     assert module._ke_fp32(1e300) == math.inf and module._ke_fp32(-1e300) == -math.inf
     ints = torch.arange(5)
     assert torch.equal(module._ke_arithmetic(ints, 2, "mul"), ints * 2)  # not fp32: PyTorch's own
+
+
+def test_the_host_reciprocal_is_the_correctly_rounded_fp32_one(tmp_path: Path) -> None:
+    """Divided in double, rounded to fp32: the same as one fp32 division, for any divisor."""
+    source, _ = elementwise_candidate(GEMM_SUM_REFERENCE.replace("BATCH", "4"))
+    module = load_source(source, tmp_path, "reciprocal")
+    divisors = torch.cat(
+        [torch.randn(20000) * 10.0 ** torch.randint(-30, 30, (20000,)), torch.arange(1, 2000)]
+    )
+    divisors = divisors[divisors != 0].float()
+    ours = torch.tensor([module._ke_fp32(1.0 / module._ke_fp32(float(d))) for d in divisors])
+    assert torch.equal(ours, 1.0 / divisors)
 
 
 def test_activations_match_pytorch(interpreter: None, tmp_path: Path) -> None:

@@ -212,6 +212,9 @@ def run_problem(cfg: dict[str, Any], problem: Problem) -> dict[str, Any]:
     return record
 
 
+CHILD_EXIT_S = 60.0  # how long a problem's process may take to exit once it has sent its record
+
+
 def run_problem_isolated(
     cfg: dict[str, Any], problem: Problem, target: Callable[..., dict[str, Any]] = run_problem
 ) -> dict[str, Any]:
@@ -248,7 +251,13 @@ def run_problem_isolated(
         }
     finally:
         receiver.close()
-    child.join()
+    child.join(timeout=CHILD_EXIT_S)
+    if child.is_alive():  # the record is in; what hangs at exit (a thread, a driver shutdown) must not
+        log.warning(
+            "%s: its process did not exit %.0f s after its record; killed", problem_key(problem), CHILD_EXIT_S
+        )
+        child.kill()
+        child.join()
     return record
 
 

@@ -58,3 +58,12 @@ def die_in_child(cfg: dict[str, Any], problem: Any) -> dict[str, Any]:
     import os
 
     os._exit(7)
+
+
+def hang_after_the_record(cfg: dict[str, Any], problem: Any) -> dict[str, Any]:
+    """A search that returns its record, then leaves a non-daemon thread that never ends behind it."""
+    import threading
+    import time
+
+    threading.Thread(target=time.sleep, args=(3600,)).start()
+    return record_of_child(cfg, problem)

@@ -441,16 +441,23 @@ def test_failed_runs_are_recorded_not_raised(tmp_path: Path) -> None:
     assert "no_correct_kernel" in (barren.out / "summary.md").read_text()
 
 
-def test_an_isolated_problem_runs_in_its_own_process_and_a_death_there_is_a_record() -> None:
+def test_an_isolated_problem_runs_in_its_own_process_and_a_death_there_is_a_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import os
 
+    from kernelevolve import sweep_run
     from kernelevolve.kernelbench import Problem
-    from tests.sweep_options import die_in_child, record_of_child
+    from tests.sweep_options import die_in_child, hang_after_the_record, record_of_child
 
     problem = Problem(level=3, problem_id=33, name="33_VanillaRNN", code="")
     cfg = {"platform": {"name": "cpu"}, "evaluator": {"name": "ray"}, "note": [1, 2]}
     record = run_problem_isolated(cfg, problem, record_of_child)
     assert record["problem"] == "L3/33" and record["cfg"] == cfg and record["pid"] != os.getpid()
+    monkeypatch.setattr(sweep_run, "CHILD_EXIT_S", 1.0)
+    start = time.monotonic()
+    hung = run_problem_isolated(cfg, problem, hang_after_the_record)
+    assert hung["pid"] != os.getpid() and time.monotonic() - start < 30  # the record kept, the process killed
     died = run_problem_isolated(cfg, problem, die_in_child)
     assert died["status"] == "run_failed" and "exit code 7" in died["error"]
     assert died["problem"] == "L3/33" and died["evaluator"] == "ray" and died["wall_s"] > 0

@@ -14,3 +14,11 @@ def cuda_available() -> bool:
 
 
 needs_cuda = pytest.mark.skipif(not cuda_available(), reason="needs a CUDA GPU")
+
+
+def gpu_platform_name() -> str:
+    """The shipped platform config of this machine's first GPU (h200, h100 or a100; h100 for others)."""
+    import torch
+
+    name = torch.cuda.get_device_name(0).upper()
+    return next((p for p in ("h200", "h100", "a100") if p.upper() in name), "h100")

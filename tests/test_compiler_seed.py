@@ -16,6 +16,7 @@ from kernelevolve.variation.compiler.program import Unsupported, parse
 from kernelevolve.variation.compiler.render import RenderError, ShapeProgram, for_interpreter, render
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator
 from kernelevolve.variation.tunables import apply_values, find_tunables
+from tests.gpu import gpu_platform_name
 from tests.proposal_context import seed_context
 
 H200 = Path(__file__).parent / "fixtures" / "inductor_h200"
@@ -208,8 +209,7 @@ def test_compiler_seeds_on_a_gpu() -> None:
         pytest.skip("needs a CUDA GPU")
     from kernelevolve.eval.local import LocalEvaluator
 
-    name = torch.cuda.get_device_name(0).upper()
-    platform = load_platform(next((p for p in ("h200", "h100", "a100") if p.upper() in name), "h100"))
+    platform = load_platform(gpu_platform_name())
     settings = EvalSettings(
         correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False
     )

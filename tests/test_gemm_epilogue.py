@@ -23,7 +23,7 @@ from kernelevolve.variation.compiler.program import Unsupported, parse
 from kernelevolve.variation.compiler.render import ShapeProgram, render
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator
 from kernelevolve.variation.tunables import apply_values
-from tests.gpu import needs_cuda
+from tests.gpu import gpu_platform_name, needs_cuda
 from tests.kernelbench_data import KERNELBENCH, needs_kernelbench
 from tests.proposal_context import seed_context
 from tests.source_module import load_source
@@ -291,8 +291,7 @@ def test_the_fused_seed_passes_the_harness_on_a_gpu(precision: str) -> None:
     from kernelevolve.eval.local import LocalEvaluator
     from kernelevolve.types import EvalRequest, EvalSettings, Status
 
-    name = torch.cuda.get_device_name(0).upper()
-    platform = load_platform(next((p for p in ("h200", "h100", "a100") if p.upper() in name), "h100"))
+    platform = load_platform(gpu_platform_name())
     # 3072 outputs: Inductor pads a 3000-wide output's rows, which leaves the launch separate (above)
     reference = EPILOGUE_REFERENCE.replace("ROWS", "1000").replace("OUTPUTS", "3072")
     spec = KernelSpec(name="gemm_epilogue_gpu", reference_source=reference, atol=1e-4, rtol=1e-4)

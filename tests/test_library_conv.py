@@ -19,7 +19,7 @@ from kernelevolve.variation.compiler.program import parse
 from kernelevolve.variation.compiler.render import ShapeProgram, render
 from kernelevolve.variation.compiler_seed import _tensor_core_twins, by_promise, exact_fp32_slowdown
 from kernelevolve.variation.tunables import find_tunables
-from tests.gpu import needs_cuda
+from tests.gpu import gpu_platform_name, needs_cuda
 
 H200 = Path(__file__).parent / "fixtures" / "inductor_h200"
 CONV_STAND_IN = (
@@ -176,8 +176,7 @@ def test_the_3xtf32_twin_passes_the_harness_on_a_gpu() -> None:
     from kernelevolve.variation.compiler_seed import CompilerSeedOperator
     from tests.proposal_context import seed_context
 
-    name = torch.cuda.get_device_name(0).upper()
-    platform = load_platform(next((p for p in ("h200", "h100", "a100") if p.upper() in name), "h100"))
+    platform = load_platform(gpu_platform_name())
     reference = (
         CONV_STAND_IN.replace("return x\n", "return torch.relu(self.conv(x)) * 0.5\n")
         .replace("torch.rand(2, 8, 8, 8)", "torch.rand(32, 32, 64, 64)")

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 
 from kernelevolve.variation.compiler.own_conv import CONV_SOURCE, CONV_TUNABLES
 from kernelevolve.variation.tunables import apply_values, find_tunables
+from tests.gpu import gpu_platform_name
 from tests.source_module import load_source
 
 SMALL_BLOCKS = {"CONV_BLOCK_M": 32, "CONV_BLOCK_N": 16, "CONV_BLOCK_K": 16}
@@ -212,8 +213,7 @@ def test_every_own_seed_precision_passes_the_harness_on_a_gpu(case: str) -> None
     from kernelevolve.variation.compiler_seed import CompilerSeedOperator
     from tests.proposal_context import seed_context
 
-    name = torch.cuda.get_device_name(0).upper()
-    platform = load_platform(next((p for p in ("h200", "h100", "a100") if p.upper() in name), "h100"))
+    platform = load_platform(gpu_platform_name())
     module, shape = GPU_CONV_CASES[case]
     reference = GPU_CONV_REFERENCE.replace("MODULE", module).replace("SHAPE", shape)
     spec = KernelSpec(name=f"own_conv_{case}", reference_source=reference, atol=1e-4, rtol=1e-4)

@@ -12,7 +12,7 @@ from kernelevolve.eval.static_checks import check_source
 from kernelevolve.platforms import load_platform
 from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
 from kernelevolve.variation.recurrent_seed import RecurrentSeedOperator, recurrent_candidate
-from tests.gpu import needs_cuda
+from tests.gpu import gpu_platform_name, needs_cuda
 from tests.proposal_context import seed_context
 from tests.source_module import load_source
 
@@ -142,8 +142,7 @@ def test_the_seed_passes_the_harness_on_a_gpu(kind: str) -> None:
     """KernelBench-like sizes (128 steps, 3 layers), through an evaluation child on the GPU."""
     from kernelevolve.eval.local import LocalEvaluator
 
-    name = torch.cuda.get_device_name(0).upper()
-    platform = load_platform(next((p for p in ("h200", "h100", "a100") if p.upper() in name), "h100"))
+    platform = load_platform(gpu_platform_name())
     if kind == "lstm":
         reference = (
             LSTM_REFERENCE.replace("BIDIRECTIONAL", "False")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 import time
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
@@ -25,6 +27,7 @@ from kernelevolve.sweep_run import (
 )
 from kernelevolve.sweep_sample import op_family, read_sample, sample_markdown, stratified_sample
 from kernelevolve.sweep_summary import load_records, summarize, summary_markdown, write_summary
+from tests.gpu import gpu_platform_name, needs_cuda
 from tests.kernelbench_data import KERNELBENCH, needs_kernelbench
 from tests.sweep_options import FAST_SETS, problem_record, sweep_options
 
@@ -472,6 +475,27 @@ def test_an_isolated_sweep_gets_the_same_records(tmp_path: Path) -> None:
     assert record["status"] == "ok" and record["evaluations"] >= 1
     manifest = json.loads((options.out / "sweep.json").read_text())
     assert manifest["calls"][-1]["isolated"] is True
+
+
+@pytest.mark.gpu
+@needs_cuda
+@needs_kernelbench
+def test_an_isolated_ray_sweep_runs_on_the_gpus(tmp_path: Path) -> None:
+    """The full sweep's settings with --isolate, where they will run: the problems' processes must join the
+    sweep's Ray cluster and get its GPUs (the device's preflight runs this before a call spends its time)."""
+    pytest.importorskip("ray")
+    out = tmp_path / "sweep"
+    command = [
+        sys.executable, "-m", "kernelevolve.sweep", "--kernelbench-path", str(KERNELBENCH), "--levels", "1",
+        "--ids", "19,21", "--platform", gpu_platform_name(), "--budget-evals", "2", "--budget-seconds", "30",
+        "--baseline-allowance-s", "30", "--evaluator", "ray", "--set", "+evaluator.num_gpus_per_actor=0.5",
+        "platform.eval.measure_compile_baseline=false", "--permissive", "--isolate", "--out", str(out),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    records = load_records(out)
+    assert [r["status"] for r in records] == ["ok", "ok"], [r.get("error") for r in records]
+    assert json.loads((out / "sweep.json").read_text())["calls"][-1]["isolated"] is True
 
 
 @needs_kernelbench

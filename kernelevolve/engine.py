@@ -35,6 +35,9 @@ from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, Eva
 log = logging.getLogger(__name__)
 
 BARREN_PROPOSAL_COST = 1e-3  # a proposal that gave nothing new: the floor cost of an evaluated child
+# How long a finished search waits for proposals still running: a level-3 network's capture, not an LLM's
+# full timeout
+PROPOSAL_DRAIN_S = 120.0
 STRICT_TURN = 3  # permissive runs: every third one-parent job tunes the best own-kernel node
 
 
@@ -357,13 +360,19 @@ class Engine:
                             self._barren_operators.add(name)
             self._drain(evaluations)
         finally:
-            # Queued proposals are dropped; running ones are waited for. A proposal left running (an
-            # Inductor capture of a network, a minute or more) held the tracing lock into the next
-            # problem of a sweep and crashed the interpreter at exit (H200 call 17, exit 139).
-            running = sum(not future.done() for future in proposals)
+            # Queued proposals are dropped; running ones are waited for, up to PROPOSAL_DRAIN_S. A
+            # proposal left running (an Inductor capture of a network, a minute or more) held the tracing
+            # lock into the next problem of a sweep and crashed the interpreter at exit (H200 call 17,
+            # exit 139); the bound keeps a slow LLM call from stretching the run by its whole timeout.
+            pool.shutdown(wait=False, cancel_futures=True)
+            running = [future for future in proposals if not future.done()]
             if running:
-                log.info("waiting for %d running proposal(s) to finish before returning", running)
-            pool.shutdown(wait=True, cancel_futures=True)
+                log.info("waiting up to %.0f s for %d running proposal(s)", PROPOSAL_DRAIN_S, len(running))
+            _, still = wait(running, timeout=PROPOSAL_DRAIN_S)
+            if still:
+                log.warning("returning with %d proposal(s) still running", len(still))
+            else:
+                pool.shutdown(wait=True)  # every worker is idle: join them
         return SearchOutcome(
             best=self.graph.best(),
             stop_reason=reason,

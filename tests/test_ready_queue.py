@@ -131,11 +131,12 @@ def test_the_wall_clock_counts_from_the_seeds_so_slow_seeding_still_gets_evaluat
 class _SlowTuner(_Tuner):
     """A child proposal still running when the budget ends (an Inductor capture of a network)."""
 
-    def __init__(self) -> None:
+    def __init__(self, seconds: float = 1.0) -> None:
         self.finished = threading.Event()
+        self.seconds = seconds
 
     def propose(self, ctx: ProposalContext) -> list[Candidate]:
-        time.sleep(1.0)
+        time.sleep(self.seconds)
         self.finished.set()
         return super().propose(ctx)
 
@@ -155,3 +156,23 @@ def test_the_engine_returns_only_once_its_running_proposals_are_done(tmp_path: P
     engine.run()
     assert tuner.finished.is_set()
     assert not [t for t in threading.enumerate() if t.name.startswith("propose")]
+
+
+def test_the_wait_for_running_proposals_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A proposal slower than the drain bound (an LLM call near its timeout) does not hold the run."""
+    from kernelevolve import engine as engine_module
+
+    monkeypatch.setattr(engine_module, "PROPOSAL_DRAIN_S", 0.2)
+    spec = softmax_spec()
+    tuner = _SlowTuner(seconds=3.0)
+    engine = make_engine(
+        tmp_path / "graph.jsonl",
+        spec,
+        _OrderingEvaluator(spec),
+        [_Seeder("s", 1), tuner],
+        {"wall_clock_s": 0.3},
+    )
+    start = time.monotonic()
+    engine.run()
+    assert time.monotonic() - start < 2.5 and not tuner.finished.is_set()
+    tuner.finished.wait(5)  # let it end before the next test

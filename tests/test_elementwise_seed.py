@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from kernelevolve.eval.static_checks import check_source, reference_state
 from kernelevolve.platforms import load_platform
@@ -84,6 +85,7 @@ class Model(nn.Module):
         self.fc = nn.Linear(features, features * 2)
         self.act = nn.Sigmoid()
         self.keep = nn.ReLU(inplace=True)
+        self.other = nn.LeakyReLU(0.1)
         self.scale = scale
 
     def forward(self, x):
@@ -117,9 +119,10 @@ def _pair(tmp_path: Path, reference: str, name: str) -> tuple[object, object, li
 def test_the_substitutions_and_what_is_left_alone() -> None:
     source, replaced = elementwise_candidate(MIXED_REFERENCE)
     # y.size(1) * 0.5 too: the helper leaves numbers to Python at run time
-    assert sorted(replaced) == ["add", "mul", "mul", "mul", "relu", "sigmoid", "sub", "sub", "tanh"]
+    assert sorted(replaced) == ["add", "mul", "mul", "mul", "relu", "relu", "sigmoid", "sub", "sub", "tanh"]
     assert "self.act = _KeActivation('sigmoid')" in source
-    assert "self.keep = nn.ReLU(inplace=True)" in source  # in-place modules keep PyTorch's
+    assert "self.keep = _KeActivation('relu')" in source  # in place in PyTorch's; the values are the same
+    assert "self.other = nn.LeakyReLU(0.1)" in source  # not ours
     assert "_ke_activation(_ke_arithmetic(y, 0.25, 'sub'), 'relu')" in source
     assert "_ke_arithmetic(1.5, y, 'sub')" in source
     assert "3 / _ke_arithmetic(y, 4, 'add')" in source  # a number over a tensor stays PyTorch's
@@ -170,7 +173,8 @@ def test_activations_match_pytorch(interpreter: None, tmp_path: Path) -> None:
     source, _ = elementwise_candidate(MIXED_REFERENCE)
     module = load_source(source, tmp_path, "activations")
     x = torch.cat([torch.randn(3000) * 10, torch.tensor([0.0, -0.0, math.inf, -math.inf, math.nan])])
-    for name, reference in (("relu", torch.relu), ("tanh", torch.tanh), ("sigmoid", torch.sigmoid)):
+    activations = (("relu", torch.relu), ("tanh", torch.tanh), ("sigmoid", torch.sigmoid), ("relu6", F.relu6))
+    for name, reference in activations:
         torch.testing.assert_close(
             module._ke_activation(x, name), reference(x), atol=1e-6, rtol=1e-6, equal_nan=True
         )

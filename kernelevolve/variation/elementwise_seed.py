@@ -2,7 +2,8 @@
 
 Arity 0, permissive runs only: the library work (GEMMs, convolutions, reductions) stays PyTorch's. The
 candidate is the reference copied (reference_copy.py) with
-- activation modules built without arguments (`nn.ReLU()`, `nn.Tanh()`, `nn.Sigmoid()`) as ours;
+- activation modules (`nn.ReLU()`, `nn.ReLU6(inplace=True)`, `nn.Tanh()`, `nn.Sigmoid()`) as ours, which
+  write a new tensor where the reference's wrote in place (KernelBench's networks use inplace=True);
 - one-argument activation calls (`torch.relu(x)`, `F.tanh(x)`, ...) as ours;
 - `+ - * /` between an expression and a number or a `self.` attribute, in methods other than `__init__`,
   through a helper that launches our kernel where one side is an fp32 tensor and the other a number.
@@ -26,7 +27,7 @@ _HEADER = (
     "import math\nimport struct\n\nimport torch\nimport torch.nn as nn\n"
     "import triton\nimport triton.language as tl\n"
 )
-_ACTIVATION_MODULES = {"ReLU": "relu", "Tanh": "tanh", "Sigmoid": "sigmoid"}
+_ACTIVATION_MODULES = {"ReLU": "relu", "ReLU6": "relu6", "Tanh": "tanh", "Sigmoid": "sigmoid"}
 _MODULE_PREFIXES = ("", "nn.", "torch.nn.")
 _FUNCTION_PREFIXES = ("torch.", "F.", "nn.functional.", "torch.nn.functional.")
 _ARITHMETIC = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
@@ -75,7 +76,7 @@ class _Substitute(ast.NodeTransformer):
         func = ast.unparse(node.func)
         kind = func.rsplit(".", 1)[-1]
         if kind in _ACTIVATION_MODULES and func in (p + kind for p in _MODULE_PREFIXES):
-            if node.args or node.keywords:  # inplace=True and the like keep PyTorch's module
+            if not _only_inplace(node):
                 return node
             self.replaced.append(_ACTIVATION_MODULES[kind])
             return _call("_KeActivation", ast.Constant(_ACTIVATION_MODULES[kind]))
@@ -95,6 +96,14 @@ class _Substitute(ast.NodeTransformer):
             return node  # a number over a tensor is a division in the kernel: PyTorch's, not ours
         self.replaced.append(name)
         return _call("_ke_arithmetic", node.left, node.right, ast.Constant(name))
+
+
+def _only_inplace(node: ast.Call) -> bool:
+    """No arguments but `inplace`. Ours writes a new tensor: the reference's in-place one gives the same
+    values, and a model that read its input again after the activation fails the correctness check."""
+    arguments = [*node.args, *(k.value for k in node.keywords if k.arg == "inplace")]
+    named_others = [k for k in node.keywords if k.arg != "inplace"]
+    return len(arguments) <= 1 and not named_others and all(isinstance(a, ast.Constant) for a in arguments)
 
 
 def _maybe_number(node: ast.expr) -> bool:

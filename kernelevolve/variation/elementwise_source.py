@@ -1,6 +1,6 @@
 """Our elementwise kernels, as source text for elementwise seeds (elementwise_seed.py).
 
-Activations (relu, tanh, sigmoid) and arithmetic of an fp32 tensor with a Python number, each one
+Activations (relu, relu6, tanh, sigmoid) and arithmetic of an fp32 tensor with a Python number, each one
 Triton launch over the tensor's elements. The arithmetic matches PyTorch's bit for bit: both compute in
 fp32 with the number rounded to fp32, and a division by a number is a multiplication by its fp32
 reciprocal, as PyTorch's CUDA kernel does. That is what lets a seed keep a reference whose output is
@@ -20,7 +20,7 @@ def _ke_tanh(x):
 """
 
 # activation name -> constexpr code
-ACTIVATIONS = {"relu": 0, "tanh": 1, "sigmoid": 2}
+ACTIVATIONS = {"relu": 0, "tanh": 1, "sigmoid": 2, "relu6": 3}
 # BinOp name -> constexpr code (a division is sent as a multiplication by the reciprocal)
 ARITHMETIC = {"add": 0, "sub": 1, "mul": 2, "div": 2}
 
@@ -42,8 +42,11 @@ def _ke_activation_kernel(x_ptr, y_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr
         y = tl.where(x != x, x, y)  # NaN stays NaN, as in torch.relu
     elif OP == 1:
         y = _ke_tanh(x)
-    else:
+    elif OP == 2:
         y = tl.sigmoid(x)
+    else:
+        y = tl.where(x > 0.0, tl.where(x < 6.0, x, 6.0), 0.0)
+        y = tl.where(x != x, x, y)  # NaN stays NaN, as in F.relu6
     tl.store(y_ptr + offs, y, mask=mask)
 
 
@@ -70,7 +73,9 @@ def _ke_fp32_tensor(value):
 
 def _ke_activation(x, name):
     if not _ke_fp32_tensor(x):
-        return torch.relu(x) if name == "relu" else torch.tanh(x) if name == "tanh" else torch.sigmoid(x)
+        if name in ("relu", "relu6"):
+            return torch.clamp(x, 0, 6) if name == "relu6" else torch.relu(x)
+        return torch.tanh(x) if name == "tanh" else torch.sigmoid(x)
     x = x.contiguous()
     y = torch.empty_like(x)
     n = x.numel()

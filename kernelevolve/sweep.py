@@ -212,8 +212,7 @@ class Sweep:
                     free.put(device)
                     record = {**future.result(), "gpu_share": share}  # for evaluations per GPU-minute
                     self._store(record)
-                    if isinstance(record.get("wall_s"), (int, float)):
-                        observed.setdefault(problem.level, []).append(float(record["wall_s"]))
+                    _note_wall_s(observed, record)
                     ran.append(problem_key(problem))
         return ran, stopped
 
@@ -221,8 +220,7 @@ class Sweep:
         """Wall seconds of the finished problems in this sweep's results, per level."""
         observed: dict[int, list[float]] = {}
         for record in load_records(self.out):
-            if isinstance(record.get("wall_s"), (int, float)):
-                observed.setdefault(int(record["level"]), []).append(float(record["wall_s"]))
+            _note_wall_s(observed, record)
         return observed
 
     def _estimate_s(self, level: int, observed: dict[int, list[float]]) -> float:
@@ -305,6 +303,12 @@ class Sweep:
             }
         )
         path.write_text(json.dumps(manifest, indent=2))
+
+
+def _note_wall_s(observed: dict[int, list[float]], record: dict[str, Any]) -> None:
+    """Add a record's wall time, where it has one, to its level's list."""
+    if isinstance(record.get("wall_s"), (int, float)):
+        observed.setdefault(int(record["level"]), []).append(float(record["wall_s"]))
 
 
 @contextlib.contextmanager

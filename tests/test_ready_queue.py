@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kernelevolve.engine import Engine
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.ready_queue import ReadyQueue
 from kernelevolve.types import (
@@ -141,19 +142,20 @@ class _SlowTuner(_Tuner):
         return super().propose(ctx)
 
 
+def _stopping_while(tuner: _SlowTuner, tmp_path: Path) -> Engine:
+    """An engine with one seed whose 0.3 s budget ends while `tuner` is still proposing its child."""
+    spec = softmax_spec()
+    seeds_then_tune = [_Seeder("s", 1), tuner]
+    return make_engine(
+        tmp_path / "graph.jsonl", spec, _OrderingEvaluator(spec), seeds_then_tune, {"wall_clock_s": 0.3}
+    )
+
+
 def test_the_engine_returns_only_once_its_running_proposals_are_done(tmp_path: Path) -> None:
     """A proposal thread left running held the tracing lock into the sweep's next problem and crashed the
     interpreter at exit (Dynamo in a worker thread during shutdown, on the H200)."""
-    spec = softmax_spec()
     tuner = _SlowTuner()
-    engine = make_engine(
-        tmp_path / "graph.jsonl",
-        spec,
-        _OrderingEvaluator(spec),
-        [_Seeder("s", 1), tuner],
-        {"wall_clock_s": 0.3},
-    )
-    engine.run()
+    _stopping_while(tuner, tmp_path).run()
     assert tuner.finished.is_set()
     assert not [t for t in threading.enumerate() if t.name.startswith("propose")]
 
@@ -163,15 +165,8 @@ def test_the_wait_for_running_proposals_is_bounded(tmp_path: Path, monkeypatch: 
     from kernelevolve import engine as engine_module
 
     monkeypatch.setattr(engine_module, "PROPOSAL_DRAIN_S", 0.2)
-    spec = softmax_spec()
     tuner = _SlowTuner(seconds=3.0)
-    engine = make_engine(
-        tmp_path / "graph.jsonl",
-        spec,
-        _OrderingEvaluator(spec),
-        [_Seeder("s", 1), tuner],
-        {"wall_clock_s": 0.3},
-    )
+    engine = _stopping_while(tuner, tmp_path)
     start = time.monotonic()
     engine.run()
     assert time.monotonic() - start < 2.5 and not tuner.finished.is_set()

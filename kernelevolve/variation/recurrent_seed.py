@@ -42,11 +42,11 @@ class _Substitute(ast.NodeTransformer):
 
 
 def recurrent_candidate(reference_source: str) -> tuple[str, list[str]]:
-    """(candidate source, the recurrent layers replaced): the reference copied (reference_copy.py) with
-    our layers; no layers replaced where the reference has none."""
+    """(candidate source, the recurrent layers replaced, one entry per construction): the reference copied
+    (reference_copy.py) with our layers; no layers replaced where the reference has none."""
     substitute = _Substitute()
     kept = reference_statements(reference_source, substitute)
     if not substitute.replaced:
         return "", []
     source = f'"""The reference with its recurrent layers in our kernels (recurrent_seed)."""\n\n{_HEADER}'
-    return source + RECURRENT_SOURCE + "\n\n" + unparse(kept) + "\n", sorted(set(substitute.replaced))
+    return source + RECURRENT_SOURCE + "\n\n" + unparse(kept) + "\n", substitute.replaced

@@ -17,7 +17,13 @@ from kernelevolve.types import Baseline, Candidate, TimingStats
 from kernelevolve.variation.compiler.library_conv import LIBRARY_CONV_SOURCE, LIBRARY_CONV_TUNABLES
 from kernelevolve.variation.compiler.program import parse
 from kernelevolve.variation.compiler.render import ShapeProgram, render
-from kernelevolve.variation.compiler_seed import _tensor_core_twins, by_promise, exact_fp32_slowdown
+from kernelevolve.variation.compiler_seed import (
+    _tensor_core_twins,
+    by_promise,
+    eager_precision_passes,
+    exact_fp32_slowdown,
+    with_tensor_cores,
+)
 from kernelevolve.variation.tunables import find_tunables
 from tests.gpu import gpu_platform_name, needs_cuda
 
@@ -82,7 +88,7 @@ def test_off_the_gpu_or_at_ieee_it_is_the_plain_call() -> None:
 
     x, w = torch.randn(1, 4, 6, 6), torch.randn(8, 4, 3, 3)
     expected = torch.convolution(x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
-    for precision in ("tf32x3", "ieee"):  # on the CPU "tf32x3" has no TF32 to use
+    for precision in ("tf32x3", "tf32", "ieee"):  # on the CPU the TF32 ones have no TF32 to use
         calls.clear()
         got = _helpers(counted, precision)["_library_convolution"](
             x,
@@ -114,23 +120,31 @@ def test_permissive_gpu_seeds_call_the_library_convolution_through_the_helper() 
     assert "_library_convolution" not in interpreted and "LIBRARY_CONV_FP32_PRECISION" not in interpreted
 
 
-def test_the_gpu_twin_is_3xtf32_only_and_goes_first() -> None:
+def test_the_gpu_twins_are_3xtf32_and_one_pass_and_without_evidence_3xtf32_goes_first() -> None:
     source = _rendered(interpreter=False)
     metadata = {"own_kernels": False, "library_calls": ["torch.convolution"]}
     twins = _tensor_core_twins(source, metadata, "compiler_seed")
-    assert [t.metadata["fp32_precision"] for t in twins] == ["tf32x3"]  # cuDNN has no 3xBF16 here
-    values = {t.name: t.value for t in find_tunables(twins[0].source)}
-    assert values["LIBRARY_CONV_FP32_PRECISION"] == "tf32x3"
+    assert [t.metadata["fp32_precision"] for t in twins] == ["tf32x3", "tf32"]  # cuDNN has no 3xBF16 here
+    for twin in twins:
+        values = {t.name: t.value for t in find_tunables(twin.source)}
+        assert values["LIBRARY_CONV_FP32_PRECISION"] == twin.metadata["fp32_precision"]
     plain = Candidate(source, "triton", "compiler_seed", "seed", metadata=metadata)
     own = Candidate("# own\n", "triton", "compiler_seed", "seed", metadata={"own_kernels": True})
-    assert by_promise([own, plain, twins[0]]) == [twins[0], plain, own]
+    # nothing says eager's own TF32 output meets the tolerance: the one-pass twin is not worth a try
+    assert by_promise([own, plain, *twins]) == [twins[0], plain, own]
 
 
-def _graph_with_baselines(eager_ms: float, eager_exact_ms: float | None) -> SearchGraph:
+def _graph_with_baselines(
+    eager_ms: float, eager_exact_ms: float | None, eager_within_tolerance: bool | None = None
+) -> SearchGraph:
     def stats(ms: float) -> TimingStats:
         return TimingStats(ms, ms, 0.0, ms, ms, 100, "cuda_event")
 
-    baseline = Baseline(stats(eager_ms), eager_exact=stats(eager_exact_ms) if eager_exact_ms else None)
+    baseline = Baseline(
+        stats(eager_ms),
+        eager_exact=stats(eager_exact_ms) if eager_exact_ms else None,
+        eager_within_tolerance=eager_within_tolerance,
+    )
     graph = SearchGraph()
     graph.record_event("baselines", {"shapes": {"default": baseline.to_json()}})  # as the engine does
     return graph
@@ -153,6 +167,39 @@ def test_the_twin_goes_after_the_plain_call_where_exact_fp32_is_not_three_times_
     assert by_promise([plain, twin], None) == [twin, plain]
 
 
+def test_one_tf32_pass_goes_first_only_where_eagers_own_tf32_output_met_the_tolerance() -> None:
+    """ResNet18 (L3/9) on the H200: eager and torch.compile in TF32 both within 1e-4, our exact-fp32
+    seeds at 0.30x torch.compile. L2/5: eager's TF32 output misses it, so one pass would too."""
+    metadata = {"own_kernels": False, "library_calls": ["torch.convolution"]}
+    three, one = _tensor_core_twins(_rendered(interpreter=False), metadata, "compiler_seed")
+    plain = Candidate("# plain\n", "triton", "compiler_seed", "seed", metadata=metadata)
+    network = _graph_with_baselines(0.79, 1.28, eager_within_tolerance=True)
+    assert eager_precision_passes(network) is True
+    # one pass first, then the plain call; three passes are pointless where one meets the tolerance
+    assert by_promise([plain, three, one], exact_fp32_slowdown(network), True) == [one, plain, three]
+    transposed = _graph_with_baselines(7.5, 28.4, eager_within_tolerance=False)
+    assert eager_precision_passes(transposed) is False
+    assert by_promise([plain, three, one], exact_fp32_slowdown(transposed), False) == [three, plain]
+    # no convolution (eager is already at the candidates' precision), unchecked, or no baselines: unknown
+    assert eager_precision_passes(_graph_with_baselines(2.7, None, eager_within_tolerance=True)) is None
+    assert eager_precision_passes(_graph_with_baselines(0.79, 1.28)) is None
+    assert eager_precision_passes(SearchGraph()) is None
+
+
+def test_the_own_kernels_one_pass_twin_puts_convolutions_on_tf32_and_leaves_gemms_exact() -> None:
+    """Eager runs convolutions in TF32 by default but matmuls in exact fp32: the twin does the same."""
+    shaped = ShapeProgram("default", ((1,),), (), parse((H200 / "L2_69_0.py").read_text()))
+    source, _ = render(CONV_STAND_IN, [shaped], "L2_69", interpreter=False, own_kernels=True)
+    twin = with_tensor_cores(source, "tf32")
+    assert twin is not None
+    values = {t.name: t.value for t in find_tunables(twin)}
+    assert values["CONV_FP32_PRECISION"] == "tf32"
+    assert values.get("MM_FP32_PRECISION", "ieee") == "ieee"
+    assert (
+        with_tensor_cores("MM_FP32_PRECISION = 'ieee'  # tune: 'ieee', 'tf32x3', 'bf16x3'\n", "tf32") is None
+    )
+
+
 def test_own_kernels_go_3xbf16_first() -> None:
     """3xBF16 was faster than 3xTF32 on 16 of 19 H200 sweep problems that had both."""
 
@@ -162,8 +209,10 @@ def test_own_kernels_go_3xbf16_first() -> None:
             f"# {precision}\n", "triton", "compiler_seed", metadata={"own_kernels": True, **extra}
         )
 
-    exact, tf32x3, bf16x3 = own(None), own("tf32x3"), own("bf16x3")
-    assert by_promise([exact, tf32x3, bf16x3]) == [bf16x3, tf32x3, exact]
+    exact, tf32x3, bf16x3, tf32 = own(None), own("tf32x3"), own("bf16x3"), own("tf32")
+    assert by_promise([exact, tf32x3, bf16x3, tf32]) == [bf16x3, tf32x3, exact]
+    # where eager's TF32 convolutions met the tolerance, ours in one pass go first
+    assert by_promise([exact, tf32x3, bf16x3, tf32], eager_passes=True) == [tf32, bf16x3, tf32x3, exact]
 
 
 @pytest.mark.gpu
@@ -192,3 +241,26 @@ def test_the_3xtf32_twin_passes_the_harness_on_a_gpu() -> None:
     with LocalEvaluator(platform, settings) as evaluator:
         report = evaluator.submit(EvalRequest(twin, spec, platform.name, settings)).result()
     assert report.status is Status.OK, report.feedback
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_one_tf32_pass_is_pytorchs_default_convolution_and_leaves_the_flags_as_they_were() -> None:
+    torch.manual_seed(0)
+    x, w = torch.randn(8, 64, 32, 32, device="cuda"), torch.randn(32, 64, 3, 3, device="cuda")
+    args = ([1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    namespace: dict[str, Any] = {"torch": torch, "LIBRARY_CONV_FP32_PRECISION": "tf32"}
+    exec(LIBRARY_CONV_SOURCE, namespace)  # noqa: S102  (our own rendered helper source)
+    cudnn = torch.backends.cudnn
+    before = cudnn.allow_tf32
+    try:
+        cudnn.allow_tf32 = False  # the harness's setting for candidates
+        got = namespace["_library_convolution"](x, w, None, *args)
+        assert cudnn.allow_tf32 is False
+        exact = torch.convolution(x, w, None, *args)
+        cudnn.allow_tf32 = True
+        tf32 = torch.convolution(x, w, None, *args)
+    finally:
+        cudnn.allow_tf32 = before
+    assert torch.allclose(got, tf32, rtol=1e-6, atol=1e-5)
+    assert not torch.equal(got, exact)  # it did run in TF32

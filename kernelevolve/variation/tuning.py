@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import re
@@ -56,6 +57,26 @@ def oversized_tile(params: dict[str, Any]) -> bool:
         for kernel, tile in tiles.items()
         if kernel in warps and warps[kernel] > 0
     )
+
+
+def admissible_choices(tunables: list[Tunable], graph: Any) -> list[Tunable]:
+    """The tunables with convolutions in one TF32 pass left out of their precision choices, unless the
+    baselines show eager's own TF32 output within the tolerance: elsewhere a step there fails the check
+    (compiler_seed.by_promise drops such seeds for the same reason). A parent already there keeps it."""
+    from kernelevolve.variation.compiler_seed import (
+        EAGER_CONV_PRECISION,
+        PRECISION_TUNABLES,
+        eager_precision_passes,
+    )
+
+    if eager_precision_passes(graph):
+        return tunables
+    return [
+        dataclasses.replace(t, choices=tuple(c for c in t.choices if c != EAGER_CONV_PRECISION))
+        if t.name in PRECISION_TUNABLES and t.value != EAGER_CONV_PRECISION
+        else t
+        for t in tunables
+    ]
 
 
 def tuned_child(parent: Candidate, changed: dict[str, Any], operator: str = "tune") -> Candidate:
@@ -116,7 +137,8 @@ class TuningOperator:
         if not tunable_parent(node.report):
             return []
         parent = node.candidate
-        tunables = [t for t in find_tunables(parent.source) if len(t.choices) > 1]
+        tunables = admissible_choices(find_tunables(parent.source), ctx.graph)
+        tunables = [t for t in tunables if len(t.choices) > 1]
         if not tunables:
             return []
         children: list[Candidate] = []

@@ -1,20 +1,25 @@
-"""Elementwise seeds: the reference as written, its activations and number arithmetic in our kernels
-(CPU: Triton's interpreter)."""
+"""Elementwise seeds: the reference as written, its activations, number arithmetic and tensor arithmetic in
+our kernels (CPU: Triton's interpreter)."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import torch
 import torch.nn.functional as F
 
 from kernelevolve.eval.static_checks import check_source, reference_state
+from kernelevolve.kernelbench import load_problem, problem_to_spec
 from kernelevolve.platforms import load_platform
 from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
 from kernelevolve.variation.elementwise_seed import ElementwiseSeedOperator, elementwise_candidate
+from kernelevolve.variation.tunables import find_tunables
 from tests.gpu import needs_cuda
+from tests.kernelbench_data import KERNELBENCH, needs_kernelbench
 from tests.proposal_context import seed_context
 from tests.source_module import load_source
 
@@ -103,6 +108,38 @@ def get_init_inputs():
     return [6, 0.75]
 """
 
+# arithmetic of two expressions, where it is replaced and where not
+TENSOR_PAIR_REFERENCE = """
+import torch
+import torch.nn as nn
+
+base = 4
+width = base * base
+
+class Model(nn.Module):
+    scale = base + width
+
+    def __init__(self, features):
+        super().__init__()
+        self.fc = nn.Linear(features, features)
+        self.bias = nn.Parameter(torch.randn(features) + torch.randn(features))
+
+    def segsum(self, x):
+        x_cumsum = torch.cumsum(x, dim=-1)
+        return x_cumsum[..., :, None] - x_cumsum[..., None, :]
+
+    def forward(self, x):
+        y = self.fc(x)
+        z = y * x + self.segsum(y).sum(-1)
+        return z / y
+
+def get_inputs():
+    return [torch.randn(3, width)]
+
+def get_init_inputs():
+    return [width]
+"""
+
 
 def _pair(tmp_path: Path, reference: str, name: str) -> tuple[object, object, list[torch.Tensor]]:
     source, replaced = elementwise_candidate(reference)
@@ -119,7 +156,10 @@ def _pair(tmp_path: Path, reference: str, name: str) -> tuple[object, object, li
 def test_the_substitutions_and_what_is_left_alone() -> None:
     source, replaced = elementwise_candidate(MIXED_REFERENCE)
     # y.size(1) * 0.5 too: the helper leaves numbers to Python at run time
-    assert sorted(replaced) == ["add", "mul", "mul", "mul", "relu", "relu", "sigmoid", "sub", "sub", "tanh"]
+    numbers = [r for r in replaced if not r.endswith("_tensors")]
+    assert sorted(numbers) == ["add", "mul", "mul", "mul", "relu", "relu", "sigmoid", "sub", "sub", "tanh"]
+    # relu(...) + tanh(y), and self.keep(...) + y.size(1) * 0.5: which sides are tensors is seen at run time
+    assert replaced.count("add_tensors") == 2 and len(replaced) == len(numbers) + 2
     assert "self.act = _KeActivation('sigmoid')" in source
     assert "self.keep = _KeActivation('relu')" in source  # in place in PyTorch's; the values are the same
     assert "self.other = nn.LeakyReLU(0.1)" in source  # not ours
@@ -129,6 +169,127 @@ def test_the_substitutions_and_what_is_left_alone() -> None:
     assert "nn.Linear(features, features * 2)" in source  # __init__'s arithmetic is on numbers
     assert "y.shape[1] // 2" in source
     assert "class ModelNew(nn.Module)" in source and "def get_inputs" not in source
+
+
+def test_tensor_pairs_are_replaced_in_functions_but_not_in_init_nor_at_module_level() -> None:
+    source, replaced = elementwise_candidate(TENSOR_PAIR_REFERENCE)
+    assert sorted(replaced) == ["add_tensors", "mul_tensors", "sub_tensors"]
+    assert "_ke_arithmetic(x_cumsum[..., :, None], x_cumsum[..., None, :], 'sub')" in source  # a helper
+    assert "_ke_arithmetic(_ke_arithmetic(y, x, 'mul'), self.segsum(y).sum(-1), 'add')" in source
+    assert "return z / y" in source  # Triton's fp32 division is not correctly rounded: PyTorch's
+    assert "torch.randn(features) + torch.randn(features)" in source  # __init__
+    assert "width = base * base" in source and "scale = base + width" in source  # module and class level
+
+
+def _pytorch_calls(module: ModuleType, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The operations the seed's helpers leave to PyTorch from now on (not counting those on meta tensors,
+    which only work out a result's strides)."""
+    calls: list[str] = []
+    original = module._ke_python_arithmetic
+
+    def counted(a: object, b: object, name: str) -> object:
+        if not any(isinstance(t, torch.Tensor) and t.is_meta for t in (a, b)):
+            calls.append(name)
+        return original(a, b, name)
+
+    monkeypatch.setattr(module, "_ke_python_arithmetic", counted)
+    return calls
+
+
+def _tensor_arithmetic(
+    module: ModuleType, a: torch.Tensor, b: torch.Tensor
+) -> list[tuple[object, torch.Tensor]]:
+    """(ours, PyTorch's) for a + b, a - b, a * b."""
+    ours = module._ke_arithmetic
+    return [(ours(a, b, "add"), a + b), (ours(a, b, "sub"), a - b), (ours(a, b, "mul"), a * b)]
+
+
+def _same_bits(ours: object, theirs: torch.Tensor) -> bool:
+    """fp32 results equal bit for bit (-0.0 is not 0.0), where PyTorch's is not NaN; NaN where it is."""
+    if not isinstance(ours, torch.Tensor) or ours.dtype != torch.float32 or ours.shape != theirs.shape:
+        return False
+    nan = theirs.isnan()
+    return torch.equal(ours.isnan(), nan) and torch.equal(
+        ours[~nan].view(torch.int32), theirs[~nan].view(torch.int32)
+    )
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # the interpreter's inf * 0
+def test_tensor_arithmetic_is_pytorchs_bit_for_bit(
+    interpreter: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same values and strides as PyTorch's, from our kernels: a result far larger than its rounding
+    error (Mamba2's) stays within tolerance only so."""
+    source, _ = elementwise_candidate(TENSOR_PAIR_REFERENCE)
+    module = load_source(source, tmp_path, "tensor_pairs")
+    pytorch = _pytorch_calls(module, monkeypatch)
+    torch.manual_seed(0)
+    cumsum = torch.cumsum(torch.randn(2, 3, 2, 8) * 1e6, dim=-1)
+    tiny = torch.tensor([1e-40, -3e-39, 0.0, -0.0, 1e30, math.inf, -math.inf, math.nan])  # subnormals too
+    pairs = [
+        (torch.randn(1000) * 1e8, torch.randn(1000) * 10),  # same shape: the flat kernel
+        (tiny, tiny.flip(0)),
+        (cumsum[..., :, None], cumsum[..., None, :]),  # Mamba2's segsum
+        (cumsum[:, :, :, -1:], cumsum),  # Mamba2's decay
+        (cumsum, torch.tensor(2.5)),  # a 0-dim operand
+        (torch.tensor(-1.25), cumsum),
+        (torch.randn(4, 1, 3), torch.randn(5, 1)),  # size-1 dims, both sides
+        (torch.randn(6, 5).t(), torch.randn(5, 6)),  # transposed: PyTorch's result follows its layout
+        (torch.randn(5, 6), torch.randn(6, 5).t()),
+        (torch.randn(2, 7, 5).permute(2, 0, 1), torch.randn(2, 7, 5).permute(2, 0, 1)),
+        (torch.randn(3, 8)[:, ::2], torch.randn(4)),  # a strided slice
+    ]
+    for a, b in pairs:
+        for ours, theirs in _tensor_arithmetic(module, a, b):
+            assert _same_bits(ours, theirs) and ours.stride() == theirs.stride()
+    assert pytorch == []  # every one of them ours
+
+
+def test_other_tensor_pairs_stay_pytorchs(
+    interpreter: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, _ = elementwise_candidate(TENSOR_PAIR_REFERENCE)
+    module = load_source(source, tmp_path, "tensor_fallbacks")
+    pytorch = _pytorch_calls(module, monkeypatch)
+    x = torch.randn(3, 4)
+    pairs = [
+        (torch.arange(12).reshape(3, 4), torch.arange(4)),  # integers
+        (x, x.double()),  # another dtype
+        (x.half(), x.half()),
+        (torch.randn(2, 1, 2, 1, 2, 1, 2), torch.randn(1, 2, 1, 2, 1, 2, 1)),  # 7 dims that do not merge
+        (torch.empty(0, 4), x[:1]),  # no elements
+    ]
+    for a, b in pairs:
+        for ours, theirs in _tensor_arithmetic(module, a, b):
+            assert isinstance(ours, torch.Tensor)
+            assert ours.dtype == theirs.dtype and torch.equal(ours, theirs)
+    mask = torch.tensor([True, False, True, True])  # a bool tensor
+    assert torch.equal(module._ke_arithmetic(x, mask, "add"), x + mask)
+    assert torch.equal(module._ke_arithmetic(mask, x, "mul"), mask * x)
+    with pytest.raises(RuntimeError, match="with a bool tensor is not supported"):
+        module._ke_arithmetic(x, mask, "sub")  # PyTorch's own error, as the reference would raise it
+    assert pytorch == ["add", "sub", "mul"] * len(pairs) + ["add", "mul", "sub"]
+    assert torch.equal(module._ke_arithmetic(x, x + 1, "div"), x / (x + 1))  # PyTorch's, correctly rounded
+    assert module._ke_arithmetic([1], [2], "add") == [1, 2]  # not numbers nor tensors: Python's
+    # seven dims, of which neighbours that both tensors step through as one merge: ours
+    seven = torch.randn(2, 3, 1, 2, 2, 1, 2)
+    pytorch.clear()
+    assert torch.equal(
+        module._ke_arithmetic(seven, seven.transpose(0, 1).contiguous().transpose(0, 1), "add"), seven * 2
+    )
+    assert pytorch == []
+    # CPU tensors where Triton is compiled for a GPU (a buffer a model keeps on the CPU): PyTorch's
+    monkeypatch.delenv("TRITON_INTERPRET")
+    assert torch.equal(module._ke_arithmetic(x, x, "add"), x + x) and pytorch == ["add"]
+    assert torch.equal(module._ke_arithmetic(x, 2.0, "mul"), x * 2.0)
+
+
+def test_the_launch_settings_are_fixed_so_tune_spends_nothing_on_them() -> None:
+    """The seed's time is the library's: tuning its block size and warps cannot pay."""
+    source, _ = elementwise_candidate(GEMM_SUM_REFERENCE)
+    values = {t.name: t.choices for t in find_tunables(source)}
+    assert values["ELEMENTWISE_BLOCK"] == (1024,) and values["ELEMENTWISE_WARPS"] == (4,)
+    assert all(len(choices) == 1 for choices in values.values())
 
 
 def test_the_mixed_model_matches_pytorch(interpreter: None, tmp_path: Path) -> None:
@@ -229,6 +390,31 @@ def test_the_seeds_pass_the_harness(interpreter: None, name: str, reference: str
     assert report.status is Status.OK, report.feedback
 
 
+# KernelBench's Mamba2 (L3/48, L3/49) in small: the seq_length is two blocks, so the inter-chunk
+# recurrence has work
+MAMBA_SHAPE = {"batch_size": 2, "seq_length": 16, "n_heads": 2, "d_head": 4, "d_state": 3, "block_len": 8}
+
+
+@needs_kernelbench
+@pytest.mark.parametrize("problem_id", [48, 49])
+def test_the_mamba_seeds_pass_the_harness(interpreter: None, problem_id: int) -> None:
+    """Outputs near 1e18 at KernelBench's size, which pass fp32's 1e-4 only with eager's own rounding: its
+    elementwise steps, differences and a sum of two tensors, are now ours and exact."""
+    pytest.importorskip("einops")  # Mamba2's reference rearranges with it
+    from kernelevolve.eval.local import LocalEvaluator
+
+    platform = load_platform("cpu")
+    spec = problem_to_spec(load_problem(KERNELBENCH, 3, problem_id))
+    spec = replace(spec, shapes=(ShapeCase("small", MAMBA_SHAPE),))
+    (seed,) = ElementwiseSeedOperator().propose(seed_context(spec, platform))
+    expected = ["add_tensors", "sub_tensors"] if problem_id == 48 else ["sub_tensors"]
+    assert seed.metadata["elementwise"] == expected
+    settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=False)
+    with LocalEvaluator(platform, settings) as evaluator:
+        report = evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
+    assert report.status is Status.OK, report.feedback
+
+
 def test_a_copied_constant_follows_the_shape_in_the_harness(interpreter: None) -> None:
     """The stateful model reads the module's `batch_size` in __init__: at a shape that sets it the copy must
     see the shape's value too, and its own value back at the next shape (CPU-scaled KernelBench specs)."""
@@ -261,3 +447,25 @@ def test_the_gemm_sum_seed_is_exact_at_kernelbench_size_on_a_gpu(tmp_path: Path)
     with torch.no_grad():
         expected, got = ref_model.cuda()(x), new_model.cuda()(x)
     assert torch.equal(got, expected)
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_tensor_arithmetic_is_exact_at_mamba_size_on_a_gpu(tmp_path: Path) -> None:
+    """Mamba2's two broadcasts and its sum at KernelBench's size, compiled: bit-identical to eager, strides
+    included."""
+    source, _ = elementwise_candidate(TENSOR_PAIR_REFERENCE)
+    module = load_source(source, tmp_path, "tensor_pairs_gpu")
+    torch.manual_seed(0)
+    cumsum = torch.cumsum(torch.randn(2048, 8, 2, 64, device="cuda"), dim=-1)
+    y_diag = torch.randn(2048, 2, 64, 8, 64, device="cuda") * 1e17
+    y_off = torch.randn(2048, 8, 64, 2, 64, device="cuda").permute(0, 3, 2, 1, 4) * 1e17  # einsum-like
+    pairs = [
+        (cumsum[..., :, None], cumsum[..., None, :]),
+        (cumsum[:, :, :, -1:], cumsum),
+        (y_diag, y_off),
+        (y_diag, y_diag.flip(0)),
+    ]
+    for a, b in pairs:
+        for ours, theirs in _tensor_arithmetic(module, a, b):
+            assert _same_bits(ours, theirs) and ours.stride() == theirs.stride()

@@ -5,12 +5,16 @@ candidate is the reference copied (reference_copy.py) with
 - activation modules (`nn.ReLU()`, `nn.ReLU6(inplace=True)`, `nn.Tanh()`, `nn.Sigmoid()`) as ours, which
   write a new tensor where the reference's wrote in place (KernelBench's networks use inplace=True);
 - one-argument activation calls (`torch.relu(x)`, `F.tanh(x)`, ...) as ours;
-- `+ - * /` between an expression and a number or a `self.` attribute, in methods other than `__init__`,
-  through a helper that launches our kernel where one side is an fp32 tensor and the other a number.
+- `+ - * /` between an expression and a number or a `self.` attribute, and `+ - *` between two other
+  expressions, in functions other than `__init__` (its arithmetic, like the module's and the class's, is
+  on sizes), through a helper that decides at run time: our kernel for an fp32 tensor and a number or for
+  two fp32 tensors (broadcast as PyTorch does), PyTorch's operation for anything else. Division by a
+  tensor stays PyTorch's: Triton's fp32 `/` is not correctly rounded, PyTorch's is.
 Every other line of the model stays as it was, so state kept between calls, control flow and the order
 of random initialisation are the reference's. Compiler seeds cannot cover such models (L3/33 reassigns a
 tensor attribute on every call), nor outputs so ill-conditioned that only eager's own summation order
-passes (L2/14): this seed keeps both, and gives those problems a verified candidate.
+passes (L2/14; L3/48-49, Mamba2, whose only elementwise steps are differences and sums of two tensors):
+this seed keeps both, and gives those problems a verified candidate.
 
 It is offered only where the reference also does library work: a model that is all elementwise is
 better served by the template and compiler seeds, which fuse it.
@@ -24,7 +28,7 @@ from kernelevolve.variation.elementwise_source import ACTIVATIONS, ELEMENTWISE_S
 from kernelevolve.variation.reference_copy import ReferenceCopySeed, reference_statements, unparse
 
 _HEADER = (
-    "import math\nimport struct\n\nimport torch\nimport torch.nn as nn\n"
+    "import math\nimport os\nimport struct\n\nimport torch\nimport torch.nn as nn\n"
     "import triton\nimport triton.language as tl\n"
 )
 _ACTIVATION_MODULES = {"ReLU": "relu", "ReLU6": "relu6", "Tanh": "tanh", "Sigmoid": "sigmoid"}
@@ -54,12 +58,12 @@ class _Substitute(ast.NodeTransformer):
     def __init__(self) -> None:
         self.replaced: list[str] = []
         self.library_work = False
-        self._in_init = False
+        self._in_method = False  # in a function's body, other than __init__'s
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-        outer, self._in_init = self._in_init, node.name == "__init__"
+        outer, self._in_method = self._in_method, node.name != "__init__"
         self.generic_visit(node)
-        self._in_init = outer
+        self._in_method = outer
         return node
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
@@ -90,11 +94,12 @@ class _Substitute(ast.NodeTransformer):
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         self.generic_visit(node)
         name = _ARITHMETIC.get(type(node.op))
-        if name is None or self._in_init or not (_maybe_number(node.left) ^ _maybe_number(node.right)):
+        numbers = _maybe_number(node.left) + _maybe_number(node.right)
+        if name is None or not self._in_method or numbers == 2:
             return node
-        if name == "div" and _maybe_number(node.left):
-            return node  # a number over a tensor is a division in the kernel: PyTorch's, not ours
-        self.replaced.append(name)
+        if name == "div" and not _maybe_number(node.right):
+            return node  # over a tensor would divide in the kernel, not correctly rounded: PyTorch's
+        self.replaced.append(name if numbers else f"{name}_tensors")
         return _call("_ke_arithmetic", node.left, node.right, ast.Constant(name))
 
 

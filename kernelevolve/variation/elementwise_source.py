@@ -1,12 +1,16 @@
 """Our elementwise kernels, as source text for elementwise seeds (elementwise_seed.py).
 
-Activations (relu, relu6, tanh, sigmoid) and arithmetic of an fp32 tensor with a Python number, each one
-Triton launch over the tensor's elements. The arithmetic matches PyTorch's bit for bit: both compute in
-fp32 with the number rounded to fp32, and a division by a number is a multiplication by its fp32
+Activations (relu, relu6, tanh, sigmoid), arithmetic of an fp32 tensor with a Python number, and `+ - *`
+of two fp32 tensors with PyTorch's broadcasting, each one Triton launch over the output's elements. The
+arithmetic matches PyTorch's bit for bit: both compute in fp32 (a single correctly rounded operation per
+element) with a number rounded to fp32, and a division by a number is a multiplication by its fp32
 reciprocal, as PyTorch's CUDA kernel does. That is what lets a seed keep a reference whose output is
-ill-conditioned (KernelBench L2/14: a sum of 8192 nearly cancelling terms) within tolerance.
+ill-conditioned (KernelBench L2/14: a sum of 8192 nearly cancelling terms; L3/48-49, Mamba2: outputs
+near 1e18 from differences of cumulative sums) within tolerance. Two tensors' results also get the
+strides PyTorch's would have, so the library calls after them see the same layouts.
 
-Anything else (other dtypes, a number divided by a tensor, two tensors) stays PyTorch's own operation.
+Anything else (other dtypes, a number divided by a tensor, a tensor divided by a tensor, whose
+correctly rounded fp32 quotient Triton's `/` does not promise) stays PyTorch's own operation.
 """
 
 from __future__ import annotations
@@ -26,8 +30,10 @@ ARITHMETIC = {"add": 0, "sub": 1, "mul": 2, "div": 2}
 
 ELEMENTWISE_SOURCE = (
     """
-ELEMENTWISE_BLOCK = 1024  # tune: 256, 512, 1024, 2048, 4096
-ELEMENTWISE_WARPS = 4  # tune: 2, 4, 8
+# One choice each, so tune leaves them alone: the seed's time is the library's, and on the H200 68 of 447
+# evaluations went to tuning these two for no gain (experiments/full_sweep_h200, calls 19-21).
+ELEMENTWISE_BLOCK = 1024  # tune: 1024
+ELEMENTWISE_WARPS = 4  # tune: 4
 """
     + TANH_SOURCE
     + """
@@ -67,8 +73,63 @@ def _ke_scalar_kernel(x_ptr, y_ptr, s, n, OP: tl.constexpr, NUMBER_FIRST: tl.con
     tl.store(y_ptr + offs, y, mask=mask)
 
 
+@triton.jit
+def _ke_pair(a, b, OP: tl.constexpr):
+    if OP == 0:
+        y = a + b
+    elif OP == 1:
+        y = a - b
+    else:
+        y = a * b
+    return y
+
+
+@triton.jit
+def _ke_tensors_kernel(a_ptr, b_ptr, y_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
+    # both contiguous in the output's shape: one flat index
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(a_ptr + offs, mask=mask, other=0.0)
+    b = tl.load(b_ptr + offs, mask=mask, other=0.0)
+    tl.store(y_ptr + offs, _ke_pair(a, b, OP), mask=mask)
+
+
+@triton.jit
+def _ke_broadcast_kernel(
+    a_ptr, b_ptr, y_ptr, n, s1, s2, s3, s4, s5,
+    a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5, y0, y1, y2, y3, y4, y5,
+    OP: tl.constexpr, WIDE: tl.constexpr, BLOCK: tl.constexpr,
+):
+    # the output's linear index split over six dims (dim 0 takes the rest; sizes of 1 compile away), each
+    # tensor addressed through its own strides, 0 where it is broadcast. Indices are 32-bit unless n
+    # needs more (64-bit division is several times slower); offsets are always 64-bit
+    if WIDE:
+        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    else:
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    i5 = (offs % s5).to(tl.int64)
+    rest = offs // s5
+    i4 = (rest % s4).to(tl.int64)
+    rest = rest // s4
+    i3 = (rest % s3).to(tl.int64)
+    rest = rest // s3
+    i2 = (rest % s2).to(tl.int64)
+    rest = rest // s2
+    i1 = (rest % s1).to(tl.int64)
+    i0 = (rest // s1).to(tl.int64)
+    a = tl.load(a_ptr + (i0 * a0 + i1 * a1 + i2 * a2 + i3 * a3 + i4 * a4 + i5 * a5), mask=mask, other=0.0)
+    b = tl.load(b_ptr + (i0 * b0 + i1 * b1 + i2 * b2 + i3 * b3 + i4 * b4 + i5 * b5), mask=mask, other=0.0)
+    y_offs = i0 * y0 + i1 * y1 + i2 * y2 + i3 * y3 + i4 * y4 + i5 * y5
+    tl.store(y_ptr + y_offs, _ke_pair(a, b, OP), mask=mask)
+
+
 def _ke_fp32_tensor(value):
-    return isinstance(value, torch.Tensor) and value.dtype == torch.float32
+    # an fp32 tensor where our kernel can run: on the GPU, or on the CPU under Triton's interpreter; a CPU
+    # tensor in a GPU process (a buffer the model keeps there) stays PyTorch's
+    if not (isinstance(value, torch.Tensor) and value.dtype == torch.float32):
+        return False
+    return value.is_cuda or (value.device.type == "cpu" and os.environ.get("TRITON_INTERPRET") == "1")
 
 
 def _ke_activation(x, name):
@@ -87,7 +148,9 @@ def _ke_activation(x, name):
 
 
 def _ke_arithmetic(a, b, name):
-    # `a <name> b` where one side may be a Python number; ours for an fp32 tensor and a number
+    # `a <name> b`: ours for an fp32 tensor and a Python number, or two fp32 tensors; else PyTorch's
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return _ke_tensors(a, b, name)
     number_first = not isinstance(a, torch.Tensor)
     tensor, number = (b, a) if number_first else (a, b)
     is_number = isinstance(number, (int, float)) and not isinstance(number, bool)
@@ -108,6 +171,61 @@ def _ke_arithmetic(a, b, name):
             BLOCK=ELEMENTWISE_BLOCK, num_warps=ELEMENTWISE_WARPS,
         )
     return y
+
+
+def _ke_tensors(a, b, name):
+    ours = name != "div" and _ke_fp32_tensor(a) and _ke_fp32_tensor(b) and a.device == b.device
+    if not (ours and a.numel() and b.numel()):
+        return _ke_python_arithmetic(a, b, name)
+    code = _KE_ARITHMETIC_CODES[name]
+    if a.shape == b.shape and a.is_contiguous() and b.is_contiguous():
+        y = torch.empty(a.shape, dtype=torch.float32, device=a.device)
+        n = y.numel()
+        grid = (triton.cdiv(n, ELEMENTWISE_BLOCK),)
+        _ke_tensors_kernel[grid](a, b, y, n, OP=code, BLOCK=ELEMENTWISE_BLOCK, num_warps=ELEMENTWISE_WARPS)
+        return y
+    shape = torch.broadcast_shapes(a.shape, b.shape)
+    y = _ke_pair_output(a, b, shape, name)
+    dims = _ke_dims(shape, a.expand(shape).stride(), b.expand(shape).stride(), y.stride())
+    if len(dims) > _KE_DIMS:
+        return _ke_python_arithmetic(a, b, name)
+    sizes = [size for size, _ in dims]
+    a_steps, b_steps, y_steps = zip(*(steps for _, steps in dims))
+    n = y.numel()
+    grid = (triton.cdiv(n, ELEMENTWISE_BLOCK),)
+    _ke_broadcast_kernel[grid](
+        a, b, y, n, *sizes[1:], *a_steps, *b_steps, *y_steps, OP=code,
+        WIDE=n + ELEMENTWISE_BLOCK >= 2**31, BLOCK=ELEMENTWISE_BLOCK, num_warps=ELEMENTWISE_WARPS,
+    )
+    return y
+
+
+def _ke_pair_output(a, b, shape, name):
+    # strided as PyTorch's own result: contiguous for contiguous operands, else following their layout
+    # (its rule, run on meta tensors), so that the calls after it see the layout the reference's see
+    if a.is_contiguous() and b.is_contiguous():
+        return torch.empty(shape, dtype=torch.float32, device=a.device)
+    a_meta, b_meta = (torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta") for t in (a, b))
+    strides = _ke_python_arithmetic(a_meta, b_meta, name).stride()
+    return torch.empty_strided(shape, strides, dtype=torch.float32, device=a.device)
+
+
+_KE_DIMS = 6
+
+
+def _ke_dims(shape, *strides):
+    # (size, each tensor's stride) per dim of the output, dims of size 1 dropped and neighbours that every
+    # tensor steps through as one merged (fewer divisions per element), padded on the left to _KE_DIMS
+    dims = []
+    for d, size in enumerate(shape):
+        if size == 1:
+            continue
+        steps = [s[d] for s in strides]
+        if dims and all(outer == inner * size for outer, inner in zip(dims[-1][1], steps)):
+            dims[-1] = (dims[-1][0] * size, steps)
+        else:
+            dims.append((size, steps))
+    return [(1, [0] * len(strides))] * (_KE_DIMS - len(dims)) + dims
 
 
 def _ke_python_arithmetic(a, b, name):

@@ -5,11 +5,16 @@ A problem's GPU-minutes are its search wall time (`search_wall_s`: after baselin
 times the share of a GPU it ran on (`gpu_share`: Ray's `num_gpus_per_actor`, or GPUs over problems at
 once for the local evaluator). Records from before `gpu_share` take the share the sweep's `--set`
 items name, else none. CPU sweeps have no GPU-minutes.
+
+Records since the tenth session also carry `evaluation_stages_s` (the harness's seconds per stage, summed
+over a problem's evaluations), so the table says where an evaluation's time goes: what the rate target
+has to cut.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,6 +34,8 @@ def gpu_share_from_settings(settings: Mapping[str, Any]) -> float | None:
 
 def _rate(records: list[dict[str, Any]], default_share: float | None) -> dict[str, Any]:
     evaluations, gpu_minutes, counted = 0, 0.0, 0
+    stages: Counter[str] = Counter()
+    staged_evaluations = 0
     for record in records:
         share = record.get("gpu_share", default_share)
         seconds = record.get("search_wall_s")
@@ -37,11 +44,16 @@ def _rate(records: list[dict[str, Any]], default_share: float | None) -> dict[st
         evaluations += int(record.get("evaluations") or 0)
         gpu_minutes += float(share) * float(seconds) / 60.0
         counted += 1
+        if record.get("evaluation_stages_s"):
+            stages.update({k: float(v) for k, v in record["evaluation_stages_s"].items()})
+            staged_evaluations += int(record.get("evaluations") or 0)
     return {
         "problems": counted,
         "evaluations": evaluations,
         "gpu_minutes": gpu_minutes,
         "per_gpu_minute": evaluations / gpu_minutes if gpu_minutes else None,
+        "stages_s": dict(stages),
+        "staged_evaluations": staged_evaluations,
     }
 
 
@@ -80,5 +92,34 @@ def rate_lines(rate: Mapping[str, Any] | None) -> list[str]:
             f"{per:.1f} |"
             if per is not None
             else f"| {name} | {group['problems']} | {group['evaluations']} | - | - |"
+        )
+    return [*lines, "", *_stage_lines(groups)]
+
+
+_STAGE_COLUMNS = 6  # the largest stages overall get a column each; the rest are summed as "other"
+
+
+def _stage_lines(groups: list[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """Where the evaluations' time goes, per group: seconds an evaluation, and each stage's share."""
+    overall = Counter(groups[0][1].get("stages_s") or {})
+    if not overall:
+        return []
+    columns = [name for name, _ in overall.most_common(_STAGE_COLUMNS)]
+    lines = [
+        "Where an evaluation's time goes (the harness's stages, summed over evaluations; device_wait is "
+        "time queued for a GPU another evaluation held):",
+        "",
+        f"| group | evaluations | s per evaluation | {' | '.join(columns)} | other |",
+        f"|---|---:|---:|{'---:|' * (len(columns) + 1)}",
+    ]
+    for name, group in groups:
+        stages = Counter(group.get("stages_s") or {})
+        total, count = sum(stages.values()), group.get("staged_evaluations") or 0
+        if not total or not count:
+            continue
+        shares = [f"{100 * stages.get(c, 0.0) / total:.0f}%" for c in columns]
+        other = total - sum(stages.get(c, 0.0) for c in columns)
+        lines.append(
+            f"| {name} | {count} | {total / count:.2f} | {' | '.join(shares)} | {100 * other / total:.0f}% |"
         )
     return [*lines, ""]

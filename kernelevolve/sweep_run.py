@@ -318,6 +318,8 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
         "stop_reason": results.get("stop_reason", ""),
         "search_wall_s": (results.get("time") or {}).get("wall_s"),
         "seed_proposal_s": results.get("seed_proposal_s"),  # before the search's clock starts
+        # where the evaluations' own time went (static, compile, correctness, timing...), summed over them
+        "evaluation_stages_s": (results.get("time") or {}).get("evaluation_stages_s"),
         "scaling": ((results.get("spec") or {}).get("scaling") or {}).get("constants"),
         "error": None,
         # one compact entry per evaluated candidate, in evaluation order (kernelevolve.evaluation_log);

@@ -209,6 +209,10 @@ def test_record_from_run_results() -> None:
     empty = record_from_results({**results, "best": None})
     assert empty["status"] == "no_correct_kernel" and empty["best_ms"] is None and not empty["correct"]
     assert record["eager_exact_ms"] is None  # no convolution: eager was timed once
+    assert record["evaluation_stages_s"] is None  # results.json from before the stages were summed
+    stages = {"compile": 1.5, "timing": 4.0}
+    timed = record_from_results({**results, "time": {"wall_s": 9.0, "evaluation_stages_s": stages}})
+    assert timed["evaluation_stages_s"] == stages and timed["search_wall_s"] == 9.0
 
 
 def test_eager_at_the_candidates_precision_is_recorded_and_tabled() -> None:

@@ -72,3 +72,17 @@ def test_the_summary_has_the_rate_table() -> None:
     summary = summarize(records)
     summary["evaluation_rate"] = evaluation_rate(records)
     assert "## Evaluations per GPU-minute of search" in summary_markdown(summary)
+
+
+def test_the_table_says_where_an_evaluations_time_goes() -> None:
+    records = [
+        _record("L1/1", 4, 40.0, gpu_share=0.5, evaluation_stages_s={"timing": 6.0, "correctness": 2.0}),
+        _record("L1/2", 2, 20.0, gpu_share=0.5, evaluation_stages_s={"compile": 3.0, "timing": 1.0}),
+        _record("L2/1", 3, 30.0, gpu_share=0.5),  # from before the stages were recorded
+    ]
+    text = "\n".join(rate_lines(evaluation_rate(records)))
+    assert "| group | evaluations | s per evaluation | timing | compile | correctness | other |" in text
+    # overall: 12 s over the 6 evaluations with stages; the level-2 record has none to show
+    assert "| overall | 6 | 2.00 | 58% | 25% | 17% | 0% |" in text
+    assert "| level 1 | 6 | 2.00 |" in text and "| level 2 | 3 |" not in text.split("Where")[1]
+    assert "Where an evaluation" not in "\n".join(rate_lines(evaluation_rate(records[2:], 0.5)))

@@ -51,6 +51,8 @@ def _facts(record: dict[str, Any]) -> str:
         facts.append(f"eager at exact fp32 {format_ms(exact)} ms ({exact / best:.2f}x of it)")
     if record.get("correct") and record.get("winner_operator"):
         facts.append(f"won by {record['winner_operator']}")
+    if record.get("correct") and record.get("winner_fp32_precision") == "tf32":
+        facts.append("convolutions in one TF32 pass, as eager runs them")
     return "; ".join(facts)
 
 

@@ -341,7 +341,14 @@ def _winner_fields(best: dict[str, Any] | None) -> dict[str, Any]:
     """Time (summed over shapes), speedups and origin of one results.json winner summary."""
     if not best:
         return dict.fromkeys(
-            ("best_ms", "speedup_vs_eager", "speedup_vs_compile", "winner_backend", "winner_operator")
+            (
+                "best_ms",
+                "speedup_vs_eager",
+                "speedup_vs_compile",
+                "winner_backend",
+                "winner_operator",
+                "winner_fp32_precision",
+            )
         )
     times = [row["best_ms"] for row in best.get("shapes", [])]
     return {
@@ -350,4 +357,7 @@ def _winner_fields(best: dict[str, Any] | None) -> dict[str, Any]:
         "speedup_vs_compile": best.get("speedup_vs_compile"),
         "winner_backend": best.get("backend"),
         "winner_operator": best.get("operator"),
+        # what its fp32 GEMMs/convolutions compute in where it says ("tf32": convolutions as eager runs
+        # them), so a summary can show which results rest on TF32
+        "winner_fp32_precision": (best.get("metadata") or {}).get("fp32_precision"),
     }

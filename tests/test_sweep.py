@@ -326,8 +326,11 @@ def test_record_carries_the_strict_and_the_permissive_winner() -> None:
         "speedup_vs_compile": 1.0,
         "winner_backend": "triton",
         "winner_operator": "template",
+        "winner_fp32_precision": None,
     }
     assert record["permissive"]["speedup_vs_eager"] == 4.0 and record["permissive"]["correct"]
+    tf32 = {**library, "metadata": {"fp32_precision": "tf32"}}  # convolutions as eager runs them
+    assert record_from_results(_run_results(tf32, own, strict=False))["winner_fp32_precision"] == "tf32"
     library_only = record_from_results(_run_results(library, None, strict=False))
     assert library_only["correct"] and not library_only["strict"]["correct"]
     strict_run = record_from_results(_run_results(own, own, strict=True))

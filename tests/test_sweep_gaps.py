@@ -33,7 +33,7 @@ RECORDS = [
         winner_operator="compiler_seed",
     ),
     _record("L2/3", False, None, stop_reason="wall_clock: 72.5 s elapsed, limit 40 s", evaluations=0),
-    _record("L2/4", True, 0.9, winner_operator="tune"),
+    _record("L2/4", True, 0.9, winner_operator="tune", winner_fp32_precision="tf32"),
     _record("L3/5", True, None),  # correct, no torch.compile timing: not placed
 ]
 
@@ -45,6 +45,7 @@ def test_no_kernel_first_then_the_lowest_speedups_with_their_facts() -> None:
     assert rows[1]["facts"] == (
         "torch.compile's output misses the tolerance; eager at exact fp32 10 ms (2.00x of it); won by compiler_seed"
     )
+    assert rows[2]["facts"] == "won by tune; convolutions in one TF32 pass, as eager runs them"
     text = "\n".join(behind_lines(rows))
     assert "## The 3 furthest behind torch.compile" in text and "| L1/2 | 2_op | 0.2x | 5 | 1 | 4 |" in text
     assert behind_lines([]) == []

@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from kernelevolve.eval.static_checks import check_source, reference_state
+from kernelevolve.eval.static_checks import candidate_issues, check_source, reference_state
 from kernelevolve.kernelbench import load_problem, problem_to_spec
 from kernelevolve.platforms import load_platform
 from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
@@ -371,6 +371,40 @@ def test_the_operator_offers_a_seed_in_permissive_runs_where_library_work_remain
     )
     bad = KernelSpec(name="bad", reference_source="def f(:\n")
     assert ElementwiseSeedOperator().propose(seed_context(bad, platform)) == []
+
+
+SEQUENTIAL_REFERENCE = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(inplace=True))
+
+    def forward(self, x):
+        return self.features(x)
+"""
+
+
+def test_a_seed_the_static_checks_would_reject_is_not_proposed(caplog: pytest.LogCaptureFixture) -> None:
+    """VGG, SqueezeNet, MobileNetV2: activations only inside nn.Sequential, whose launches the checks
+    cannot follow from ModelNew.forward. On the H200 such seeds each cost an evaluation, rejected."""
+    source, replaced = elementwise_candidate(SEQUENTIAL_REFERENCE)
+    assert replaced == ["relu"]
+    assert [i.code for i in candidate_issues(source, "triton", False, SEQUENTIAL_REFERENCE)] == [
+        "no_backend_kernel"
+    ]
+    spec = KernelSpec(name="vgg_like", reference_source=SEQUENTIAL_REFERENCE)
+    with caplog.at_level("INFO", logger="kernelevolve.variation.reference_copy"):
+        assert ElementwiseSeedOperator().propose(seed_context(spec, load_platform("cpu"))) == []
+    assert "no seed for vgg_like" in caplog.text and "kernel[grid]" in caplog.text
+    # the same model calling its activation in forward: reachable, proposed
+    direct = SEQUENTIAL_REFERENCE.replace(
+        "nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(inplace=True))", "nn.Conv2d(3, 8, 3)"
+    ).replace("return self.features(x)", "return torch.relu(self.features(x))")
+    spec = KernelSpec(name="direct", reference_source=direct)
+    assert len(ElementwiseSeedOperator().propose(seed_context(spec, load_platform("cpu")))) == 1
 
 
 @pytest.mark.parametrize(

@@ -33,7 +33,6 @@ from kernelevolve.types import (
     EvalRequest,
     EvalSettings,
     KernelSpec,
-    StaticIssue,
     Status,
     TimingStats,
 )
@@ -215,7 +214,7 @@ def _run_stages(
         raise _Stop(_fail(Status.REJECTED_STATIC, "unknown_backend", str(exc))) from None
     _check_backend_allowed(candidate.backend, spec, platform)
     with _phase(phases, "static"):
-        _static_stage(candidate.source, candidate.backend, backend, settings.strict, spec.reference_source)
+        _static_stage(candidate.source, candidate.backend, settings.strict, spec.reference_source)
     if platform.support(candidate.backend) == "compile_only":
         with _phase(phases, "compile"):
             raise _Stop(_compile_only_stage(request, platform, backend))
@@ -394,28 +393,20 @@ def _compile_only_stage(request: EvalRequest, platform: Platform, backend: Backe
     )
 
 
-def _static_stage(
-    source: str, backend_name: str, backend: Backend, strict: bool, reference_source: str
-) -> None:
+def _static_stage(source: str, backend_name: str, strict: bool, reference_source: str) -> None:
     try:
         compile(source, "<candidate>", "exec")
     except (SyntaxError, ValueError):
         return  # loading reports it as a compile error, with the line
-    issues = _generic_issues(source, backend_name, strict, reference_source)
-    seen = {issue.code for issue in issues}
-    issues += [issue for issue in backend.static_issues(source) if issue.code not in seen]
+    from kernelevolve.eval.static_checks import candidate_issues
+
+    issues = candidate_issues(source, backend_name, strict, reference_source)
     if issues:
         text = "\n".join(
             f"- {issue.code}" + (f" (line {issue.line})" if issue.line else "") + f": {issue.message}"
             for issue in issues
         )
         raise _Stop(_fail(Status.REJECTED_STATIC, issues[0].code, "rejected by static checks:\n" + text))
-
-
-def _generic_issues(source: str, backend_name: str, strict: bool, reference_source: str) -> list[StaticIssue]:
-    from kernelevolve.eval.static_checks import check_source, reference_state
-
-    return list(check_source(source, backend_name, strict, reference_state(reference_source)))
 
 
 def _build_models(

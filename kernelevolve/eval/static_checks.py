@@ -114,6 +114,19 @@ def reference_state(reference_source: str) -> frozenset[str]:
     return frozenset(names)
 
 
+def candidate_issues(
+    source: str, backend_name: str, strict: bool, reference_source: str = ""
+) -> list[StaticIssue]:
+    """Every static issue the harness rejects a candidate for: the generic checks (`check_source`, with
+    the reference's own state allowed), then the backend's own where they add a code. Operators that can
+    tell before proposing use it too, so a seed the harness would reject costs no evaluation."""
+    from kernelevolve.backends import get_backend
+
+    issues = check_source(source, backend_name, strict, reference_state(reference_source))
+    seen = {issue.code for issue in issues}
+    return issues + [i for i in get_backend(backend_name).static_issues(source) if i.code not in seen]
+
+
 def check_source(
     source: str, backend: str, strict: bool, reference_state: frozenset[str] = frozenset()
 ) -> list[StaticIssue]:

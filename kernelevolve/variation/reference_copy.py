@@ -80,6 +80,14 @@ class ReferenceCopySeed:
             return []
         if not replaced:
             return []
+        from kernelevolve.eval.static_checks import candidate_issues
+
+        issues = candidate_issues(source, BACKEND, False, ctx.spec.reference_source)
+        if issues:
+            # e.g. activations held only inside nn.Sequential (SqueezeNet, VGG): their launches are not
+            # on ModelNew's call path as the checks can see it, so the harness would reject the seed
+            log.info("%s: no seed for %s: %s", self.name, ctx.spec.name, issues[0].message)
+            return []
         kinds = sorted(set(replaced))
         log.info("%s: %s with our %s", self.name, ctx.spec.name, ", ".join(kinds))
         metadata = {self.metadata_key: kinds, "params": tunable_values(source)}

@@ -180,14 +180,15 @@ def by_promise(
     Where eager's own TF32 convolutions met the tolerance (`eager_passes`: see `eager_precision_passes`),
     Inductor's program with its convolutions in one TF32 pass goes first: eager's precision at
     Inductor's speed (on the H200 full sweep, 42 problems with exact-fp32 seeds at 0.56x torch.compile
-    had both eager and torch.compile within tolerance in TF32). Elsewhere its one-pass twins are dropped:
-    where eager's TF32 output misses the tolerance, a candidate's would too. Then Inductor's program with its cuDNN
-    convolutions in three TF32 passes where that can pay (`exact_slowdown`: see `exact_fp32_slowdown`;
-    unknown counts as paying, a single pass that passes makes three pointless), as it is, then our own
-    kernels: convolutions in one TF32 pass (where eager's passes), fp32 dot products on 3xBF16 tensor
-    cores, on 3xTF32, then in exact fp32. On the H200 sample sweep the 3xTF32 own seed beat the exact
-    one on 8 of 10 problems (L2/62: 2.16 ms against 9.99 ms), and a level-3 search has time for two or
-    three seeds."""
+    had both eager and torch.compile within tolerance in TF32). Elsewhere one-pass twins are dropped:
+    where eager's TF32 output misses the tolerance, a candidate's would too.
+
+    Then Inductor's program with its cuDNN convolutions in three TF32 passes where that can pay
+    (`exact_slowdown`: see `exact_fp32_slowdown`; unknown counts as paying; one pass that passes makes
+    three pointless), as it is, then our own kernels: convolutions in one TF32 pass (where eager's
+    passes), fp32 dot products on 3xBF16 tensor cores, on 3xTF32, then in exact fp32. On the H200
+    sample sweep the 3xTF32 own seed beat the exact one on 8 of 10 problems (L2/62: 2.16 ms against
+    9.99 ms), and a level-3 search has time for two or three seeds."""
     three_passes_pay = not eager_passes and (
         exact_slowdown is None or exact_slowdown >= THREE_PASS_BREAK_EVEN
     )
@@ -268,7 +269,8 @@ def with_tensor_cores(source: str, precision: str = "tf32x3") -> str | None:
 
 def _tensor_core_twins(source: str, metadata: dict[str, Any], operator: str) -> list[Candidate]:
     """The seed with its fp32 GEMMs and convolutions on tensor cores, one seed per precision its tunables
-    offer (own kernels: 3xTF32 and 3xBF16; cuDNN: 3xTF32; convolutions: one TF32 pass): exact-fp32 dot products run at FFMA rate,
+    offer (own kernels: 3xTF32 and 3xBF16; cuDNN: 3xTF32; convolutions: also one TF32 pass, which
+    by_promise keeps only where eager's passes): exact-fp32 dot products run at FFMA rate,
     where the baselines' cuDNN runs TF32 (KernelBench's convolutions), and a small search budget rarely
     reaches that tunable by mutation."""
     twins = []

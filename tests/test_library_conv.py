@@ -258,9 +258,11 @@ def test_one_tf32_pass_is_pytorchs_default_convolution_and_leaves_the_flags_as_t
         got = namespace["_library_convolution"](x, w, None, *args)
         assert cudnn.allow_tf32 is False
         exact = torch.convolution(x, w, None, *args)
-        cudnn.allow_tf32 = True
-        tf32 = torch.convolution(x, w, None, *args)
     finally:
         cudnn.allow_tf32 = before
-    assert torch.allclose(got, tf32, rtol=1e-6, atol=1e-5)
-    assert not torch.equal(got, exact)  # it did run in TF32
+    truth = torch.convolution(x.double(), w.double(), None, *args)
+    # TF32 keeps 10 mantissa bits of each operand: errors near 1e-3 of the terms, where exact fp32's
+    # are near 1e-7; compared with fp64, not with a second TF32 call, whose algorithm cuDNN may pick anew
+    tf32_error = float((got.double() - truth).abs().max())
+    exact_error = float((exact.double() - truth).abs().max())
+    assert tf32_error > 20 * exact_error and tf32_error < 0.05 * float(truth.abs().max())

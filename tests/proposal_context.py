@@ -10,12 +10,12 @@ from kernelevolve.platforms import Platform
 from kernelevolve.types import Candidate, KernelSpec
 
 
-def seed_context(spec: KernelSpec, platform: Platform) -> ProposalContext:
-    """The spec, an empty graph, Triton allowed."""
+def seed_context(spec: KernelSpec, platform: Platform, graph: SearchGraph | None = None) -> ProposalContext:
+    """The spec, an empty graph (or `graph`, e.g. one holding the baselines event), Triton allowed."""
     return ProposalContext(
         spec=spec,
         platform=platform,
-        graph=SearchGraph(),
+        graph=graph if graph is not None else SearchGraph(),
         parents=(),
         rng=random.Random(0),
         backends=("triton",),

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from kernelevolve.eval.static_checks import check_source
 from kernelevolve.graph import SearchGraph
-from kernelevolve.types import Baseline, Candidate, TimingStats
+from kernelevolve.types import Candidate
 from kernelevolve.variation.compiler.library_conv import LIBRARY_CONV_SOURCE, LIBRARY_CONV_TUNABLES
 from kernelevolve.variation.compiler.program import parse
 from kernelevolve.variation.compiler.render import ShapeProgram, render
@@ -25,6 +25,7 @@ from kernelevolve.variation.compiler_seed import (
     with_tensor_cores,
 )
 from kernelevolve.variation.tunables import find_tunables
+from tests.baselines_graph import graph_with_baselines
 from tests.gpu import gpu_platform_name, needs_cuda
 
 H200 = Path(__file__).parent / "fixtures" / "inductor_h200"
@@ -134,35 +135,19 @@ def test_the_gpu_twins_are_3xtf32_and_one_pass_and_without_evidence_3xtf32_goes_
     assert by_promise([own, plain, *twins]) == [twins[0], plain, own]
 
 
-def _graph_with_baselines(
-    eager_ms: float, eager_exact_ms: float | None, eager_within_tolerance: bool | None = None
-) -> SearchGraph:
-    def stats(ms: float) -> TimingStats:
-        return TimingStats(ms, ms, 0.0, ms, ms, 100, "cuda_event")
-
-    baseline = Baseline(
-        stats(eager_ms),
-        eager_exact=stats(eager_exact_ms) if eager_exact_ms else None,
-        eager_within_tolerance=eager_within_tolerance,
-    )
-    graph = SearchGraph()
-    graph.record_event("baselines", {"shapes": {"default": baseline.to_json()}})  # as the engine does
-    return graph
-
-
 def test_the_twin_goes_after_the_plain_call_where_exact_fp32_is_not_three_times_slower() -> None:
     """ResNet101 on the H200: exact 8.7 ms against TF32 5.5 ms, and the twin took 21.4 ms to the plain
     call's 9.0 ms; L2/61: exact 17.4 ms against TF32 3.5 ms, where three passes can pay."""
     metadata = {"own_kernels": False, "library_calls": ["torch.convolution"]}
     twin = _tensor_core_twins(_rendered(interpreter=False), metadata, "compiler_seed")[0]
     plain = Candidate("# plain\n", "triton", "compiler_seed", "seed", metadata=metadata)
-    network = exact_fp32_slowdown(_graph_with_baselines(5.5, 8.7))
+    network = exact_fp32_slowdown(graph_with_baselines(5.5, 8.7))
     assert network == pytest.approx(8.7 / 5.5)
     assert by_promise([twin, plain], network) == [plain, twin]
-    transposed = exact_fp32_slowdown(_graph_with_baselines(3.5, 17.4))
+    transposed = exact_fp32_slowdown(graph_with_baselines(3.5, 17.4))
     assert by_promise([plain, twin], transposed) == [twin, plain]
     # not measured at exact precision (no convolution module), or no baselines yet: the twin first
-    assert exact_fp32_slowdown(_graph_with_baselines(2.7, None)) is None
+    assert exact_fp32_slowdown(graph_with_baselines(2.7, None)) is None
     assert exact_fp32_slowdown(SearchGraph()) is None
     assert by_promise([plain, twin], None) == [twin, plain]
 
@@ -173,16 +158,16 @@ def test_one_tf32_pass_goes_first_only_where_eagers_own_tf32_output_met_the_tole
     metadata = {"own_kernels": False, "library_calls": ["torch.convolution"]}
     three, one = _tensor_core_twins(_rendered(interpreter=False), metadata, "compiler_seed")
     plain = Candidate("# plain\n", "triton", "compiler_seed", "seed", metadata=metadata)
-    network = _graph_with_baselines(0.79, 1.28, eager_within_tolerance=True)
+    network = graph_with_baselines(0.79, 1.28, eager_within_tolerance=True)
     assert eager_precision_passes(network) is True
     # one pass first, then the plain call; three passes are pointless where one meets the tolerance
     assert by_promise([plain, three, one], exact_fp32_slowdown(network), True) == [one, plain, three]
-    transposed = _graph_with_baselines(7.5, 28.4, eager_within_tolerance=False)
+    transposed = graph_with_baselines(7.5, 28.4, eager_within_tolerance=False)
     assert eager_precision_passes(transposed) is False
     assert by_promise([plain, three, one], exact_fp32_slowdown(transposed), False) == [three, plain]
     # no convolution (eager is already at the candidates' precision), unchecked, or no baselines: unknown
-    assert eager_precision_passes(_graph_with_baselines(2.7, None, eager_within_tolerance=True)) is None
-    assert eager_precision_passes(_graph_with_baselines(0.79, 1.28)) is None
+    assert eager_precision_passes(graph_with_baselines(2.7, None, eager_within_tolerance=True)) is None
+    assert eager_precision_passes(graph_with_baselines(0.79, 1.28)) is None
     assert eager_precision_passes(SearchGraph()) is None
 
 

@@ -8,9 +8,10 @@ import pytest
 
 from kernelevolve.graph import SearchGraph
 from kernelevolve.platforms import load_platform
-from kernelevolve.types import Baseline, Candidate, EvalReport, FitnessValue, KernelSpec, Status, TimingStats
+from kernelevolve.types import Candidate, EvalReport, FitnessValue, KernelSpec, Status
 from kernelevolve.variation.tunables import apply_values, current_values, find_tunables
 from kernelevolve.variation.tuning import TuningOperator, admissible_choices, oversized_tile, tuned_child
+from tests.baselines_graph import graph_with_baselines
 from tests.proposal_context import parent_context
 
 SOURCE = """
@@ -85,14 +86,6 @@ def test_a_tuned_child_records_the_fp32_precision_it_computes_in() -> None:
     assert "fp32_precision" not in tuned_child(plain, {"BLOCK": 32}).metadata
 
 
-def _graph_where_eager_tf32(within_tolerance: bool) -> SearchGraph:
-    stats = TimingStats(1.0, 1.0, 0.0, 1.0, 1.0, 100, "cuda_event")
-    baseline = Baseline(stats, eager_exact=stats, eager_within_tolerance=within_tolerance)
-    graph = SearchGraph()
-    graph.record_event("baselines", {"shapes": {"default": baseline.to_json()}})  # as the engine does
-    return graph
-
-
 def test_one_tf32_pass_is_a_tuning_step_only_where_eagers_tf32_output_met_the_tolerance() -> None:
     source = (
         'LIBRARY_CONV_FP32_PRECISION = "tf32x3"  # tune: "ieee", "tf32x3", "tf32"\n'
@@ -103,13 +96,17 @@ def test_one_tf32_pass_is_a_tuning_step_only_where_eagers_tf32_output_met_the_to
     def choices(graph: SearchGraph) -> dict[str, tuple[str, ...]]:
         return {t.name: t.choices for t in admissible_choices(find_tunables(source), graph)}
 
-    assert choices(_graph_where_eager_tf32(True))["LIBRARY_CONV_FP32_PRECISION"] == ("ieee", "tf32x3", "tf32")
-    for graph in (_graph_where_eager_tf32(False), SearchGraph()):
+    assert choices(graph_with_baselines(1.0, 1.0, True))["LIBRARY_CONV_FP32_PRECISION"] == (
+        "ieee",
+        "tf32x3",
+        "tf32",
+    )
+    for graph in (graph_with_baselines(1.0, 1.0, False), SearchGraph()):
         kept = choices(graph)
         assert kept["LIBRARY_CONV_FP32_PRECISION"] == ("ieee", "tf32x3")
         assert "tf32" in kept["CONV_FP32_PRECISION"]  # the parent is there already: its own value stays
         assert "tf32" in kept["FP32_PRECISION"]  # a template's GEMM precision: not a convolution's
-    graph = _graph_where_eager_tf32(False)
+    graph = graph_with_baselines(1.0, 1.0, False)
     parent = Candidate(source=source, backend="triton", operator="compiler_seed")
     graph.add_candidate(parent)
     graph.record(parent.id, EvalReport(parent.id, Status.OK), FitnessValue(True, 1.0))

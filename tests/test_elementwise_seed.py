@@ -16,8 +16,10 @@ from kernelevolve.eval.static_checks import candidate_issues, check_source, refe
 from kernelevolve.kernelbench import load_problem, problem_to_spec
 from kernelevolve.platforms import load_platform
 from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
+from kernelevolve.variation.eager_precision import at_eager_precision
 from kernelevolve.variation.elementwise_seed import ElementwiseSeedOperator, elementwise_candidate
 from kernelevolve.variation.tunables import find_tunables
+from tests.baselines_graph import graph_with_baselines
 from tests.gpu import needs_cuda
 from tests.kernelbench_data import KERNELBENCH, needs_kernelbench
 from tests.proposal_context import seed_context
@@ -507,3 +509,96 @@ def test_tensor_arithmetic_is_exact_at_mamba_size_on_a_gpu(
         for ours, theirs in _tensor_arithmetic(module, a, b):
             assert _same_bits(ours, theirs) and ours.stride() == theirs.stride()
     assert pytorch == []  # every one of them ours
+
+
+CONV_RELU_REFERENCE = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv = nn.Conv2d(3, channels, 3)
+
+    def forward(self, x, scale: float = 0.5):
+        return torch.relu(self.conv(x)) * scale
+
+def get_inputs():
+    return [torch.rand(2, 3, 12, 12)]
+
+def get_init_inputs():
+    return [8]
+"""
+
+
+def test_where_eagers_tf32_output_passes_the_seed_runs_its_convolutions_as_eager_does(
+    tmp_path: Path,
+) -> None:
+    platform = load_platform("cpu")
+    spec = KernelSpec(name="conv_relu", reference_source=CONV_RELU_REFERENCE)
+    passes = graph_with_baselines(0.79, 1.28, eager_within_tolerance=True)
+    (seed,) = ElementwiseSeedOperator().propose(seed_context(spec, platform, passes))
+    assert seed.metadata["fp32_precision"] == "tf32" and seed.metadata["elementwise"] == [
+        "mul_tensors",
+        "relu",
+    ]
+    assert (
+        "allow_tf32=True" in seed.source
+        and "def _ke_forward_as_written(self, x, scale: float=0.5)" in seed.source
+    )
+    assert not candidate_issues(seed.source, "triton", False, CONV_RELU_REFERENCE)
+    # eager's TF32 output missed the tolerance, or nothing says: the copy at the harness's exact fp32
+    for graph in (graph_with_baselines(7.5, 28.4, eager_within_tolerance=False), None):
+        (plain,) = ElementwiseSeedOperator().propose(seed_context(spec, platform, graph))
+        assert "fp32_precision" not in plain.metadata and "allow_tf32" not in plain.source
+
+
+def test_the_eager_precision_wrapper_passes_every_argument_and_restores_the_flags(
+    interpreter: None, tmp_path: Path
+) -> None:
+    source, _ = elementwise_candidate(CONV_RELU_REFERENCE)
+    wrapped = at_eager_precision(source)
+    assert wrapped is not None and at_eager_precision(wrapped) is None  # wrapped once only
+    module = load_source(wrapped, tmp_path, "conv_relu_eager_precision")
+    torch.manual_seed(0)
+    model = module.ModelNew(8)
+    x = torch.rand(2, 3, 12, 12)
+    cudnn = torch.backends.cudnn
+    before = cudnn.allow_tf32
+    try:
+        cudnn.allow_tf32 = False
+        got = model(x, scale=0.25)
+        assert cudnn.allow_tf32 is False  # restored on leaving
+        with pytest.raises(TypeError):
+            model(x, 0.25, 3)  # the wrapper has forward's own signature
+        assert cudnn.allow_tf32 is False  # and on an error
+    finally:
+        cudnn.allow_tf32 = before
+    assert torch.equal(got, torch.relu(model.conv(x)) * 0.25)
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_the_eager_precision_seed_runs_cudnn_in_tf32_on_a_gpu(tmp_path: Path) -> None:
+    source, _ = elementwise_candidate(CONV_RELU_REFERENCE)
+    wrapped = at_eager_precision(source)
+    assert wrapped is not None
+    module = load_source(wrapped, tmp_path, "conv_relu_eager_precision_gpu")
+    torch.manual_seed(0)
+    model = module.ModelNew(64).cuda()
+    model.conv = torch.nn.Conv2d(64, 64, 3).cuda()  # 576 terms a sum: TF32's rounding shows
+    x = torch.randn(8, 64, 32, 32, device="cuda")
+    cudnn = torch.backends.cudnn
+    before = cudnn.allow_tf32
+    try:
+        cudnn.allow_tf32 = False  # the harness's setting for candidates
+        got = model(x, scale=1.0)
+        exact = model._ke_forward_as_written(x, scale=1.0)
+        assert cudnn.allow_tf32 is False
+    finally:
+        cudnn.allow_tf32 = before
+    conv = model.conv.double()
+    truth = torch.relu(conv(x.double()))
+    tf32_error = float((got.double() - truth).abs().max())
+    exact_error = float((exact.double() - truth).abs().max())
+    assert tf32_error > 20 * exact_error and tf32_error < 0.05 * float(truth.abs().max())

@@ -26,7 +26,7 @@ from typing import Any
 
 import networkx as nx
 
-from kernelevolve.types import Candidate, EvalReport, FitnessValue
+from kernelevolve.types import Baseline, Candidate, EvalReport, FitnessValue
 
 log = logging.getLogger(__name__)
 
@@ -217,6 +217,18 @@ class SearchGraph:
     def events(self, kind: str | None = None) -> list[dict[str, Any]]:
         """Recorded events as {"kind", "payload"} dicts, oldest first, optionally of one kind."""
         return [dict(e) for e in self._events if kind is None or e["kind"] == kind]
+
+    def recorded_baselines(self) -> dict[str, Baseline] | None:
+        """The run's baselines per shape, from the newest readable "baselines" event the engine recorded
+        before seeding; None where there is none yet."""
+        for event in reversed(self.events("baselines")):
+            shapes = event.get("payload", event).get("shapes")
+            if shapes:
+                try:
+                    return {k: Baseline.from_json(v) for k, v in shapes.items()}
+                except (KeyError, TypeError, ValueError):
+                    log.debug("unreadable baselines event", exc_info=True)
+        return None
 
     def stats(self) -> dict[str, Any]:
         nodes = self.nodes()

@@ -140,13 +140,9 @@ def _sibling(ctx: ProposalContext, parent_id: str) -> SiblingInfo | None:
 
 def _baselines(ctx: ProposalContext, parents: Sequence[ParentInfo]) -> dict[str, Baseline]:
     """The run's baselines (recorded by the engine as a graph event), else those in a report."""
-    for event in reversed(ctx.graph.events("baselines")):
-        shapes = event.get("payload", event).get("shapes")
-        if shapes:
-            try:
-                return {k: Baseline.from_json(v) for k, v in shapes.items()}
-            except (KeyError, TypeError, ValueError):
-                log.debug("unreadable baselines event", exc_info=True)
+    recorded = ctx.graph.recorded_baselines()
+    if recorded:
+        return recorded
     reports = [p.report for p in parents] + [n.report for n in ctx.graph.evaluated()]
     for report in reports:
         if report is not None and report.baselines:

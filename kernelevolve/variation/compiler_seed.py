@@ -144,14 +144,11 @@ def exact_fp32_slowdown(graph: Any) -> float | None:
     """How much slower the reference runs with exact fp32 convolutions than in PyTorch's default
     (TF32), from the baselines the engine recorded before seeding: the smallest ratio over shapes.
     None where eager was not timed at exact precision (no convolution module, or a CPU platform)."""
-    events = graph.events("baselines")
-    if not events:
-        return None
-    ratios = []
-    for shape in (events[-1]["payload"].get("shapes") or {}).values():
-        exact, default = shape.get("eager_exact"), shape.get("eager")
-        if exact and default and default.get("median_ms"):
-            ratios.append(exact["median_ms"] / default["median_ms"])
+    ratios = [
+        b.eager_exact.median_ms / b.eager.median_ms
+        for b in (graph.recorded_baselines() or {}).values()
+        if b.eager_exact and b.eager.median_ms
+    ]
     return min(ratios) if ratios else None
 
 
@@ -159,13 +156,8 @@ def eager_precision_passes(graph: Any) -> bool | None:
     """Whether eager at PyTorch's default precision (TF32 convolutions) met the tolerance at every shape
     where it differs from exact fp32, from the baselines the engine recorded before seeding. None where
     nothing says (no convolution module, a CPU platform, or no baselines yet)."""
-    events = graph.events("baselines")
-    if not events:
-        return None
     verdicts = [
-        shape.get("eager_within_tolerance")
-        for shape in (events[-1]["payload"].get("shapes") or {}).values()
-        if shape.get("eager_exact")
+        b.eager_within_tolerance for b in (graph.recorded_baselines() or {}).values() if b.eager_exact
     ]
     if not verdicts or None in verdicts:
         return None

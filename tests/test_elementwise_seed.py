@@ -577,6 +577,33 @@ def test_the_eager_precision_wrapper_passes_every_argument_and_restores_the_flag
     assert torch.equal(got, torch.relu(model.conv(x)) * 0.25)
 
 
+def test_the_eager_precision_wrapper_keeps_the_source_as_written() -> None:
+    """Comments survive, so the fixed launch settings stay fixed: an AST round trip dropped the `# tune:`
+    comments and tuning then stepped ELEMENTWISE_BLOCK as an inferred block size (105 H200 evaluations)."""
+    source, _ = elementwise_candidate(CONV_RELU_REFERENCE)
+    wrapped = at_eager_precision(source)
+    assert wrapped is not None
+    assert [(t.name, t.choices) for t in find_tunables(wrapped)] == [
+        (t.name, t.choices) for t in find_tunables(source)
+    ]
+    assert all(line in wrapped.splitlines() for line in source.splitlines() if "def forward" not in line)
+    odd = (
+        "import torch\n"
+        "class ModelNew(torch.nn.Module):\n"
+        "    @torch.no_grad()\n"
+        "    def forward(self, x,\n"
+        "                scale: float = 2.0):  # forward stays\n"
+        "        return x * scale  # no newline at the end"
+    )
+    wrapped = at_eager_precision(odd)
+    assert wrapped is not None and "# forward stays" in wrapped and "# no newline at the end\n" in wrapped
+    namespace: dict[str, object] = {}
+    exec(compile(wrapped, "<odd>", "exec"), namespace)
+    model = namespace["ModelNew"]()  # type: ignore[operator]
+    assert torch.equal(model(torch.ones(2)), torch.full((2,), 2.0))
+    assert torch.equal(model(torch.ones(2), scale=3.0), torch.full((2,), 3.0))
+
+
 @pytest.mark.gpu
 @needs_cuda
 def test_the_eager_precision_seed_runs_cudnn_in_tf32_on_a_gpu(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from kernelevolve.variation.compiler_seed import (
     by_promise,
     eager_precision_passes,
     exact_fp32_slowdown,
+    own_tf32_promising,
     with_tensor_cores,
 )
 from kernelevolve.variation.tunables import find_tunables
@@ -196,8 +197,58 @@ def test_own_kernels_go_3xbf16_first() -> None:
 
     exact, tf32x3, bf16x3, tf32 = own(None), own("tf32x3"), own("bf16x3"), own("tf32")
     assert by_promise([exact, tf32x3, bf16x3, tf32]) == [bf16x3, tf32x3, exact]
-    # where eager's TF32 convolutions met the tolerance, ours in one pass go first
-    assert by_promise([exact, tf32x3, bf16x3, tf32], eager_passes=True) == [tf32, bf16x3, tf32x3, exact]
+    # where eager's TF32 convolutions met the tolerance and ran TF32 algorithms, ours in one pass go first
+    assert by_promise([exact, tf32x3, bf16x3, tf32], 2.2, eager_passes=True) == [tf32, bf16x3, tf32x3, exact]
+
+
+def test_own_one_pass_twins_need_eager_to_have_run_tf32_algorithms() -> None:
+    """L2/69 on the H200: eager 1.553 ms at PyTorch's default, 1.554 ms exact, within tolerance: cuDNN ran
+    no TF32 algorithm, and our own one-pass seed missed the tolerance (as on 13 of 17 such problems)."""
+    own_tf32 = Candidate("# own tf32\n", "triton", "compiler_seed", metadata=_own("tf32"))
+    own_bf16x3 = Candidate("# own bf16x3\n", "triton", "compiler_seed", metadata=_own("bf16x3"))
+    assert own_tf32_promising(True, 2.2) and not own_tf32_promising(True, 1.0)
+    assert not own_tf32_promising(False, 2.2) and not own_tf32_promising(None, 2.2)
+    assert not own_tf32_promising(True, None)
+    assert by_promise([own_bf16x3, own_tf32], 1.0, True) == [own_bf16x3]
+    assert by_promise([own_bf16x3, own_tf32], 2.2, True) == [own_tf32, own_bf16x3]
+
+
+def test_where_eager_passes_own_seeds_come_before_the_exact_library_calls() -> None:
+    """With 12 evaluations and up to 14 seeds, own seeds ranked after every library seed were not reached
+    on 8 H200 level-2 problems, which lost their strict result; one TF32 pass beats the exact cuDNN call
+    wherever it passes, so the exact call waits behind our own seeds there."""
+    library = {"own_kernels": False, "library_calls": ["torch.convolution"]}
+
+    def seed(name: str, metadata: dict[str, object]) -> Candidate:
+        return Candidate(f"# {name}\n", "triton", "compiler_seed", metadata=metadata)
+
+    lib_exact, lib_one, lib_three = (
+        seed("lib exact", library),
+        seed("lib tf32", {**library, "fp32_precision": "tf32"}),
+        seed("lib tf32x3", {**library, "fp32_precision": "tf32x3"}),
+    )
+    own_exact, own_one, own_bf16x3, own_three = (
+        seed("own exact", _own(None)),
+        seed("own tf32", _own("tf32")),
+        seed("own bf16x3", _own("bf16x3")),
+        seed("own tf32x3", _own("tf32x3")),
+    )
+    everything = [lib_exact, lib_three, lib_one, own_exact, own_three, own_bf16x3, own_one]
+    assert by_promise(everything, 2.2, True) == [
+        lib_one,
+        own_one,
+        own_bf16x3,
+        lib_exact,
+        lib_three,
+        own_three,
+        own_exact,
+    ]
+    # eager's TF32 output missed the tolerance: no one-pass seed, library calls first as before
+    assert by_promise(everything, 4.0, False) == [lib_three, lib_exact, own_bf16x3, own_three, own_exact]
+
+
+def _own(precision: str | None) -> dict[str, object]:
+    return {"own_kernels": True, **({"fp32_precision": precision} if precision else {})}
 
 
 @pytest.mark.gpu

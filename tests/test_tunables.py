@@ -115,6 +115,23 @@ def test_one_tf32_pass_is_a_tuning_step_only_where_eagers_tf32_output_met_the_to
     assert children and all(c.metadata["params"]["LIBRARY_CONV_FP32_PRECISION"] != "tf32" for c in children)
 
 
+def test_our_own_one_tf32_pass_is_a_tuning_step_only_where_eager_ran_tf32_algorithms() -> None:
+    """Eager within tolerance but no faster than its exact run (cuDNN picked no TF32 algorithm): cuDNN's
+    one pass stays a step, ours does not (see compiler_seed.OWN_TF32_MIN_EXACT_SLOWDOWN)."""
+    source = (
+        'LIBRARY_CONV_FP32_PRECISION = "ieee"  # tune: "ieee", "tf32x3", "tf32"\n'
+        'CONV_FP32_PRECISION = "bf16x3"  # tune: "ieee", "tf32x3", "bf16x3", "tf32"\n'
+    )
+
+    def choices(graph: SearchGraph) -> dict[str, tuple[str, ...]]:
+        return {t.name: t.choices for t in admissible_choices(find_tunables(source), graph)}
+
+    no_tf32_algorithm = choices(graph_with_baselines(1.553, 1.554, True))
+    assert "tf32" in no_tf32_algorithm["LIBRARY_CONV_FP32_PRECISION"]
+    assert no_tf32_algorithm["CONV_FP32_PRECISION"] == ("ieee", "tf32x3", "bf16x3")
+    assert "tf32" in choices(graph_with_baselines(1.0, 2.2, True))["CONV_FP32_PRECISION"]
+
+
 @pytest.mark.parametrize(
     ("status", "error_name", "feedback", "tuned"),
     [

@@ -7,7 +7,10 @@ eager does: on the H200, DenseNet201's elementwise seed took 15.7 ms at exact fp
 in TF32. The candidate check still decides.
 
 The copy's `ModelNew.forward` is renamed `_ke_forward_as_written` and a `forward` with the same parameters
-calls it with TF32 allowed for cuDNN, restoring the flags on leaving (even on an error).
+calls it with TF32 allowed for cuDNN, restoring the flags on leaving (even on an error). Both are text
+edits: everything else, comments included, stays as written (a `# tune:` comment fixes what tuning may
+change; the H200 full sweep of the eleventh session spent 105 evaluations tuning launch settings of copies
+that had lost theirs).
 """
 
 from __future__ import annotations
@@ -36,13 +39,20 @@ def at_eager_precision(source: str) -> str | None:
     if index is None:
         return None
     forward = model.body[index]
-    assert isinstance(forward, ast.FunctionDef)
+    assert isinstance(forward, ast.FunctionDef) and forward.end_lineno is not None
+    lines = source.splitlines(keepends=True)
+    def_line = lines[forward.lineno - 1]
+    name_at = def_line.index("forward", forward.col_offset)
+    lines[forward.lineno - 1] = def_line[:name_at] + WRAPPED_FORWARD + def_line[name_at + len("forward") :]
     body = _FLAGS.format(method=WRAPPED_FORWARD, arguments=_passed_on(forward.args))
-    indented = "".join(f"    {line}\n" for line in body.splitlines())
-    wrapper = ast.parse(f"def forward({ast.unparse(forward.args)}):\n{indented}").body[0]
-    forward.name = WRAPPED_FORWARD
-    model.body.insert(index + 1, wrapper)
-    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+    margin = " " * forward.col_offset
+    wrapper = f"{margin}def forward({ast.unparse(forward.args)}):\n" + "".join(
+        f"{margin}    {line}\n" for line in body.splitlines()
+    )
+    if not lines[forward.end_lineno - 1].endswith("\n"):
+        lines[forward.end_lineno - 1] += "\n"
+    lines.insert(forward.end_lineno, wrapper)
+    return "".join(lines)
 
 
 def _passed_on(args: ast.arguments) -> str:

@@ -60,20 +60,26 @@ def oversized_tile(params: dict[str, Any]) -> bool:
 
 
 def admissible_choices(tunables: list[Tunable], graph: Any) -> list[Tunable]:
-    """The tunables with convolutions in one TF32 pass left out of their precision choices, unless the
-    baselines show eager's own TF32 output within the tolerance: elsewhere a step there fails the check
-    (compiler_seed.by_promise drops such seeds for the same reason). A parent already there keeps it."""
+    """The tunables with convolutions in one TF32 pass left out of their precision choices where the
+    baselines do not make it promising (compiler_seed.by_promise drops such seeds for the same reasons):
+    cuDNN's one pass unless eager's own TF32 output met the tolerance, ours unless it also ran TF32
+    algorithms (`own_tf32_promising`). A parent already there keeps it."""
     from kernelevolve.variation.compiler_seed import (
         EAGER_CONV_PRECISION,
         PRECISION_TUNABLES,
         eager_precision_passes,
+        exact_fp32_slowdown,
+        own_tf32_promising,
     )
 
-    if eager_precision_passes(graph):
-        return tunables
+    eager_passes = eager_precision_passes(graph)
+    allowed = {
+        "LIBRARY_CONV_FP32_PRECISION": bool(eager_passes),
+        "CONV_FP32_PRECISION": own_tf32_promising(eager_passes, exact_fp32_slowdown(graph)),
+    }
     return [
         dataclasses.replace(t, choices=tuple(c for c in t.choices if c != EAGER_CONV_PRECISION))
-        if t.name in PRECISION_TUNABLES and t.value != EAGER_CONV_PRECISION
+        if t.name in PRECISION_TUNABLES and not allowed.get(t.name, False) and t.value != EAGER_CONV_PRECISION
         else t
         for t in tunables
     ]

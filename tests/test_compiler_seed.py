@@ -273,7 +273,7 @@ CONV_CASES = {  # name -> (module, input shape): strides, padding, dilation, gro
 
 def test_own_convolution_replaces_the_library_call() -> None:
     """Convolutions with an epilogue: our implicit-GEMM kernel passes strict mode for every kind, with
-    the seed's K loop ("taps") and with the other loop the tuner can pick (CONV_LOOP)."""
+    the seed's K loop ("auto") and with both loops the tuner can pick (CONV_LOOP)."""
     import dataclasses
 
     from kernelevolve.eval.local import LocalEvaluator
@@ -290,9 +290,9 @@ def test_own_convolution_replaces_the_library_call() -> None:
             own = by_variant[True]
             assert "_conv(" in own.source and "torch.convolution" not in own.source
             assert not check_source(own.source, "triton", True)
-            assert {t.name: t.value for t in find_tunables(own.source)}["CONV_LOOP"] == "taps"
-            # the other loop too, but for depthwise cases (the direct kernel has no K loop)
-            other = [] if "depthwise" in name else ["fused"]
+            assert {t.name: t.value for t in find_tunables(own.source)}["CONV_LOOP"] == "auto"
+            # both loops too, but for depthwise cases (the direct kernel has no K loop)
+            other = [] if "depthwise" in name else ["taps", "fused"]
             for candidate in [
                 own,
                 *(dataclasses.replace(own, source=apply_values(own.source, {"CONV_LOOP": v})) for v in other),

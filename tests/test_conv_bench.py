@@ -58,7 +58,7 @@ def test_every_conv_seed_is_measured_in_every_variant(
     [
         (["--problems", "L1/999"], "no problem L1/999"),
         (["--problems", "57"], "is not a problem"),
-        (["--problems", PROBLEM, "--variants", "CONV_LOOP=spiral"], "is not one of taps, fused"),
+        (["--problems", PROBLEM, "--variants", "CONV_LOOP=spiral"], "is not one of auto, taps, fused"),
         (["--problems", PROBLEM, "--variants", "CONV_LOOP"], "is not NAME=VALUE"),
         (["--problems", PROBLEM, "--variants", "LOOP=taps"], "LOOP is no tunable of ours"),
         (["--problems", PROBLEM, "--variants", "CONV_LOOP=taps,CONV_LOOP=fused"], "given twice"),

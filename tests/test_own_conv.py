@@ -139,11 +139,13 @@ def test_tensor_core_precision_launches_on_the_phases(interpreter: None, tmp_pat
     torch.testing.assert_close(got, _reference(dims, transposed, x, w, None, kw), atol=1e-4, rtol=1e-4)
 
 
-def test_seeds_take_the_taps_loop_for_every_convolution(interpreter: None, tmp_path: Path) -> None:
-    """The seed's CONV_LOOP is "taps" (faster on the H200 for plain convolutions too); the tuner can
-    still pick "fused" for every convolution."""
+def test_seeds_take_fused_for_few_channels_and_taps_otherwise(interpreter: None, tmp_path: Path) -> None:
+    """The seed's CONV_LOOP is "auto": "taps" (faster on the H200 for transposed convolutions, and for
+    plain ones of 16 or more channels), "fused" for plain convolutions of fewer than 16 input channels per
+    group, whose taps loop pads each tap's K step (L2/82, 8 channels: 18.3 ms fused against 32.2 ms).
+    The tuner can still pick either loop for every convolution."""
     tunable = {t.name: t for t in find_tunables("\n".join(CONV_TUNABLES))}["CONV_LOOP"]
-    assert tunable.declared and tunable.value == "taps" and set(tunable.choices) == {"fused", "taps"}
+    assert tunable.declared and tunable.value == "auto" and set(tunable.choices) == {"auto", "fused", "taps"}
     launched: list[str] = []
 
     def recording(loop: str) -> ModuleType:
@@ -161,17 +163,24 @@ def test_seeds_take_the_taps_loop_for_every_convolution(interpreter: None, tmp_p
         conv._ke_conv_taps_kernel = Recorded("_ke_conv_taps_kernel")
         return conv
 
-    x, w = torch.randn(1, 2, 5, 4), torch.randn(2, 2, 3, 3)
+    few, many = torch.randn(1, 2, 5, 4), torch.randn(1, 16, 5, 4)
     for loop in ("taps", "fused"):
         conv = recording(loop)
-        conv._conv(x, w, None, stride=(1, 2), transposed=True)
-        conv._conv(x, w, None, stride=2)
+        conv._conv(few, torch.randn(2, 2, 3, 3), None, stride=(1, 2), transposed=True)
+        conv._conv(few, torch.randn(2, 2, 3, 3), None, stride=2)
     assert launched == ["_ke_conv_taps_kernel"] * 2 + ["_ke_conv_kernel"] * 2
+    launched.clear()
+    conv = recording("auto")
+    conv._conv(few, torch.randn(2, 2, 3, 3), None, stride=(1, 2), transposed=True)  # transposed: taps
+    conv._conv(few, torch.randn(2, 2, 3, 3), None, stride=2)  # 2 channels: fused
+    conv._conv(many, torch.randn(4, 16, 3, 3), None)  # 16 channels: taps
+    conv._conv(many, torch.randn(4, 8, 3, 3), None, groups=2)  # 8 per group: fused
+    assert launched == ["_ke_conv_taps_kernel", "_ke_conv_kernel", "_ke_conv_taps_kernel", "_ke_conv_kernel"]
 
 
 def test_an_unknown_loop_names_the_choices(tmp_path: Path) -> None:
     conv = _conv_module(tmp_path, CONV_LOOP="tiles")
-    with pytest.raises(ValueError, match="'taps', 'fused'"):
+    with pytest.raises(ValueError, match="'auto', 'taps', 'fused'"):
         conv._conv(torch.randn(1, 2, 5), torch.randn(2, 2, 3))
 
 

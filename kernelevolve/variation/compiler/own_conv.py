@@ -14,10 +14,12 @@ then input channels BLOCK_K at a time: index and validity are a BLOCK_M vector a
 row + channel * stride. For a transposed convolution each "taps" program takes the output pixels of one
 stride phase (o % stride, per dimension): a tap reaches all of them or none, so only the taps reaching
 the phase are visited, 1 / stride^d of them, where "fused" multiplies zeros for the rest. Seeds take
-"taps"; "fused" (a few input channels' taps packed into one K step without padding each tap to BLOCK_K)
-is left to the tuner. On the H200, "taps" ran strided transposed convolutions 1.8-15.7x faster than
-"fused", stride-1 ones 0.89-3.4x as fast, and plain 1-D and 2-D convolutions 1.15-6.5x faster in
-Inductor's channels-last layout (3 of 4 faster in NCHW) (experiments/conv_loop_h200).
+"auto": "fused" (a few input channels' taps packed into one K step without padding each tap to BLOCK_K)
+for plain convolutions of fewer than 16 input channels per group, "taps" for the rest. On the H200,
+"taps" ran strided transposed convolutions 1.8-15.7x faster than "fused", stride-1 ones 0.89-3.4x as
+fast, and plain 1-D and 2-D convolutions of 16 or more channels 1.15-6.5x faster in Inductor's
+channels-last layout (3 of 4 faster in NCHW) (experiments/conv_loop_h200); on the 8-channel 3x3
+convolution of L2/82 "fused" took 18.3 ms to "taps"' 32.2 ms (3xBF16, full sweep call 28).
 
 A depthwise convolution (one input channel per group: MobileNet's, KernelBench L1/83) would use one
 of the GEMM tile's columns per group, so it goes to a direct kernel instead: each program sums the
@@ -42,7 +44,8 @@ CONV_TUNABLES = (
     'CONV_FP32_PRECISION = "ieee"  # tune: "ieee", "tf32x3", "bf16x3", "tf32"',
     '# K loop: "taps" steps through taps, then channels, and each program of a transposed convolution',
     '# takes one stride phase, visiting only its valid taps; "fused" through (input channel x tap) flattened.',
-    'CONV_LOOP = "taps"  # tune: "taps", "fused"',
+    '# "auto": "fused" for a plain convolution of fewer than 16 input channels per group, "taps" otherwise.',
+    'CONV_LOOP = "auto"  # tune: "auto", "taps", "fused"',
     "DW_BLOCK = 256  # tune: 128, 256, 512, 1024",
     "DW_WARPS = 4  # tune: 1, 2, 4, 8",
 )
@@ -277,8 +280,8 @@ def _conv(
     out_size=None, out_stride=None,
 ):
     # 1-, 2- or 3-D convolution or transposed convolution (aten semantics) by our implicit GEMM
-    if CONV_LOOP not in ("taps", "fused"):
-        raise ValueError(f"CONV_LOOP is {CONV_LOOP!r}: one of 'taps', 'fused'")
+    if CONV_LOOP not in ("auto", "taps", "fused"):
+        raise ValueError(f"CONV_LOOP is {CONV_LOOP!r}: one of 'auto', 'taps', 'fused'")
     dims = x.dim() - 2
     step, pad = _spatial(stride, dims, 1), _spatial(padding, dims, 0)
     dil, extra = _spatial(dilation, dims, 1), _spatial(output_padding, dims, 0)
@@ -324,7 +327,12 @@ def _conv(
         num_warps=CONV_WARPS, num_stages=CONV_STAGES,
     )
     tiles_n = triton.cdiv(per_group, CONV_BLOCK_N)
-    if CONV_LOOP == "fused":
+    loop = CONV_LOOP
+    if loop == "auto":
+        # a tap's K step of fewer than 16 channels is mostly padding (a dot's K is at least 16); a
+        # transposed convolution's taps loop skips the taps that miss a stride phase, which pays regardless
+        loop = "fused" if not transposed and channels // groups < 16 else "taps"
+    if loop == "fused":
         grid = (triton.cdiv(batch * spatial[0] * spatial[1] * spatial[2], CONV_BLOCK_M) * tiles_n, groups)
         _ke_conv_kernel[grid](*common, **meta)
         return y

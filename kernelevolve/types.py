@@ -266,6 +266,10 @@ class EvalSettings:
     # median is within +-this fraction of it, checked from `settle_min_trials` calls on. 0: off.
     settle_relative_halfwidth: float = 0.0
     settle_min_trials: int = 30
+    # The reference's outputs on the correctness trials are kept in each evaluation child, on the device,
+    # up to this many MiB, and reused by the next checks of the same problem (eval/reference_outputs.py).
+    # 0: the reference runs in every check.
+    reference_cache_mb: float = 2048.0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -153,3 +153,11 @@ def interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
     if not isinstance(triton.language.standard.cdiv, InterpretedFunction):
         pytest.skip("triton was imported in compiled mode (TRITON_INTERPRET unset): these tests need it set")
     monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+
+@pytest.fixture(autouse=True)
+def _no_reference_outputs_across_tests() -> None:
+    """Each test starts with no reference outputs kept by an earlier one in this process."""
+    from kernelevolve.eval.reference_outputs import KEPT
+
+    KEPT.clear()

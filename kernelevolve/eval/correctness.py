@@ -67,6 +67,23 @@ def seed_forward(seed: int) -> None:
     torch.manual_seed((seed * 1_000_003 + 17) % (2**63))
 
 
+# (trial, seed, inputs) -> the reference's output on that trial; it must not change `inputs`
+ExpectedFor = Callable[[int, int, list[Any]], Any]
+
+
+def run_reference(reference: Callable[..., Any]) -> ExpectedFor:
+    """The reference run on a copy of the trial's inputs, its random draws seeded as the candidate's."""
+
+    def expected(trial: int, seed: int, inputs: list[Any]) -> Any:
+        import torch
+
+        with torch.no_grad():
+            seed_forward(seed)
+            return reference(*clone_tree(inputs))
+
+    return expected
+
+
 def check_correctness(
     reference: Callable[..., Any],
     candidate: Callable[..., Any],
@@ -74,19 +91,20 @@ def check_correctness(
     seeds: Sequence[int],
     atol: float,
     rtol: float,
+    expected_for: ExpectedFor | None = None,
 ) -> CorrectnessVerdict:
-    """Run `candidate` once per seed (same instance, so carried state is exercised) and compare."""
+    """Run `candidate` once per seed (same instance, so carried state is exercised) and compare.
+    `expected_for` gives the reference's outputs (default: `reference` run on each trial, in order)."""
     import torch
 
+    expected_of = expected_for or run_reference(reference)
     worst = 0.0
     guarded: list[Any] | None = None
     guards: list[Any] = []
     for trial, seed in enumerate(seeds):
         inputs = make_inputs(seed)
         try:
-            with torch.no_grad():
-                seed_forward(seed)
-                expected = reference(*clone_tree(inputs))
+            expected = expected_of(trial, seed, inputs)
         except Exception as exc:
             raise ReferenceSpecError(
                 f"reference Model failed on seed {seed}: {type(exc).__name__}: {exc}"
@@ -388,6 +406,11 @@ def _tensor_leaves(value: Any) -> list[torch.Tensor]:
     if isinstance(value, dict):
         return [t for item in value.values() for t in _tensor_leaves(item)]
     return []
+
+
+def tensor_bytes(value: Any) -> int:
+    """Bytes held by the tensors in a (nested) output."""
+    return sum(t.numel() * t.element_size() for t in _tensor_leaves(value))
 
 
 def clone_tree(value: Any) -> Any:

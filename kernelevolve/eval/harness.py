@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from kernelevolve.eval import correctness, device_lock, precision, reference, timers
+from kernelevolve.eval import correctness, device_lock, precision, reference, reference_outputs, timers
 from kernelevolve.eval.precompile import precompile
 from kernelevolve.eval.reference import ReferenceSpecError
 from kernelevolve.fitness import CUT_SHORT_FLAG
@@ -287,16 +287,23 @@ def _correctness_stage(
                 ref_module, model_new, shape, settings.seed, device, dtype, backend, module_name, where
             )
         seeds = [trial_seed(settings.seed, index, t) for t in range(settings.correctness_trials)]
+        make_inputs = input_maker(ref_module, device, dtype)
+        key = reference_outputs.trials_key(
+            spec.reference_source,
+            f"{shape.name} {sorted(shape.params.items())}",
+            settings.seed,
+            seeds,
+            device,
+            dtype,
+        )
+        expected = reference_outputs.TrialOutputs(models[0], key, int(settings.reference_cache_mb * 2**20))
         try:
             with _phase(phases, "correctness"):
                 verdict = correctness.check_correctness(
-                    models[0],
-                    models[1],
-                    input_maker(ref_module, device, dtype),
-                    seeds,
-                    spec.atol,
-                    spec.rtol,
+                    models[0], models[1], make_inputs, seeds, spec.atol, spec.rtol, expected
                 )
+            with _phase(phases, "reference"):
+                _keep_reference_outputs(expected, make_inputs, seeds)
         except correctness.CandidateFailure as failure:
             fields = _exception_fields(
                 failure.original, backend, "run", f"running ModelNew{where}", module_name
@@ -309,6 +316,17 @@ def _correctness_stage(
             raise _Stop(fields)
         del models
     return max_error
+
+
+def _keep_reference_outputs(
+    expected: reference_outputs.TrialOutputs, make_inputs: Callable[[int], list[Any]], seeds: list[int]
+) -> None:
+    """Finish the reference's trials for the next evaluations; a failure here only means none are kept
+    (the next check runs the reference itself and reports what it raises)."""
+    try:
+        expected.complete(make_inputs, seeds)
+    except Exception:  # noqa: BLE001 - the reference's own error surfaces in the next evaluation's check
+        log.debug("reference outputs not kept", exc_info=True)
 
 
 def _timing_stage(

@@ -20,6 +20,7 @@ from kernelevolve.fitness import CUT_SHORT_FLAG, score
 from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.interfaces import (
     Evaluator,
+    FollowsUp,
     Operator,
     ParentSet,
     ProposalContext,
@@ -118,6 +119,7 @@ class Engine:
         self.termination = termination
         self.eval_settings = eval_settings
         self._one_parent_jobs = 0
+        self._followed_up: set[tuple[str, ParentSet]] = set()  # follow-up jobs already handed out
         self.backends = backends
         self.settings = settings
         self.on_report = on_report
@@ -222,6 +224,9 @@ class Engine:
         fresh = [op for op in available if op.name not in self._barren_operators]
         if fresh or waiting:
             available = fresh
+        follow_up = self._follow_up(available)
+        if follow_up is not None:
+            return follow_up
         while available:
             operator = self.scheduler.choose(available, self.rng)
             arities = list(_arities(operator))
@@ -231,6 +236,17 @@ class Engine:
                 if parent_sets and len(parent_sets[0]) == arity:
                     return operator, self._with_strict_turn(parent_sets[0])
             available.remove(operator)
+        return None
+
+    def _follow_up(self, available: list[Operator]) -> tuple[Operator, ParentSet] | None:
+        """An operator's own urgent job (`FollowsUp`), each (operator, parents) handed out once."""
+        for operator in available:
+            if not isinstance(operator, FollowsUp):
+                continue
+            parents = operator.follow_up(self.graph)
+            if parents and (operator.name, parents) not in self._followed_up:
+                self._followed_up.add((operator.name, parents))
+                return operator, parents
         return None
 
     def _with_strict_turn(self, parents: ParentSet) -> ParentSet:

@@ -48,6 +48,16 @@ class Operator(Protocol):
 
 
 @runtime_checkable
+class FollowsUp(Protocol):
+    """An operator with work that should not wait for the scheduler's turn or the policy's choice of
+    parents: the engine asks it first, once per parent set it names."""
+
+    def follow_up(self, graph: SearchGraph) -> ParentSet | None:
+        """The parents to propose from now, or None."""
+        ...
+
+
+@runtime_checkable
 class SelectionPolicy(Protocol):
     """Chooses which nodes to expand next."""
 

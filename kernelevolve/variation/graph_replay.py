@@ -163,6 +163,9 @@ class GraphReplayOperator:
 
     def __init__(self, strict: bool = True) -> None:
         self.strict = strict
+        # parent id -> its replayed child's id (None: not wrappable); a network's source takes a while
+        # to parse, and the engine asks for follow-ups at every turn
+        self._child_ids: dict[str, str | None] = {}
 
     def follow_up(self, graph: SearchGraph) -> ParentSet | None:
         """The best host-bound kernel within FOLLOW_UP_RANGE of the best one whose replay is not in the
@@ -176,13 +179,18 @@ class GraphReplayOperator:
                 break
             if node.report is None or not _replayable(node.candidate, node.report):
                 continue
-            try:
-                child = _replayed(node.candidate)
-            except (GraphReplayError, SyntaxError):
-                continue
-            if child.id not in graph:
+            child_id = self._child_id(node.candidate)
+            if child_id is not None and child_id not in graph:
                 return (node.id,)
         return None
+
+    def _child_id(self, parent: Candidate) -> str | None:
+        if parent.id not in self._child_ids:
+            try:
+                self._child_ids[parent.id] = _replayed(parent).id
+            except (GraphReplayError, SyntaxError):
+                self._child_ids[parent.id] = None
+        return self._child_ids[parent.id]
 
     def propose(self, ctx: ProposalContext) -> list[Candidate]:
         if self.strict or ctx.platform.device != "cuda" or len(ctx.parents) != 1:

@@ -33,8 +33,6 @@ PRECISION_TUNABLES = ("MM_FP32_PRECISION", "CONV_FP32_PRECISION", "LIBRARY_CONV_
 # met the tolerance (by_promise); the candidates' check decides as always.
 EAGER_CONV_PRECISION = "tf32"
 TENSOR_CORE_PRECISIONS = ("tf32x3", "bf16x3", EAGER_CONV_PRECISION)
-# the order own-kernel twins are evaluated in (by_promise)
-OWN_PRECISION_ORDER = (EAGER_CONV_PRECISION, "bf16x3", "tf32x3")
 # Eager's TF32 output meeting the tolerance is evidence for our own one-pass TF32 convolution only where
 # cuDNN ran TF32 algorithms: where eager's default run is no faster than its exact one, it ran none. On the
 # H200 full sweep (eleventh session) own one-pass seeds passed the check on 4 of 17 problems whose exact
@@ -175,6 +173,12 @@ def own_tf32_promising(eager_passes: bool | None, exact_slowdown: float | None) 
     return bool(eager_passes) and exact_slowdown is not None and exact_slowdown >= OWN_TF32_MIN_EXACT_SLOWDOWN
 
 
+def one_pass_worth(own_kernels: bool, eager_passes: bool | None, exact_slowdown: float | None) -> bool:
+    """Whether convolutions in one TF32 pass are worth a seed or a tuning step: cuDNN's where eager's own
+    TF32 output met the tolerance, ours where `own_tf32_promising` too (by_promise, tuning)."""
+    return own_tf32_promising(eager_passes, exact_slowdown) if own_kernels else bool(eager_passes)
+
+
 def by_promise(
     seeds: list[Candidate], exact_slowdown: float | None = None, eager_passes: bool | None = None
 ) -> list[Candidate]:
@@ -196,30 +200,28 @@ def by_promise(
     is, then our own kernels: fp32 dot products on 3xBF16 tensor cores, on 3xTF32, then in exact fp32.
     On the H200 sample sweep the 3xTF32 own seed beat the exact one on 8 of 10 problems (L2/62: 2.16 ms
     against 9.99 ms), and a level-3 search has time for two or three seeds."""
-    three_passes_pay = not eager_passes and (
-        exact_slowdown is None or exact_slowdown >= THREE_PASS_BREAK_EVEN
-    )
-    own_one_pass = own_tf32_promising(eager_passes, exact_slowdown)
+    # (own kernels, fp32 precision; None: exact) in the order they are worth evaluating
+    order: list[tuple[bool, str | None]]
+    if eager_passes:
+        order = [(False, EAGER_CONV_PRECISION), (True, EAGER_CONV_PRECISION), (True, "bf16x3")]
+        order += [(False, None), (False, "tf32x3")]
+    else:
+        # exact fp32 cuDNN ran 2.4-8.6x slower than one TF32 pass on L1/55, L1/56, L1/62, L1/63, L1/67
+        # (eager on the H200): there the three passes go first, elsewhere after the plain call
+        three_first = exact_slowdown is None or exact_slowdown >= THREE_PASS_BREAK_EVEN
+        order = [(False, "tf32x3"), (False, None)] if three_first else [(False, None), (False, "tf32x3")]
+        order.append((True, "bf16x3"))
+    # 3xBF16 before 3xTF32: on the H200 full sweep it was faster on 16 of 19 problems with both
+    order += [(True, "tf32x3"), (True, None)]
 
-    def rank(seed: Candidate) -> float:
-        precision = seed.metadata.get("fp32_precision")
-        if not seed.metadata.get("own_kernels"):
-            if precision == EAGER_CONV_PRECISION:
-                return -3
-            if precision != "tf32x3":
-                return 0
-            # exact fp32 cuDNN ran 2.4-8.6x slower than one TF32 pass on L1/55, L1/56, L1/62, L1/63,
-            # L1/67 (eager on the H200): there the three passes go first, elsewhere after the plain call
-            return -1 if three_passes_pay else 0.5
-        if eager_passes and precision in (EAGER_CONV_PRECISION, "bf16x3"):
-            return -2 if precision == EAGER_CONV_PRECISION else -1.5
-        # 3xBF16 before 3xTF32: on the H200 full sweep it was faster on 16 of 19 problems with both
-        return 1 + OWN_PRECISION_ORDER.index(precision) if precision in OWN_PRECISION_ORDER else 4
+    def rank(seed: Candidate) -> int:
+        own, precision = bool(seed.metadata.get("own_kernels")), seed.metadata.get("fp32_precision")
+        return order.index((own, precision) if (own, precision) in order else (own, None))
 
     def worth(seed: Candidate) -> bool:
         if seed.metadata.get("fp32_precision") != EAGER_CONV_PRECISION:
             return True
-        return own_one_pass if seed.metadata.get("own_kernels") else bool(eager_passes)
+        return one_pass_worth(bool(seed.metadata.get("own_kernels")), eager_passes, exact_slowdown)
 
     return sorted(filter(worth, seeds), key=rank)  # stable: the layout-optimised capture first within a rank
 

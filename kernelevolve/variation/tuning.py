@@ -62,20 +62,19 @@ def oversized_tile(params: dict[str, Any]) -> bool:
 def admissible_choices(tunables: list[Tunable], graph: Any) -> list[Tunable]:
     """The tunables with convolutions in one TF32 pass left out of their precision choices where the
     baselines do not make it promising (compiler_seed.by_promise drops such seeds for the same reasons):
-    cuDNN's one pass unless eager's own TF32 output met the tolerance, ours unless it also ran TF32
-    algorithms (`own_tf32_promising`). A parent already there keeps it."""
+    `compiler_seed.one_pass_worth` for cuDNN's one pass and for ours. A parent already there keeps it."""
     from kernelevolve.variation.compiler_seed import (
         EAGER_CONV_PRECISION,
         PRECISION_TUNABLES,
         eager_precision_passes,
         exact_fp32_slowdown,
-        own_tf32_promising,
+        one_pass_worth,
     )
 
-    eager_passes = eager_precision_passes(graph)
+    eager_passes, slowdown = eager_precision_passes(graph), exact_fp32_slowdown(graph)
     allowed = {
-        "LIBRARY_CONV_FP32_PRECISION": bool(eager_passes),
-        "CONV_FP32_PRECISION": own_tf32_promising(eager_passes, exact_fp32_slowdown(graph)),
+        "LIBRARY_CONV_FP32_PRECISION": one_pass_worth(False, eager_passes, slowdown),
+        "CONV_FP32_PRECISION": one_pass_worth(True, eager_passes, slowdown),
     }
     return [
         dataclasses.replace(t, choices=tuple(c for c in t.choices if c != EAGER_CONV_PRECISION))

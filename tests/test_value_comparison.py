@@ -64,3 +64,123 @@ def test_non_contiguous_outputs_compare_by_position(chunked: int) -> None:
     assert _compare(ref, out)[1] == ""
     out[2, 3] += 1.0
     assert "at index (2, 3)" in _compare(ref, out)[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs changed in place: bit for bit
+
+
+def test_unchanged_inputs_of_every_kind_pass() -> None:
+    inputs = [
+        torch.randn(5, 3),
+        torch.tensor([float("nan"), 1.0]),
+        torch.arange(6),
+        torch.tensor([True, False]),
+        torch.randn(4, dtype=torch.complex64),
+        torch.randn(4, 6).t(),  # not contiguous
+        torch.randn(3, dtype=torch.float16),
+    ]
+    assert correctness._mutation_problem(inputs, correctness.clone_tree(inputs)) == ""
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (torch.zeros(4), torch.tensor([0.0, -0.0, 0.0, 0.0])),  # equal as numbers, not as bytes
+        (torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.5])),
+        (torch.arange(4), torch.tensor([0, 1, 7, 3])),
+        (torch.tensor([True, True]), torch.tensor([True, False])),
+    ],
+    ids=["signed_zero", "float", "int", "bool"],
+)
+def test_an_input_written_in_place_is_caught_with_its_count(
+    before: torch.Tensor, after: torch.Tensor
+) -> None:
+    problem = correctness._mutation_problem([after], [before])
+    assert "input 0 was modified in place (1 of" in problem
+
+
+def test_a_nan_rewritten_with_another_payload_is_a_change() -> None:
+    before = torch.tensor([float("nan"), 1.0])
+    after = before.clone()
+    after.view(torch.int32)[0] = 0x7FC00001  # still NaN, other bytes
+    assert torch.isnan(after[0]) and correctness._mutation_problem([after], [before]) != ""
+
+
+# ---------------------------------------------------------------------------------------------
+# The GPU's one-pass summary: the same verdicts as the torch comparison
+
+
+def _edge_pairs(dtype: torch.dtype) -> list[tuple[str, torch.Tensor, torch.Tensor]]:
+    """(case, reference, output) pairs on the GPU, each a different edge of the check."""
+    generator = torch.Generator().manual_seed(0)
+    ref = torch.randn(2 * 1024 * 32 + 77, generator=generator).to(dtype)  # several programs and a ragged end
+    atol = rtol = 1e-4
+    edge = ref.float() + (
+        atol + (rtol * ref.float()).abs()
+    )  # exactly on the tolerance, rounded as torch rounds it
+    pairs = [
+        ("equal", ref, ref.clone()),
+        ("within", ref, (ref.float() + 5e-5).to(dtype)),
+        ("on_the_edge", ref, edge.to(dtype)),
+        ("one_out", ref, _with(ref, 5000, 1.0)),
+        ("last_out", ref, _with(ref, ref.numel() - 1, 10.0)),
+    ]
+    special = torch.tensor([float("nan"), float("inf"), -float("inf"), 1.0, 0.0]).to(dtype)
+    pairs += [
+        ("matched_non_finite", special, special.clone()),
+        ("nan_for_inf", special, torch.tensor([float("nan")] * 3 + [1.0, 0.0]).to(dtype)),
+        (
+            "unwritten",
+            special,
+            torch.tensor([float("nan"), float("inf"), -float("inf"), float("nan"), 0.0]).to(dtype),
+        ),
+        (
+            "inf_for_finite",
+            special,
+            torch.tensor([float("nan"), float("inf"), -float("inf"), float("inf"), 0.0]).to(dtype),
+        ),
+        (
+            "wrong_sign_inf",
+            special,
+            torch.tensor([float("nan"), -float("inf"), -float("inf"), 1.0, 0.0]).to(dtype),
+        ),
+    ]
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # the CPU runs the kernel in Triton's interpreter
+    return [(name, r.to(device), o.to(device)) for name, r, o in pairs]
+
+
+def _with(ref: torch.Tensor, index: int, delta: float) -> torch.Tensor:
+    out = ref.clone()
+    out[index] += delta
+    return out
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+def test_one_pass_summary_agrees_with_the_torch_comparison(dtype: torch.dtype) -> None:
+    compare_kernel = pytest.importorskip("kernelevolve.eval.compare_kernel")
+
+    for case, ref, out in _edge_pairs(dtype):
+        summary = compare_kernel.summarise(ref, out, 1e-4, 1e-4)
+        torch_scan = correctness._chunked_scan(ref, out, 1e-4, 1e-4)
+        torch_passes = (
+            torch_scan.all_close and not torch_scan.unwritten and not torch_scan.non_finite_mismatch
+        )
+        assert summary.passes == torch_passes, case
+        assert summary.unwritten == torch_scan.unwritten, case
+        close = torch.isclose(out.float(), ref.float(), atol=1e-4, rtol=1e-4, equal_nan=True)
+        assert summary.not_close == int((~close).sum()), case
+        assert summary.max_error == torch_scan.max_error, case  # bit for bit, not approximately
+    assert any(not compare_kernel.summarise(r, o, 1e-4, 1e-4).passes for _, r, o in _edge_pairs(dtype))
+
+
+@pytest.mark.gpu
+def test_failing_values_on_the_gpu_get_the_torch_comparisons_feedback() -> None:
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    ref = torch.zeros(6, 10)
+    out = ref.clone()
+    out[5, 9] = 0.5
+    on_cpu = _compare(ref, out)
+    assert _compare(ref.cuda(), out.cuda()) == on_cpu and "at index (5, 9)" in on_cpu[0]
+    assert _compare(ref.cuda(), ref.cuda() + 5e-5)[:2] == ("", "")

@@ -176,7 +176,7 @@ def _phase(phases: dict[str, float], name: str) -> Iterator[None]:
 
 def _unexpected_error_fields(exc: Exception, candidate_id: str, module_name: str) -> dict[str, Any]:
     """An exception from the harness's own code: a kernel's late device fault, or a harness bug."""
-    if _is_device_fault(exc):
+    if correctness.is_device_fault(exc):
         return _fail(
             Status.RUNTIME_ERROR,
             type(exc).__name__,
@@ -191,15 +191,6 @@ def _unexpected_error_fields(exc: Exception, candidate_id: str, module_name: str
     )
     fields["flags"] = ("harness_error",)  # so a harness bug never passes for a kernel fault unnoticed
     return fields
-
-
-_DEVICE_FAULT = re.compile(
-    r"CUDA error|HIP error|illegal memory access|device-side assert|misaligned address"
-)
-
-
-def _is_device_fault(exc: BaseException) -> bool:
-    return type(exc).__name__ == "AcceleratorError" or bool(_DEVICE_FAULT.search(str(exc)))
 
 
 def _run_stages(
@@ -547,6 +538,7 @@ def _time(
         launch_cover_us=settings.launch_cover_us,
         race=race,
         settle=settle,
+        warmup_enough_ms=settings.warmup_enough_ms,
     )
 
 

@@ -248,6 +248,9 @@ class EvalSettings:
     correctness_trials: int = 5
     timing_trials: int = 100
     warmup_trials: int = 10
+    # GPU warm-up ends before `warmup_trials` once three calls are done and those after the first took
+    # this long in all (0: always `warmup_trials`): ten warm-up calls of a 30 ms kernel cost 0.3 s locked.
+    warmup_enough_ms: float = 50.0
     timeout_s: float = 120.0
     seed: int = 0
     strict: bool = True  # no PyTorch compute ops for the work itself

@@ -174,3 +174,49 @@ def test_cuda_timing_settles_on_a_steady_kernel() -> None:
         torch.mm, [[a, a]], "cuda", trials=100, warmup=5, flush_l2=True, l2_bytes=50 << 20, settle=settle
     )
     assert stats.method == "cuda_event" and stats.stopped_by == timers.SETTLED_STOP and stats.trials < 100
+
+
+class _FakeGpuClocks:
+    """`timers._clocks` for `_time_cuda` without a GPU: each call of the timed function takes `call_ms`
+    of a simulated clock, and events read it."""
+
+    def __init__(self, call_ms: float) -> None:
+        self.now_s, self.call_ms, self.calls = 0.0, call_ms, 0
+
+    def run(self, *_: object) -> None:
+        self.calls += 1
+        self.now_s += self.call_ms / 1e3
+
+    def clocks(self) -> dict[str, Callable[..., object]]:
+        fake = self
+
+        class Event:
+            def __init__(self, enable_timing: bool = True) -> None:
+                self.at_s = 0.0
+
+        def record(event: Event) -> None:
+            event.at_s = fake.now_s
+
+        return {
+            "perf_counter": lambda: fake.now_s,
+            "synchronize": lambda device=None: None,
+            "event": Event,
+            "record": record,
+            "elapsed_time": lambda start, end: 1e3 * (end.at_s - start.at_s),
+        }
+
+
+@pytest.mark.parametrize(("call_ms", "warm_calls"), [(30.0, 3), (10.0, 6), (1.0, 10)])
+def test_warm_up_ends_once_enough_time_has_run(
+    monkeypatch: pytest.MonkeyPatch, call_ms: float, warm_calls: int
+) -> None:
+    fake = _FakeGpuClocks(call_ms)
+    monkeypatch.setattr(timers, "_clocks", fake.clocks())
+    samples, _, _ = timers._time_cuda(
+        fake.run, lambda call: [], "cuda", 5, 10, 0, 0.0, (), warmup_enough_ms=50.0
+    )
+    assert len(samples) == 5 and fake.calls == warm_calls + 5  # 30 ms: 2 after the first make 50 ms
+    assert all(s == pytest.approx(call_ms) for s in samples)
+    fake.calls = 0
+    timers._time_cuda(fake.run, lambda call: [], "cuda", 5, 10, 0, 0.0, (), warmup_enough_ms=0.0)
+    assert fake.calls == 15  # off: every warm-up call

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from kernelevolve.types import TimingStats
 
 MIN_FLUSH_BYTES = 256 << 20
+WARMUP_MIN_CALLS = 3  # the first call pays one-off costs (module load, autotune); two more settle it
 RACE_STOP = "race"  # TimingStats.stopped_by: a loser given up on (the report is flagged timing_cut_short)
 SETTLED_STOP = "settled"  # TimingStats.stopped_by: the median known to the precision asked for
 _perf_counter = time.perf_counter
@@ -101,6 +102,7 @@ def time_callable(
     launch_cover_us: float = 0.0,
     race: Race | None = None,
     settle: Settle | None = None,
+    warmup_enough_ms: float = 0.0,
 ) -> TimingStats:
     """Median/mean/std over `trials` calls after `warmup` calls.
 
@@ -109,6 +111,8 @@ def time_callable(
     contents and no result cache keyed by the inputs can skip the work. With `race`, timing stops
     after `race.after_trials` calls if their median is already above `race.give_up_above_ms`; with
     `settle`, once the median is known to its precision. `stopped_by` names the rule that stopped it.
+    On GPUs, warm-up ends early once `WARMUP_MIN_CALLS` calls are done and those after the first took
+    `warmup_enough_ms` in all (0: always `warmup` calls): a 30 ms kernel is warm after two calls.
     """
     if not callable(input_sets) and not input_sets:
         raise ValueError("time_callable needs at least one input set")
@@ -123,7 +127,15 @@ def time_callable(
         if torch.device(device).type == "cuda":
             flush_bytes = max(2 * l2_bytes, MIN_FLUSH_BYTES) if flush_l2 else 0
             samples, host, stopped_by = _time_cuda(
-                fn, inputs_for, torch.device(device), trials, warmup, flush_bytes, launch_cover_us, rules
+                fn,
+                inputs_for,
+                torch.device(device),
+                trials,
+                warmup,
+                flush_bytes,
+                launch_cover_us,
+                rules,
+                warmup_enough_ms,
             )
             return dataclasses.replace(
                 TimingStats.from_samples(samples, "cuda_event", host), stopped_by=stopped_by
@@ -148,6 +160,7 @@ def _time_cuda(
     flush_bytes: int,
     launch_cover_us: float,
     rules: Sequence[StopRule] = (),
+    warmup_enough_ms: float = 0.0,
 ) -> tuple[list[float], list[float], str]:
     """(GPU ms per call from CUDA events, host ms to issue each call, the rule that stopped it or "")."""
     import torch
@@ -157,12 +170,18 @@ def _time_cuda(
     clock = _clocks["perf_counter"]
     flush = torch.empty(flush_bytes, dtype=torch.uint8, device=device) if flush_bytes else None
     warm_host: list[float] = []
+    warm_ms_after_first = 0.0
     for i in range(warmup):
         inputs = inputs_for(i)
         issued = clock()
         fn(*inputs)
         warm_host.append(1e6 * (clock() - issued))
         synchronize(device)  # each warm-up call issued onto an idle GPU: its host time is all host
+        if i > 0:
+            warm_ms_after_first += 1e3 * (clock() - issued)
+        if warmup_enough_ms > 0 and i + 1 >= WARMUP_MIN_CALLS and warm_ms_after_first >= warmup_enough_ms:
+            warmup = i + 1
+            break
     cover_us = cover_for(launch_cover_us, warm_host[1:] or warm_host)
     cover_cycles = int(cover_us * sleep_cycles_per_us(device)) if cover_us > 0 else 0
     starts = [event(enable_timing=True) for _ in range(trials)]

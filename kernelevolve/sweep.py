@@ -45,6 +45,7 @@ from typing import Any
 
 from kernelevolve.kernelbench import Problem, list_problems
 from kernelevolve.paths import PROJECT_ROOT
+from kernelevolve.sweep_quiet import EvaluatorFactory, local_evaluator_factory, remeasure
 from kernelevolve.sweep_run import (
     LOG_FORMAT,
     TIME_FORMAT,
@@ -69,6 +70,8 @@ log = logging.getLogger("kernelevolve.sweep")
 DEFAULT_KERNELBENCH = PROJECT_ROOT.parent / "shared" / "benchmarks" / "kernelbench" / "problems.jsonl"
 RESULTS_JSONL = "results.jsonl"
 RUNS_DIR = "runs"
+# past the time limit, how long the quiet re-measurement of host-bound baselines may still start new ones
+QUIET_BASELINES_ALLOWANCE_S = 60.0
 # Settings that change what a result means: a resumed sweep must keep them.
 _FIXED_SETTINGS = ("platform", "budget_evals", "budget_seconds", "sets", "permissive")
 _SETTING_DEFAULTS = {"permissive": False}  # manifests written before the setting existed
@@ -157,6 +160,8 @@ class Sweep:
         address = (base.get("evaluator") or {}).get("address")
         with shared_ray_cluster(address) if shared else contextlib.nullcontext():
             ran, stopped = self._run_problems(todo, base, slots, share, observed, runner, start)
+        if self.options.quiet_baselines:
+            self._quiet_baselines(start, base)
         summary = write_summary(self.out)
         remaining = [key for p in problems if (key := problem_key(p)) not in ran and self._needs_run(p)]
         self._log_call(start, ran, stopped, len(slots))
@@ -215,6 +220,19 @@ class Sweep:
                     _note_wall_s(observed, record)
                     ran.append(problem_key(problem))
         return ran, stopped
+
+    def _quiet_baselines(
+        self, start: float, base: dict[str, Any], make_evaluator: EvaluatorFactory | None = None
+    ) -> list[str]:
+        """Host-bound baselines of this folder's records measured again, now that nothing else runs."""
+        limit = self.options.time_limit_s
+        deadline = None if limit is None else start + limit + QUIET_BASELINES_ALLOWANCE_S
+
+        def config_for(record: dict[str, Any]) -> dict[str, Any]:
+            return {**base, "spec": f"kernelbench:{record['level']}/{record['problem_id']}"}
+
+        evaluators = make_evaluator or local_evaluator_factory()
+        return remeasure(load_records(self.out), config_for, evaluators, self._store, deadline)
 
     def _observed_wall_s(self) -> dict[int, list[float]]:
         """Wall seconds of the finished problems in this sweep's results, per level."""
@@ -438,6 +456,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --summary-only and --sample: summarise the sample's problems of --out into this folder",
     )
     parser.add_argument(
+        "--no-quiet-baselines",
+        dest="quiet_baselines",
+        action="store_false",
+        help="skip measuring host-bound baselines again alone after the call's problems (GPU sweeps; "
+        "see kernelevolve.sweep_quiet)",
+    )
+    parser.add_argument(
         "--fresh-caches",
         action="store_true",
         help="start from cold caches (baselines, Triton, Inductor) in a new folder under --out: for "
@@ -497,6 +522,7 @@ def main(argv: list[str] | None = None) -> int:
         permissive=args.permissive,
         fresh_caches=args.fresh_caches,
         isolate=args.isolate,
+        quiet_baselines=args.quiet_baselines,
     )
     try:
         outcome = Sweep(options).run()

@@ -48,6 +48,8 @@ class SweepOptions:
     permissive: bool = False  # strict=false: library calls allowed; records carry strict and permissive bests
     isolate: bool = False  # each problem's search in a process of its own (run_problem_isolated)
     fresh_caches: bool = False  # this call started from empty caches (recorded with the call)
+    # after the call's problems: host-bound baselines measured again alone (kernelevolve.sweep_quiet)
+    quiet_baselines: bool = True
 
     @property
     def estimate_s(self) -> float:
@@ -290,6 +292,8 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
     eager = [b["eager"]["median_ms"] for b in baselines.values()]
     compiled = [(b.get("compiled") or {}).get("median_ms") for b in baselines.values()]
     exact = [(b.get("eager_exact") or {}).get("median_ms") for b in baselines.values()]
+    eager_host = [b["eager"].get("host_ms") for b in baselines.values()]
+    compiled_host = [(b.get("compiled") or {}).get("host_ms") for b in baselines.values()]
     strict_run = bool(results.get("strict", True))
     # A strict run accepted nothing else, so its best is its strict best (results.json from before
     # best_strict included); a permissive run's strict best is the best of its own-kernel nodes.
@@ -300,6 +304,9 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
         "mode": "strict" if strict_run else "permissive",
         "eager_ms": sum(eager) if eager else None,
         "compile_ms": sum(compiled) if compiled and None not in compiled else None,  # type: ignore[arg-type]
+        # the host's median time to issue one call (GPU timing): near the call's time, the host set it
+        "eager_host_ms": sum(eager_host) if eager_host and None not in eager_host else None,  # type: ignore[arg-type]
+        "compile_host_ms": sum(compiled_host) if compiled_host and None not in compiled_host else None,  # type: ignore[arg-type]
         **_winner_fields(best),
         # eager at the candidates' precision (exact fp32 convolutions), where that differs
         "eager_exact_ms": sum(exact) if exact and None not in exact else None,  # type: ignore[arg-type]

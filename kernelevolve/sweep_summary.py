@@ -132,6 +132,7 @@ def summarize(records: list[dict[str, Any]], selected: list[str] | None = None) 
         "pending": [key for key in (selected or []) if key not in done],
         "furthest_behind_compile": furthest_behind(records),
         "baseline_accuracy": _baseline_accuracy(records, views),
+        "host_bound_baselines": _host_bound_baselines(records),
         "problems": [
             {
                 key: r.get(key)
@@ -208,6 +209,52 @@ def _baseline_accuracy_lines(accuracy: dict[str, Any] | None) -> list[str]:
             f"| {mode} | {group['problems']} | {format_percent(group['correctness_rate'])} | "
             f"{format_speedup(group['geomean_speedup_vs_compile'])} | "
             f"{format_percent(group['fast_p_vs_compile'][_p_key(1.0)])} |"
+        )
+    return lines
+
+
+def _host_bound_baselines(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Problems whose baselines the host's issue time set: their two measurements where they were
+    measured again alone (`kernelevolve.sweep_quiet`), else only the one taken beside other problems."""
+    from kernelevolve.sweep_quiet import host_bound
+
+    rows = []
+    for r in records:
+        first = r.get("in_search_baselines") or {}
+        quiet = r.get("quiet_baselines")
+        if not (quiet or (r.get("status") == "ok" and host_bound(r))):
+            continue
+        rows.append(
+            {
+                "problem": r["problem"],
+                "eager_ms": [first.get("eager_ms", r.get("eager_ms")), (quiet or {}).get("eager_ms")],
+                "compile_ms": [first.get("compile_ms", r.get("compile_ms")), (quiet or {}).get("compile_ms")],
+                "measured_again": quiet is not None,
+            }
+        )
+    return rows
+
+
+def _host_bound_lines(rows: list[dict[str, Any]]) -> list[str]:
+    if not rows:
+        return []
+    lines = [
+        "",
+        "### Host-bound baselines",
+        "",
+        "Baselines whose time the host's issue time set (PyTorch launching many small kernels): timed beside "
+        "other problems, they run slower when those load the host. Measured again with nothing else running "
+        "where the column says so; speedups use the faster of the two.",
+        "",
+        "| problem | eager ms beside others | eager ms alone | torch.compile ms beside others | "
+        "torch.compile ms alone | measured again |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for row in rows:
+        (eager, eager_alone), (compiled, compiled_alone) = row["eager_ms"], row["compile_ms"]
+        lines.append(
+            f"| {row['problem']} | {format_ms(eager)} | {format_ms(eager_alone)} | {format_ms(compiled)} | "
+            f"{format_ms(compiled_alone)} | {'yes' if row['measured_again'] else 'no'} |"
         )
     return lines
 
@@ -326,6 +373,7 @@ def summary_markdown(summary: dict[str, Any], title: str = "KernelBench sweep", 
             )
         )
     lines += _exact_precision_table(summary["problems"])
+    lines += _host_bound_lines(summary.get("host_bound_baselines") or [])
     lines += _baseline_accuracy_lines(summary.get("baseline_accuracy"))
     lines += ["", "## Failures", ""]
     if summary["failures"]:

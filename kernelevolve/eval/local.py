@@ -72,13 +72,14 @@ class LocalEvaluator:
         settings: EvalSettings,
         devices: list[str] | None = None,
         workers_per_device: int = 1,
+        baseline_cache: BaselineCache | None = None,
     ) -> None:
         if workers_per_device < 1:
             raise ValueError(f"workers_per_device must be >= 1, got {workers_per_device}")
         self.platform = platform
         self.settings = settings
         self.devices = normalise_devices(platform, devices)
-        self._cache = BaselineCache()
+        self._cache = baseline_cache or BaselineCache()
         # CPU baselines timed on a busy host: this run's only, never written to the cache
         self._uncached: dict[BaselineKey, dict[str, Baseline]] = {}
         self._queue: queue.Queue[_Job | None] = queue.Queue()

@@ -133,6 +133,17 @@ def test_template_matches_kernelbench_97_at_a_small_shape(interpreter: None, nam
     _check(model, q, k, v)
 
 
+@needs_kernelbench
+def test_flash_refuses_head_dims_its_tiles_cannot_hold_before_compiling() -> None:
+    template = next(
+        t for t in templates_for(problem_to_spec(_problem_97()), "triton") if t.name == "flash_attention"
+    )
+    model = _load(template, {}).ModelNew()
+    q = torch.rand(1, 1, 4, 1024)  # KernelBench 97's head_dim: the kernel never launches
+    with pytest.raises(ValueError, match="head_dim 1024 .* above its 256; sdpa_materialized serves"):
+        model(q, q, q)
+
+
 def test_materialized_serves_scale_cross_attention_and_any_layout(interpreter: None) -> None:
     problem = _sdpa_problem(
         "self.scale = scale",

@@ -19,6 +19,10 @@ BLOCK_N = 64  # tune: 32, 64, 128
 NUM_WARPS = 8  # tune: 4, 8
 NUM_STAGES = 3  # tune: 1, 2, 3, 4
 FP32_PRECISION = "tf32x3"  # tune: "tf32x3", "ieee", "tf32"
+# Each program keeps BLOCK_M query rows and their output rows, head_dim wide, on chip; past this the
+# tiles outgrow shared memory and registers (KernelBench L1/97's head_dim 1024 took 56 s to compile
+# before failing for shared memory), so such shapes are refused before anything compiles.
+MAX_HEAD_DIM = 256
 
 
 @triton.jit
@@ -114,6 +118,11 @@ class ModelNew(nn.Module):
 
     def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         batch, heads, seq_q, head_dim = q.shape
+        if max(head_dim, v.shape[3]) > MAX_HEAD_DIM:
+            raise ValueError(
+                f"flash_attention keeps head_dim-wide tiles on chip: head_dim {head_dim} (values "
+                f"{v.shape[3]}) is above its {MAX_HEAD_DIM}; sdpa_materialized serves such shapes"
+            )
         seq_k = k.shape[2]
         o = torch.empty((batch, heads, seq_q, v.shape[3]), dtype=q.dtype, device=q.device)
         if o.numel() == 0:

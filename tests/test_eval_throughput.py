@@ -110,6 +110,34 @@ def test_precompile_compiles_without_launching(add_kernel: Callable[..., str], a
 
 
 @pytest.mark.gpu
+def test_precompile_with_library_work_faked_runs_nothing_on_the_gpu(
+    library_kernel: Callable[[], str], add_spec: KernelSpec
+) -> None:
+    """A permissive candidate's cuBLAS call and its own kernel: the kernel compiles, and the profiler
+    sees no device kernel at all while the pass runs (so it may run while another child times)."""
+    _needs_cuda()
+    from torch.profiler import ProfilerActivity, profile
+
+    from kernelevolve.backends.triton import BACKEND
+    from kernelevolve.eval.reference import load_reference
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("TRITON_INTERPRET", raising=False)
+        module = BACKEND.load(library_kernel(), "kernelevolve_precompile_library_test")
+        reference = load_reference(add_spec.reference_source)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as trace:
+            why = precompile.precompile(
+                module.ModelNew, reference, add_spec.shapes, 0, "cuda:0", torch.float32, fake_device_work=True
+            )
+            torch.cuda.synchronize()
+        assert why == ""
+        kernels = [e.name for e in trace.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+        assert kernels == []
+        assert module.add_kernel.device_caches[torch.cuda.current_device()][0]  # compiled all the same
+
+
+@pytest.mark.gpu
 def test_gpu_evaluation_records_lock_wait_precompile_and_host_time(
     add_kernel: Callable[..., str], add_spec: KernelSpec
 ) -> None:
@@ -167,14 +195,41 @@ def test_timing_inputs_seed_like_manual_seed_for_less() -> None:
         assert torch.equal(ours, torch.randn(8, device="cuda:0"))
 
 
-def test_precompile_before_the_lock_unless_forward_calls_a_library(
+def test_precompile_before_the_lock_with_library_work_faked(
     add_kernel: Callable[..., str], library_kernel: Callable[[], str]
 ) -> None:
-    """Permissive runs still compile own-kernel candidates unlocked; a library call would run on the GPU."""
+    """Own-kernel candidates compile unlocked as they are; a library call would run on the GPU unlocked,
+    so candidates keeping one compile with PyTorch's device work faked, and CUDA-graph ones not at all."""
     own = Candidate(add_kernel(), "triton", "t")
     library = Candidate(library_kernel(), "triton", "t")
     strict, permissive = EvalSettings(strict=True), EvalSettings(strict=False)
-    assert harness._precompiles("cuda:0", own, permissive) and harness._precompiles("cuda:0", own, strict)
-    assert harness._precompiles("cuda:0", library, strict)  # strict: the static checks reject it anyway
-    assert not harness._precompiles("cuda:0", library, permissive)
-    assert not harness._precompiles("cpu", own, strict)
+    mode = harness._precompile_mode
+    assert mode("cuda:0", own, permissive) == mode("cuda:0", own, strict) == harness.OWN_KERNELS_ONLY
+    assert mode("cuda:0", library, strict) == harness.OWN_KERNELS_ONLY  # strict: the static checks reject it
+    assert mode("cuda:0", library, permissive) == harness.FAKED_LIBRARY_WORK
+    graphed = Candidate(library_kernel() + "\n# replayed with torch.cuda.graph\n", "triton", "t")
+    assert mode("cuda:0", graphed, permissive) is None
+    assert mode("cpu", own, strict) is None
+
+
+def test_faked_device_work_runs_nothing_and_keeps_shapes_views_and_aliases() -> None:
+    """Under `device_work_faked` (here for CPU tensors, as it runs for GPU ones in a precompile pass): a
+    convolution, a GEMM, factories and in-place ops give results of the right shapes without computing;
+    an in-place or out= op returns the very tensor it would write, untouched; views stay views."""
+    from kernelevolve.eval.precompile import device_work_faked
+
+    x, weight, acc = torch.zeros(2, 3, 8, 8), torch.ones(4, 3, 3, 3), torch.zeros(2, 4, 6, 6)
+    out = torch.zeros(4, 5)
+    with device_work_faked(("cpu",)), torch.no_grad():
+        conv = torch.nn.functional.conv2d(x, weight, stride=1)
+        added = acc.add_(1.0)
+        flat = x.view(2, -1)
+        product = torch.mm(flat.t()[:4], torch.zeros(2, 5), out=out)
+        full = torch.full((3, 2), 7.0, device="cpu")
+        pooled = torch.nn.functional.max_pool2d(conv, 2)
+    assert conv.shape == (2, 4, 6, 6) and pooled.shape == (2, 4, 3, 3) and full.shape == (3, 2)
+    assert added is acc and not bool(acc.any())  # the write was not done
+    assert product is out and not bool(out.any())
+    assert flat.data_ptr() == x.data_ptr()
+    with device_work_faked(("cuda",)):  # CPU tensors are not the device's: they run as usual
+        assert bool((torch.zeros(2) + 1).eq(1).all())

@@ -224,9 +224,12 @@ def _run_stages(
 
     ref_module = reference.load_reference(spec.reference_source)
     dtype = reference.torch_dtype(spec.dtype)
-    if _precompiles(device, candidate, settings):
+    how = _precompile_mode(device, candidate, settings)
+    if how is not None:
         with _phase(phases, "precompile"):
-            precompile(model_new, ref_module, spec.shapes, settings.seed, device, dtype)
+            precompile(
+                model_new, ref_module, spec.shapes, settings.seed, device, dtype, how == FAKED_LIBRARY_WORK
+            )
     with _device_held(device, phases):
         max_error = _correctness_stage(
             request, ref_module, model_new, device, dtype, backend, module_name, phases
@@ -239,15 +242,26 @@ def _run_stages(
     return {"status": Status.OK, "max_abs_error": max_error, "latency": latency, "flags": flags}
 
 
-def _precompiles(device: str, candidate: Candidate, settings: EvalSettings) -> bool:
-    """Compile before taking the device: Triton on a GPU, when forward does no library work (which
-    would run on the GPU unlocked): in strict mode always, in permissive mode when the source passes
-    the strict checks."""
+OWN_KERNELS_ONLY = "own_kernels_only"
+FAKED_LIBRARY_WORK = "faked_library_work"
+# CUDA graphs capture what runs on their first call; a pass that runs nothing has nothing to capture
+_CAPTURES_GRAPHS = ("torch.cuda.graph", "CUDAGraph", "make_graphed_callables")
+
+
+def _precompile_mode(device: str, candidate: Candidate, settings: EvalSettings) -> str | None:
+    """How to compile before taking the device (Triton on a GPU), or None: as it is where forward does
+    only our kernels' work (strict mode, or a source that passes the strict checks); with PyTorch's
+    device work faked where it keeps library calls, which would otherwise run on the GPU unlocked;
+    not at all for sources that capture CUDA graphs."""
     if not (device.startswith("cuda") and candidate.backend == "triton"):
-        return False
+        return None
     from kernelevolve.own_kernels import kernel_use
 
-    return settings.strict or kernel_use(candidate).own_kernels_only
+    if settings.strict or kernel_use(candidate).own_kernels_only:
+        return OWN_KERNELS_ONLY
+    if any(marker in candidate.source for marker in _CAPTURES_GRAPHS):
+        return None
+    return FAKED_LIBRARY_WORK
 
 
 @contextlib.contextmanager

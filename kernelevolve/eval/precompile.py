@@ -7,6 +7,12 @@ launches turned into compile-only warm-ups; its compiled kernels stay in Triton'
 real runs. Anything that goes wrong here is ignored: the real run compiles what was missed and
 reports the candidate's faults itself.
 
+A candidate that keeps PyTorch's library calls (cuDNN convolutions, cuBLAS GEMMs: permissive mode) gets
+the same pass with every PyTorch op that would run on the device answered from its meta kernel instead
+(`device_work_faked`): an uninitialised tensor of the result's shape and strides, or for an in-place op the
+tensor it writes, left as it was. Nothing runs on the GPU, so the pass needs no lock, and the 20-60
+Triton kernels of a level-3 Inductor program no longer compile while the evaluation holds the device.
+
 The kernels compile in a thread pool (Triton's AsyncCompileMode): the suppressed launches submit their
 compiles and return, and the pass waits for all of them at its end. Most of Triton's compile runs outside
 the GIL (1.7-1.8x with 2 threads on 2 cores, experiments/parallel_compile_cpu), and a level-3 Inductor
@@ -43,17 +49,22 @@ def precompile(
     seed: int,
     device: str,
     dtype: Any,
+    fake_device_work: bool = False,
 ) -> str:
-    """Compile at every shape; returns "" on success, else why it stopped (never raises)."""
+    """Compile at every shape; returns "" on success, else why it stopped (never raises). With
+    `fake_device_work`, PyTorch's own ops in forward run nothing on the device (`device_work_faked`)."""
     import torch
 
     try:
         for shape in shapes:
             reference.apply_shape(ref_module, shape)
             inputs = placeholder_inputs(ref_module, device, dtype)
-            model = reference.build_model(model_new, ref_module, seed, device, dtype)
-            with launches_suppressed(), compiles_in_parallel(), torch.no_grad():
-                model(*inputs)
+            # faked, the model's parameters are made without their initialising kernels too
+            faked = device_work_faked() if fake_device_work else contextlib.nullcontext()
+            with faked:
+                model = reference.build_model(model_new, ref_module, seed, device, dtype)
+                with launches_suppressed(), compiles_in_parallel(), torch.no_grad():
+                    model(*inputs)
             del model, inputs
     except Exception as exc:  # the real run reports candidate faults; here they only end the pass
         log.debug("precompile stopped: %s: %s", type(exc).__name__, exc)
@@ -116,3 +127,90 @@ def launches_suppressed() -> Iterator[None]:
     finally:
         jit.JITFunction.run = run  # type: ignore[method-assign]
         autotuner.Autotuner.run = autotuned  # type: ignore[method-assign]
+
+
+# Ops that run no kernel on the device, passed through as they are: views share their base's storage
+# (which the candidate may write through), and allocations return uninitialised memory.
+_ALLOCATIONS = frozenset(
+    {"aten::empty", "aten::empty_strided", "aten::empty_like", "aten::new_empty", "aten::new_empty_strided"}
+)
+
+
+@contextlib.contextmanager
+def device_work_faked(device_types: tuple[str, ...] = ("cuda",)) -> Iterator[None]:
+    """Within the block, PyTorch ops on tensors of `device_types` return what their meta kernels say
+    they return, allocated and left uninitialised (an in-place or out= op returns the tensor it would
+    write, unchanged). An op with no meta kernel raises, which ends a precompile pass early."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class NoDeviceWork(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            return _faked_call(func, args, kwargs or {}, device_types)
+
+    with NoDeviceWork():
+        yield
+
+
+def _faked_call(func: Any, args: Any, kwargs: dict[str, Any], device_types: tuple[str, ...]) -> Any:
+    import torch
+    from torch.utils._pytree import tree_map
+
+    on_device = [t.device for t in _tensors(args, kwargs) if t.device.type in device_types]
+    made_on = kwargs.get("device")  # factories (zeros, full, arange, randn) name their device
+    if made_on is not None and torch.device(made_on).type in device_types:
+        on_device.append(torch.device(made_on))
+    if func.is_view or func._schema.name in _ALLOCATIONS or not on_device:
+        return func(*args, **kwargs)
+    device = on_device[0]
+
+    def to_meta(value: Any) -> Any:
+        return value.to("meta") if isinstance(value, torch.Tensor) else value
+
+    meta_kwargs = tree_map(to_meta, kwargs)
+    if made_on is not None:
+        meta_kwargs["device"] = torch.device("meta")
+    meta_out = func(*tree_map(to_meta, args), **meta_kwargs)
+    written = _written_arguments(func, args, kwargs)
+    returns = meta_out if isinstance(meta_out, tuple) else (meta_out,)
+    results = []
+    for index, value in enumerate(returns):
+        if index in written:
+            results.append(written[index])
+        elif isinstance(value, torch.Tensor):
+            results.append(torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=device))
+        else:
+            results.append(value)
+    return tuple(results) if isinstance(meta_out, tuple) else results[0]
+
+
+def _tensors(args: Any, kwargs: dict[str, Any]) -> list[Any]:
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    return [leaf for leaf in tree_leaves((args, kwargs)) if isinstance(leaf, torch.Tensor)]
+
+
+def _written_arguments(func: Any, args: Any, kwargs: dict[str, Any]) -> dict[int, Any]:
+    """Return position -> the argument it aliases, for ops that return an argument they write
+    (`add_`'s self, `mm.out`'s out)."""
+    schema = func._schema
+    by_alias: dict[str, Any] = {}
+    for position, argument in enumerate(schema.arguments):
+        info = argument.alias_info
+        if info is None or not info.is_write:
+            continue
+        value = (
+            kwargs[argument.name]
+            if argument.name in kwargs
+            else (args[position] if position < len(args) else None)
+        )
+        for name in info.before_set:
+            by_alias[name] = value
+    written: dict[int, Any] = {}
+    for index, returned in enumerate(schema.returns):
+        info = returned.alias_info
+        if info is not None:
+            names = [n for n in info.before_set if n in by_alias]
+            if names:
+                written[index] = by_alias[names[0]]
+    return written

@@ -1,0 +1,100 @@
+"""torch.compile's baseline compiled with nothing run, then run for the first time without compiling again."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import pytest
+import torch
+
+from kernelevolve.eval.compile_baseline import compile_before_running
+
+RUNS = {"count": 0}
+
+
+@torch.library.custom_op("kernelevolve_test::counted_scale", mutates_args=())
+def counted_scale(x: torch.Tensor) -> torch.Tensor:
+    """A real computation that counts its runs: Inductor keeps it as a call in the compiled graph."""
+    RUNS["count"] += 1
+    return x * 3.0
+
+
+@counted_scale.register_fake
+def _(x: torch.Tensor) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+class Net(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(16, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(counted_scale(self.linear(x))).sum(dim=-1)
+
+
+def test_compiles_on_placeholders_running_nothing_then_runs_without_recompiling() -> None:
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    torch.manual_seed(0)
+    model, x = Net().eval(), torch.randn(4, 16)
+    RUNS["count"] = 0
+    # "cpu" plays the device here: on a GPU it is "cuda", and the CPU's own ops run as usual
+    compiled = compile_before_running(model, [torch.empty(4, 16)], "cpu", device_types=("cpu",))
+    assert RUNS["count"] == 0  # compiled, nothing run
+    with torch.no_grad():
+        first = compiled(x)
+        again = compiled(x)
+    assert RUNS["count"] == 2  # the compiled graph's own call of the op, once per real call
+    with torch.no_grad():
+        assert torch.allclose(first, model(x), atol=1e-6) and torch.equal(first, again)
+    assert counters["stats"]["unique_graphs"] == 1  # the real calls compiled nothing more
+    torch._dynamo.reset()
+
+
+def test_compile_time_benchmarks_hold_the_device_lock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inductor's benchmarks while compiling (pad_mm) run real kernels: they take the lock for their time."""
+    from torch._inductor.runtime import benchmarking
+
+    from kernelevolve.eval import compile_baseline, device_lock
+
+    held: list[str] = []
+
+    @contextlib.contextmanager
+    def hold(device: str) -> Iterator[float]:
+        held.append(device)
+        yield 0.0
+
+    monkeypatch.setattr(device_lock, "hold_device", hold)
+    monkeypatch.setattr(benchmarking.benchmarker, "benchmark_gpu", lambda fn, **kwargs: 1.5)
+    with compile_baseline._compile_time_benchmarks_locked("cuda:1"):
+        assert benchmarking.benchmarker.benchmark_gpu(lambda: None, warmup=5) == 1.5
+    assert held == ["cuda:1"]
+    assert benchmarking.benchmarker.benchmark_gpu(lambda: None) == 1.5 and held == ["cuda:1"]  # as before
+    with compile_baseline._compile_time_benchmarks_locked("cpu"):  # no GPU: nothing to lock
+        benchmarking.benchmarker.benchmark_gpu(lambda: None)
+    assert held == ["cuda:1"]
+
+
+@pytest.mark.gpu
+def test_on_the_gpu_the_compile_runs_no_kernel_and_the_first_call_matches_eager() -> None:
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from torch.profiler import ProfilerActivity, profile
+
+    torch._dynamo.reset()
+    model = (
+        torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(), torch.nn.Conv2d(8, 4, 1)).cuda().eval()
+    )
+    x = torch.randn(2, 3, 16, 16, device="cuda")
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as trace:
+        compiled = compile_before_running(model, [torch.empty_like(x)], "cuda:0")
+        torch.cuda.synchronize()
+    assert [e.name for e in trace.events() if e.device_type == torch.autograd.DeviceType.CUDA] == []
+    with torch.no_grad():
+        assert torch.allclose(compiled(x), model(x), atol=1e-4, rtol=1e-4)
+    torch._dynamo.reset()

@@ -98,3 +98,33 @@ def test_on_the_gpu_the_compile_runs_no_kernel_and_the_first_call_matches_eager(
     with torch.no_grad():
         assert torch.allclose(compiled(x), model(x), atol=1e-4, rtol=1e-4)
     torch._dynamo.reset()
+
+
+@pytest.mark.gpu
+def test_on_the_gpu_it_times_as_torch_compile_does() -> None:
+    """The baseline must stay torch.compile's: the two-phase compile times like a plain torch.compile."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from kernelevolve.eval import timers
+
+    def block() -> torch.nn.Module:
+        torch.manual_seed(0)
+        layers = [torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.GELU()]
+        return torch.nn.Sequential(*layers * 4).cuda().eval()
+
+    x = torch.randn(8, 16, 64, 64, device="cuda")
+    medians = []
+    for make in (
+        lambda m: torch.compile(m),
+        lambda m: compile_before_running(m, [torch.empty_like(x)], "cuda:0"),
+    ):
+        torch._dynamo.reset()
+        model = make(block())
+        with torch.no_grad():
+            model(x)
+        stats = timers.time_callable(
+            model, [[x]], "cuda:0", trials=50, warmup=5, flush_l2=True, l2_bytes=60 << 20
+        )
+        medians.append(stats.median_ms)
+    torch._dynamo.reset()
+    assert 0.9 < medians[1] / medians[0] < 1.1, medians

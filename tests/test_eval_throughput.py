@@ -227,7 +227,11 @@ def test_faked_device_work_runs_nothing_and_keeps_shapes_views_and_aliases() -> 
         product = torch.mm(flat.t()[:4], torch.zeros(2, 5), out=out)
         full = torch.full((3, 2), 7.0, device="cpu")
         pooled = torch.nn.functional.max_pool2d(conv, 2)
+        values, indices = torch.max(conv, dim=1)  # a tuple
+        listed = torch._foreach_add([x, acc], 1.0)  # a list
     assert conv.shape == (2, 4, 6, 6) and pooled.shape == (2, 4, 3, 3) and full.shape == (3, 2)
+    assert values.shape == indices.shape == (2, 6, 6) and indices.dtype == torch.int64
+    assert [t.shape for t in listed] == [x.shape, acc.shape]
     assert added is acc and not bool(acc.any())  # the write was not done
     assert product is out and not bool(out.any())
     assert flat.data_ptr() == x.data_ptr()

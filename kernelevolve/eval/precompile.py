@@ -171,16 +171,15 @@ def _faked_call(func: Any, args: Any, kwargs: dict[str, Any], device_types: tupl
         meta_kwargs["device"] = torch.device("meta")
     meta_out = func(*tree_map(to_meta, args), **meta_kwargs)
     written = _written_arguments(func, args, kwargs)
-    returns = meta_out if isinstance(meta_out, tuple) else (meta_out,)
-    results = []
-    for index, value in enumerate(returns):
-        if index in written:
-            results.append(written[index])
-        elif isinstance(value, torch.Tensor):
-            results.append(torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=device))
-        else:
-            results.append(value)
-    return tuple(results) if isinstance(meta_out, tuple) else results[0]
+
+    def on_the_device(value: Any) -> Any:
+        if isinstance(value, torch.Tensor) and value.device.type == "meta":
+            return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=device)
+        return value
+
+    if not isinstance(meta_out, tuple):
+        return written[0] if 0 in written else tree_map(on_the_device, meta_out)  # lists of tensors too
+    return tuple(written[i] if i in written else tree_map(on_the_device, v) for i, v in enumerate(meta_out))
 
 
 def _tensors(args: Any, kwargs: dict[str, Any]) -> list[Any]:

@@ -27,7 +27,6 @@ class _TwoPhaseBackend:
 
     def __init__(self, device_types: tuple[str, ...]) -> None:
         self.live = False
-        self.graphs = 0
         self.device_types = device_types
 
     def __call__(self, graph_module: Any, example_inputs: Sequence[Any]) -> Callable[..., Any]:
@@ -35,7 +34,6 @@ class _TwoPhaseBackend:
 
         # outside AOT mode compile_fx returns the callable (its other return types are AOT's)
         compiled = cast(Callable[..., Any], compile_fx(graph_module, list(example_inputs)))
-        self.graphs += 1
 
         def run(*args: Any) -> Any:
             if self.live:

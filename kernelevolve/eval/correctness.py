@@ -271,9 +271,11 @@ def _alias_problem(outputs: list[tuple[str, Any]], inputs: list[Any]) -> str:
 def _mutation_problem(inputs: list[Any], pristine: list[Any]) -> str:
     """An input whose bytes differ from its copy taken before the call: bit for bit, so a NaN rewritten
     with another payload or a 0.0 turned into -0.0 counts too, in one pass over each input."""
+    import torch
+
     for index, (now, before) in enumerate(zip(_tensor_leaves(inputs), _tensor_leaves(pristine), strict=True)):
         now_bits, before_bits = _bits(now), _bits(before)
-        if not _same_tensor(now_bits, before_bits):
+        if not torch.equal(now_bits, before_bits):
             changed = int((now_bits != before_bits).sum())
             return (
                 f"input {index} was modified in place ({changed} of {now.numel()} elements changed); "
@@ -292,12 +294,6 @@ def _bits(tensor: torch.Tensor) -> torch.Tensor:
     if tensor.is_complex():
         tensor = torch.view_as_real(tensor)
     return tensor.contiguous().view(getattr(torch, _BITS_OF_SIZE[tensor.element_size()]))
-
-
-def _same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
-    import torch
-
-    return a.shape == b.shape and bool(torch.equal(a, b))
 
 
 # ---------------------------------------------------------------------------------------------

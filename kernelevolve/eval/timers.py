@@ -112,7 +112,7 @@ def time_callable(
     after `race.after_trials` calls if their median is already above `race.give_up_above_ms`; with
     `settle`, once the median is known to its precision. `stopped_by` names the rule that stopped it.
     On GPUs, warm-up ends early once `WARMUP_MIN_CALLS` calls are done and those after the first took
-    `warmup_enough_ms` in all (0: always `warmup` calls): a 30 ms kernel is warm after two calls.
+    `warmup_enough_ms` in all (0: always `warmup` calls): a 30 ms kernel gets three, not ten.
     """
     if not callable(input_sets) and not input_sets:
         raise ValueError("time_callable needs at least one input set")

@@ -644,3 +644,50 @@ def test_interpreter_reductions_match_inductors_max2_and_min2(
             assert torch.equal(ours.nan_to_num(7.0), expected.nan_to_num(7.0))
     finally:
         sys.modules.pop("reduction_probe", None)
+
+
+def test_a_library_calling_seed_runs_through_with_its_device_work_faked(
+    interpreter: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The precompile pass of a permissive seed that keeps torch.addmm: with PyTorch's work faked (the CPU
+    playing the device) and its kernels' launches suppressed, as on a GPU, the program runs to the end with
+    the output's shape, and the GEMM reaches the dispatcher only on meta tensors: nothing of it ran."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from triton.runtime.interpreter import InterpretedFunction
+
+    launches: list[str] = []
+    monkeypatch.setattr(InterpretedFunction, "run", lambda self, *a, **k: launches.append(self.fn.__name__))
+
+    from kernelevolve.backends.triton import TritonBackend
+    from kernelevolve.eval import reference
+    from kernelevolve.eval.precompile import device_work_faked
+
+    platform = load_platform("cpu")
+    spec = resolve_spec("gemm_bias_relu", platform)
+    seed = next(
+        c
+        for c in CompilerSeedOperator().propose(seed_context(spec, platform))
+        if not c.metadata["own_kernels"]
+    )
+    module = TritonBackend().load(seed.source, "faked_library_seed")
+    ref = reference.load_reference(spec.reference_source)
+    reference.apply_shape(ref, spec.shapes[0])
+    dtype = reference.torch_dtype(spec.dtype)
+    inputs = reference.make_inputs(ref, 0, "cpu", dtype)
+    gemms: list[str] = []
+
+    class SeeGemms(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            if func._schema.name in ("aten::addmm", "aten::mm"):
+                gemms.extend(str(a.device) for a in args if isinstance(a, torch.Tensor))
+            return func(*args, **(kwargs or {}))
+
+    with SeeGemms(), device_work_faked(("cpu",)), torch.no_grad():
+        model = reference.build_model(module.ModelNew, ref, 0, "cpu", dtype)
+        got = model(*inputs)
+    with torch.no_grad():
+        expected = reference.build_model(ref.Model, ref, 0, "cpu", dtype)(*inputs)
+    assert got.shape == expected.shape
+    assert gemms and set(gemms) == {"meta"}
+    assert launches  # the seed's own kernels were reached (on a GPU: compiled, not run)

@@ -269,6 +269,9 @@ class EvalSettings:
     # median is within +-this fraction of it, checked from `settle_min_trials` calls on. 0: off.
     settle_relative_halfwidth: float = 0.0
     settle_min_trials: int = 30
+    # ...and from 10 calls on where the warm-up's calls took at least this long (0: always from
+    # settle_min_trials): L1/70's 27 ms calls held the GPU 0.8 s for 30 timed calls an evaluation.
+    settle_long_call_ms: float = 10.0
     # The reference's outputs on the correctness trials are kept in each evaluation child, on the device,
     # up to this many MiB, and reused by the next checks of the same problem (eval/reference_outputs.py).
     # 0: the reference runs in every check.

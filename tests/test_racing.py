@@ -220,3 +220,28 @@ def test_warm_up_ends_once_enough_time_has_run(
     fake.calls = 0
     timers._time_cuda(fake.run, lambda call: [], "cuda", 5, 10, 0, 0.0, (), warmup_enough_ms=0.0)
     assert fake.calls == 15  # off: every warm-up call
+
+
+@pytest.mark.parametrize(("call_ms", "timed"), [(30.0, 10), (12.0, 10), (1.0, 30)])
+def test_long_calls_settle_from_ten_timed_calls(
+    monkeypatch: pytest.MonkeyPatch, call_ms: float, timed: int
+) -> None:
+    """Steady calls settle at the first check: from 10 timed calls where the warm-up's calls took 10 ms or
+    more, from 30 otherwise; race and settle rules see the warm-up's estimate of a call."""
+    fake = _FakeGpuClocks(call_ms)
+    monkeypatch.setattr(timers, "_clocks", fake.clocks())
+    settle = timers.Settle(min_trials=30, relative_halfwidth=0.01, long_call_ms=10.0)
+    samples, _, stopped_by = timers._time_cuda(
+        fake.run, lambda call: [], "cuda", 100, 10, 0, 0.0, [settle], 50.0
+    )
+    assert (len(samples), stopped_by) == (timed, timers.SETTLED_STOP)
+
+
+def test_settle_for_long_calls_only_when_asked() -> None:
+    settle = timers.Settle(min_trials=30, relative_halfwidth=0.01, long_call_ms=10.0)
+    assert settle.for_call_ms(25.0).min_trials == 10 and settle.for_call_ms(25.0).long_call_ms == 10.0
+    assert settle.for_call_ms(5.0) is settle and settle.for_call_ms(None) is settle
+    assert timers.Settle(30, 0.01).for_call_ms(25.0).min_trials == 30  # off by default
+    assert timers.Settle(5, 0.01, long_call_ms=10.0).for_call_ms(25.0).min_trials == 5  # never later
+    race = timers.Race(give_up_above_ms=1.0, after_trials=10)
+    assert race.for_call_ms(25.0) is race

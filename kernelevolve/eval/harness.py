@@ -561,7 +561,11 @@ def _settle(settings: EvalSettings) -> timers.Settle | None:
     """Settling for candidates; baselines are always timed in full."""
     if settings.settle_relative_halfwidth <= 0 or settings.settle_min_trials >= settings.timing_trials:
         return None
-    return timers.Settle(settings.settle_min_trials, settings.settle_relative_halfwidth)
+    return timers.Settle(
+        settings.settle_min_trials,
+        settings.settle_relative_halfwidth,
+        long_call_ms=settings.settle_long_call_ms,
+    )
 
 
 def _race(request: EvalRequest) -> timers.Race | None:

@@ -18,6 +18,7 @@ from kernelevolve.types import TimingStats
 
 MIN_FLUSH_BYTES = 256 << 20
 WARMUP_MIN_CALLS = 3  # the first call pays one-off costs (module load, autotune); two more settle it
+LONG_CALL_MIN_TRIALS = 10  # where settling may first stop a timing of long calls (`Settle.long_call_ms`)
 RACE_STOP = "race"  # TimingStats.stopped_by: a loser given up on (the report is flagged timing_cut_short)
 SETTLED_STOP = "settled"  # TimingStats.stopped_by: the median known to the precision asked for
 _perf_counter = time.perf_counter
@@ -55,17 +56,29 @@ class Race:
         """Decided once, at exactly `after_trials` samples."""
         return sorted(samples_ms)[self.after_trials // 2] > self.give_up_above_ms
 
+    def for_call_ms(self, call_ms: float | None) -> Race:
+        return self
+
 
 @dataclass(frozen=True)
 class Settle:
     """Stop timing once the median is known well enough: every `every` calls from `min_trials` on, if the
     95% confidence interval of the median (order statistics, no assumption about the distribution) is
-    within +-`relative_halfwidth` of it. A kernel timed steadily needs 30 calls, not 100, to be ranked."""
+    within +-`relative_halfwidth` of it. A kernel timed steadily needs 30 calls, not 100, to be ranked.
+    Calls of at least `long_call_ms` (0: off) are checked from `LONG_CALL_MIN_TRIALS` on: ten calls of a
+    30 ms kernel are 0.3 s of samples, and the interval decides as it does at 30."""
 
     min_trials: int
     relative_halfwidth: float
     every: int = 10
+    long_call_ms: float = 0.0
     name = SETTLED_STOP
+
+    def for_call_ms(self, call_ms: float | None) -> Settle:
+        """This rule for calls of about `call_ms` each (None: not known)."""
+        if self.long_call_ms <= 0 or call_ms is None or call_ms < self.long_call_ms:
+            return self
+        return dataclasses.replace(self, min_trials=min(self.min_trials, LONG_CALL_MIN_TRIALS))
 
     def checks_at(self, trials: int) -> bool:
         return trials >= self.min_trials and (trials - self.min_trials) % self.every == 0
@@ -84,6 +97,8 @@ class StopRule(Protocol):
     def checks_at(self, trials: int) -> bool: ...
 
     def stops(self, samples_ms: list[float]) -> bool: ...
+
+    def for_call_ms(self, call_ms: float | None) -> StopRule: ...
 
 
 def _stopped_by(rules: Sequence[StopRule], samples_ms: list[float]) -> str:
@@ -182,6 +197,9 @@ def _time_cuda(
         if warmup_enough_ms > 0 and i + 1 >= WARMUP_MIN_CALLS and warm_ms_after_first >= warmup_enough_ms:
             warmup = i + 1
             break
+    # how long a call takes, from the synchronised warm-up calls after the first (None: too few)
+    call_ms = warm_ms_after_first / (warmup - 1) if warmup >= 2 else None
+    rules = [rule.for_call_ms(call_ms) for rule in rules]
     cover_us = cover_for(launch_cover_us, warm_host[1:] or warm_host)
     cover_cycles = int(cover_us * sleep_cycles_per_us(device)) if cover_us > 0 else 0
     starts = [event(enable_timing=True) for _ in range(trials)]

@@ -232,6 +232,9 @@ def test_faked_device_work_runs_nothing_and_keeps_shapes_views_and_aliases() -> 
     assert conv.shape == (2, 4, 6, 6) and pooled.shape == (2, 4, 3, 3) and full.shape == (3, 2)
     assert values.shape == indices.shape == (2, 6, 6) and indices.dtype == torch.int64
     assert [t.shape for t in listed] == [x.shape, acc.shape]
+    with device_work_faked(("cpu",)):
+        moved = x.to("meta")  # a copy to another device: faked, and on the device it names
+    assert moved.device.type == "meta" and moved.shape == x.shape
     assert added is acc and not bool(acc.any())  # the write was not done
     assert product is out and not bool(out.any())
     assert flat.data_ptr() == x.data_ptr()

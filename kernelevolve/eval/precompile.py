@@ -161,7 +161,8 @@ def _faked_call(func: Any, args: Any, kwargs: dict[str, Any], device_types: tupl
         on_device.append(torch.device(made_on))
     if func.is_view or func._schema.name in _ALLOCATIONS or not on_device:
         return func(*args, **kwargs)
-    device = on_device[0]
+    # where results go: the device the op names (`.cpu()` of a GPU tensor lands on the host), else its inputs'
+    device = torch.device(made_on) if made_on is not None else on_device[0]
 
     def to_meta(value: Any) -> Any:
         return value.to("meta") if isinstance(value, torch.Tensor) else value

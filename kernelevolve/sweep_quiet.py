@@ -20,12 +20,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
+from kernelevolve.sweep_run import TIME_FORMAT
 from kernelevolve.types import Baseline, KernelSpec
 
 log = logging.getLogger(__name__)
 
 HOST_BOUND_SHARE = 0.5
-TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
 
 
 class MeasuresBaselines(Protocol):

@@ -604,11 +604,9 @@ def _measure_baselines(
     dtype: Any,
 ) -> dict[str, Baseline]:
     baselines: dict[str, Baseline] = {}
-    for index in range(len(spec.shapes)):
+    for index, shape in enumerate(spec.shapes):
         # The lock is taken per shape and per phase (`_shape_baseline`): other children may run between.
-        baselines[spec.shapes[index].name] = _shape_baseline(
-            spec, platform, settings, device, ref_module, dtype, index
-        )
+        baselines[shape.name] = _shape_baseline(spec, platform, settings, device, ref_module, dtype, index)
     return baselines
 
 

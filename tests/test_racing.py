@@ -237,6 +237,41 @@ def test_long_calls_settle_from_ten_timed_calls(
     assert (len(samples), stopped_by) == (timed, timers.SETTLED_STOP)
 
 
+@pytest.mark.parametrize(
+    ("call_ms", "best_ms", "calls", "stopped_by"),
+    [(80.0, 1.0, 3, timers.RACE_STOP), (2.9, 1.0, 5 + 10, timers.RACE_STOP), (2.0, 2.0, 5 + 20, "")],
+)
+def test_a_gross_loser_stops_in_warm_up(
+    monkeypatch: pytest.MonkeyPatch, call_ms: float, best_ms: float, calls: int, stopped_by: str
+) -> None:
+    """At a race margin of 1.5: 80 ms calls against a best of 1 ms stop after three warm-up calls, their
+    samples the two after the first; 2.9 ms calls (under 2 x 1.5 ms) go on to the race at ten timed calls;
+    2 ms calls against a best of 2 ms are timed in full."""
+    fake = _FakeGpuClocks(call_ms)
+    monkeypatch.setattr(timers, "_clocks", fake.clocks())
+    race = timers.Race(give_up_above_ms=1.5 * best_ms, after_trials=10)
+    samples, host, got = timers._time_cuda(fake.run, lambda call: [], "cuda", 20, 5, 0, 0.0, [race], 0.0)
+    assert (fake.calls, got) == (calls, stopped_by)
+    if call_ms == 80.0:
+        assert samples == [pytest.approx(80.0)] * 2 and len(host) == 2
+
+
+def test_warm_up_racing_needs_two_calls_after_the_first_and_can_be_off() -> None:
+    race = timers.Race(give_up_above_ms=1.0, after_trials=10)
+    assert not race.gives_up_in_warmup([50.0])  # one call: a hiccup is not a verdict
+    assert race.gives_up_in_warmup([50.0, 40.0]) and not race.gives_up_in_warmup([50.0, 1.9])
+    assert not timers.Race(1.0, 10, warmup_factor=0.0).gives_up_in_warmup([50.0, 40.0])
+    assert not timers.Settle(30, 0.01).gives_up_in_warmup([50.0, 40.0])
+
+
+def test_on_the_cpu_a_gross_loser_stops_in_warm_up_too() -> None:
+    race = timers.Race(give_up_above_ms=0.5, after_trials=3, warmup_factor=2.0)
+    stats = timers.time_callable(
+        _slow_call, [[]], "cpu", trials=12, warmup=4, flush_l2=False, l2_bytes=0, race=race
+    )
+    assert (stats.trials, stats.stopped_by) == (2, timers.RACE_STOP) and stats.median_ms > 1.0
+
+
 def test_settle_for_long_calls_only_when_asked() -> None:
     settle = timers.Settle(min_trials=30, relative_halfwidth=0.01, long_call_ms=10.0)
     assert settle.for_call_ms(25.0).min_trials == 10 and settle.for_call_ms(25.0).long_call_ms == 10.0

@@ -43,10 +43,16 @@ InputSource = Sequence[Sequence[Any]] | Callable[[int], Sequence[Any]]
 
 @dataclass(frozen=True)
 class Race:
-    """Stop timing a clear loser early: after `after_trials` calls, if their median is above this."""
+    """Stop timing a clear loser early: after `after_trials` calls, if their median is above this.
+
+    A gross loser stops in warm-up already: once the warm-up calls after the first (which pays one-off
+    costs), `WARMUP_MIN_CALLS - 1` of them at least, each took over `warmup_factor` x the threshold. In
+    sample run 7 two L1/5 candidates of 80 and 323 ms (the best: 2 ms) held the GPU 5.3 s for ten timed
+    calls and three warm-up calls; stopped after three calls, 1.1 s."""
 
     give_up_above_ms: float
     after_trials: int
+    warmup_factor: float = 2.0
     name = RACE_STOP
 
     def checks_at(self, trials: int) -> bool:
@@ -55,6 +61,11 @@ class Race:
     def stops(self, samples_ms: list[float]) -> bool:
         """Decided once, at exactly `after_trials` samples."""
         return sorted(samples_ms)[self.after_trials // 2] > self.give_up_above_ms
+
+    def gives_up_in_warmup(self, warm_ms_after_first: list[float]) -> bool:
+        if self.warmup_factor <= 0 or len(warm_ms_after_first) < WARMUP_MIN_CALLS - 1:
+            return False
+        return min(warm_ms_after_first) > self.warmup_factor * self.give_up_above_ms
 
     def for_call_ms(self, call_ms: float | None) -> Race:
         return self
@@ -83,6 +94,9 @@ class Settle:
     def checks_at(self, trials: int) -> bool:
         return trials >= self.min_trials and (trials - self.min_trials) % self.every == 0
 
+    def gives_up_in_warmup(self, warm_ms_after_first: list[float]) -> bool:
+        return False  # warm-up calls are not samples of the settled median
+
     def stops(self, samples_ms: list[float]) -> bool:
         ordered = sorted(samples_ms)
         n = len(ordered)
@@ -98,12 +112,19 @@ class StopRule(Protocol):
 
     def stops(self, samples_ms: list[float]) -> bool: ...
 
+    def gives_up_in_warmup(self, warm_ms_after_first: list[float]) -> bool: ...
+
     def for_call_ms(self, call_ms: float | None) -> StopRule: ...
 
 
 def _stopped_by(rules: Sequence[StopRule], samples_ms: list[float]) -> str:
     """The first rule that, asked at this many samples, ends the timing ("" where none does)."""
     return next((r.name for r in rules if r.checks_at(len(samples_ms)) and r.stops(samples_ms)), "")
+
+
+def _given_up_in_warmup(rules: Sequence[StopRule], warm_ms_after_first: list[float]) -> str:
+    """The first rule that ends the timing during warm-up ("" where none does)."""
+    return next((r.name for r in rules if r.gives_up_in_warmup(warm_ms_after_first)), "")
 
 
 def time_callable(
@@ -124,7 +145,8 @@ def time_callable(
     `input_sets` is either pre-made input sets that the calls rotate through, or a function
     returning the inputs of call number i (warm-up calls first), so that every call can get fresh
     contents and no result cache keyed by the inputs can skip the work. With `race`, timing stops
-    after `race.after_trials` calls if their median is already above `race.give_up_above_ms`; with
+    after `race.after_trials` calls if their median is already above `race.give_up_above_ms` (a gross
+    loser's in warm-up: its samples are then the warm-up calls after the first); with
     `settle`, once the median is known to its precision. `stopped_by` names the rule that stopped it.
     On GPUs, warm-up ends early once `WARMUP_MIN_CALLS` calls are done and those after the first took
     `warmup_enough_ms` in all (0: always `warmup` calls): a 30 ms kernel gets three, not ten.
@@ -186,14 +208,22 @@ def _time_cuda(
     flush = torch.empty(flush_bytes, dtype=torch.uint8, device=device) if flush_bytes else None
     warm_host: list[float] = []
     warm_ms_after_first = 0.0
+    warm_gpu_ms: list[float] = []  # the warm-up calls after the first, by CUDA events: racing reads them
     for i in range(warmup):
         inputs = inputs_for(i)
+        start, end = event(enable_timing=True), event(enable_timing=True)
+        record(start)
         issued = clock()
         fn(*inputs)
         warm_host.append(1e6 * (clock() - issued))
+        record(end)
         synchronize(device)  # each warm-up call issued onto an idle GPU: its host time is all host
         if i > 0:
             warm_ms_after_first += 1e3 * (clock() - issued)
+            warm_gpu_ms.append(float(elapsed(start, end)))
+            given_up = _given_up_in_warmup(rules, warm_gpu_ms)
+            if given_up:
+                return warm_gpu_ms, [us / 1e3 for us in warm_host[1:]], given_up
         if warmup_enough_ms > 0 and i + 1 >= WARMUP_MIN_CALLS and warm_ms_after_first >= warmup_enough_ms:
             warmup = i + 1
             break
@@ -276,8 +306,16 @@ def _time_wall(
     rules: Sequence[StopRule] = (),
 ) -> tuple[list[float], str]:
     clock = _clocks.get("perf_counter", _perf_counter)
+    warm_ms: list[float] = []
     for i in range(warmup):
-        fn(*inputs_for(i))
+        inputs = inputs_for(i)
+        start = clock()
+        fn(*inputs)
+        if i > 0:
+            warm_ms.append(1e3 * (clock() - start))
+            given_up = _given_up_in_warmup(rules, warm_ms)
+            if given_up:
+                return warm_ms, given_up
     samples: list[float] = []
     for i in range(trials):
         inputs = inputs_for(warmup + i)

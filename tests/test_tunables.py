@@ -10,7 +10,13 @@ from kernelevolve.graph import SearchGraph
 from kernelevolve.platforms import load_platform
 from kernelevolve.types import Candidate, EvalReport, FitnessValue, KernelSpec, Status
 from kernelevolve.variation.tunables import apply_values, current_values, find_tunables
-from kernelevolve.variation.tuning import TuningOperator, admissible_choices, oversized_tile, tuned_child
+from kernelevolve.variation.tuning import (
+    TuningOperator,
+    admissible_choices,
+    oversized_tile,
+    tuned_child,
+    undersized_tile,
+)
 from tests.baselines_graph import graph_with_baselines
 from tests.proposal_context import parent_context
 
@@ -171,6 +177,22 @@ def test_oversized_tiles_are_measured_per_kernel() -> None:
     assert not oversized_tile({"BLOCK_SIZE": 1 << 14, "num_warps@3": 1})  # not a compiler seed's naming
 
 
+def test_undersized_tiles_are_judged_only_where_tuning_changed_them() -> None:
+    # L1/5's 40x and 160x slower children: 8 elements on 128 threads, 2 on 256
+    assert undersized_tile({"S0_K0_XBLOCK": 8, "S0_K0_WARPS": 4}, {"S0_K0_XBLOCK": 8})
+    assert undersized_tile({"S0_K0_XBLOCK": 2, "S0_K0_WARPS": 8}, {"S0_K0_WARPS": 8})
+    assert not undersized_tile(
+        {"S0_K0_XBLOCK": 8, "S0_K0_WARPS": 1}, {"S0_K0_WARPS": 1}
+    )  # one warp: no fewer
+    assert not undersized_tile(
+        {"S0_K0_XBLOCK": 1, "S0_K0_R0_BLOCK": 128, "S0_K0_WARPS": 4}, {"S0_K0_WARPS": 4}
+    )
+    # Inductor's own small tile on K0 does not stop tuning K1
+    params = {"S0_K0_XBLOCK": 16, "S0_K0_WARPS": 2, "S0_K1_XBLOCK": 1024, "S0_K1_WARPS": 8}
+    assert not undersized_tile(params, {"S0_K1_XBLOCK": 1024})
+    assert undersized_tile(params, {"S0_K0_XBLOCK": 16})
+
+
 def test_tuning_never_proposes_a_tile_that_spills_every_register() -> None:
     graph = SearchGraph()
     parent = Candidate(source=REDUCTION_SEED, backend="triton", operator="compiler_seed")
@@ -190,6 +212,7 @@ def test_tuning_never_proposes_a_tile_that_spills_every_register() -> None:
         children += operator.propose(ctx)
     assert len({c.id for c in children}) > 20
     assert not any(oversized_tile(c.metadata["params"]) for c in children)
+    assert not any(undersized_tile(c.metadata["params"], c.metadata["changed"]) for c in children)
     largest = max(
         c.metadata["params"]["S0_K0_XBLOCK"] * c.metadata["params"]["S0_K0_R0_BLOCK"] for c in children
     )

@@ -41,8 +41,9 @@ def tunable_parent(report: EvalReport | None) -> bool:
     return False
 
 
-def oversized_tile(params: dict[str, Any]) -> bool:
-    """Whether a compiler-seed kernel's tile puts more than MAX_TILE_ELEMENTS_PER_THREAD on a thread."""
+def _kernel_tiles(params: dict[str, Any], kernels: set[str] | None = None) -> list[tuple[int, int]]:
+    """(elements in the tile, warps) of each compiler-seed kernel whose parameters name both (of
+    `kernels` only, where given)."""
     tiles: dict[str, int] = {}
     warps: dict[str, int] = {}
     for name, value in params.items():
@@ -52,11 +53,30 @@ def oversized_tile(params: dict[str, Any]) -> bool:
             tiles[block["kernel"]] = tiles.get(block["kernel"], 1) * value
         elif warp := _TILE_WARPS.match(name):
             warps[warp["kernel"]] = value
-    return any(
-        tile > MAX_TILE_ELEMENTS_PER_THREAD * 32 * warps[kernel]
+    return [
+        (tile, warps[kernel])
         for kernel, tile in tiles.items()
-        if kernel in warps and warps[kernel] > 0
-    )
+        if warps.get(kernel, 0) > 0 and (kernels is None or kernel in kernels)
+    ]
+
+
+def _kernels_named(names: Any) -> set[str]:
+    return {m["kernel"] for name in names if (m := _TILE_BLOCK.match(name) or _TILE_WARPS.match(name))}
+
+
+def oversized_tile(params: dict[str, Any]) -> bool:
+    """Whether a compiler-seed kernel's tile puts more than MAX_TILE_ELEMENTS_PER_THREAD on a thread."""
+    return any(tile > MAX_TILE_ELEMENTS_PER_THREAD * 32 * warps for tile, warps in _kernel_tiles(params))
+
+
+def undersized_tile(params: dict[str, Any], changed: dict[str, Any]) -> bool:
+    """Whether a compiler-seed kernel whose tile or warps `changed` now has more threads than tile
+    elements on more than one warp: Triton then repeats the work across the spare threads, and the same
+    tile on fewer warps does it without them. (A parent's own such kernel, as Inductor chose it, does not
+    stop its other kernels' tuning.) On the H200, L1/5's children with XBLOCK 8 on 4 warps and XBLOCK 2 on
+    8 warps ran 40x and 160x slower than the 2 ms best and held the GPU 7 s between them."""
+    touched = _kernels_named(changed)
+    return any(warps > 1 and tile < 32 * warps for tile, warps in _kernel_tiles(params, touched))
 
 
 def admissible_choices(tunables: list[Tunable], graph: Any) -> list[Tunable]:
@@ -159,7 +179,8 @@ class TuningOperator:
             if not changed:
                 continue
             child = tuned_child(parent, changed, self.name)
-            if oversized_tile(child.metadata["params"]):
+            params = child.metadata["params"]
+            if oversized_tile(params) or undersized_tile(params, changed):
                 continue
             if child.id in seen or child.id in ctx.graph:
                 continue

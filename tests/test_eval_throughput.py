@@ -212,6 +212,30 @@ def test_precompile_before_the_lock_with_library_work_faked(
     assert mode("cpu", own, strict) is None
 
 
+@pytest.mark.parametrize(
+    ("how", "faked_pass_stops", "passes"),
+    [
+        (harness.OWN_KERNELS_ONLY, "", [True]),
+        (harness.OWN_KERNELS_ONLY, "RuntimeError: .item() of a faked tensor", [True, False]),
+        (harness.FAKED_LIBRARY_WORK, "RuntimeError: .item() of a faked tensor", [True]),
+    ],
+)
+def test_precompile_fakes_device_work_first_and_only_own_kernels_get_a_real_pass(
+    monkeypatch: pytest.MonkeyPatch, how: str, faked_pass_stops: str, passes: list[bool]
+) -> None:
+    """Every precompile pass starts with PyTorch's device work faked; an own-kernel candidate whose faked
+    pass stopped early gets a real one for what it missed, a library-calling one never does."""
+    seen: list[bool] = []
+
+    def fake_precompile(*args: object, fake_device_work: bool = False) -> str:
+        seen.append(fake_device_work)
+        return faked_pass_stops if fake_device_work else ""
+
+    monkeypatch.setattr(harness, "precompile", fake_precompile)
+    harness._precompile(how, object, object(), [], 0, "cuda:0", torch.float32)  # type: ignore[arg-type]
+    assert seen == passes
+
+
 def test_faked_device_work_runs_nothing_and_keeps_shapes_views_and_aliases() -> None:
     """Under `device_work_faked` (here for CPU tensors, as it runs for GPU ones in a precompile pass): a
     convolution, a GEMM, factories and in-place ops give results of the right shapes without computing;

@@ -34,6 +34,7 @@ from kernelevolve.types import (
     EvalRequest,
     EvalSettings,
     KernelSpec,
+    ShapeCase,
     Status,
     TimingStats,
 )
@@ -228,9 +229,7 @@ def _run_stages(
     how = _precompile_mode(device, candidate, settings)
     if how is not None:
         with _phase(phases, "precompile"):
-            precompile(
-                model_new, ref_module, spec.shapes, settings.seed, device, dtype, how == FAKED_LIBRARY_WORK
-            )
+            _precompile(how, model_new, ref_module, spec.shapes, settings.seed, device, dtype)
     with _device_held(device, phases):
         max_error = _correctness_stage(
             request, ref_module, model_new, device, dtype, backend, module_name, phases
@@ -250,10 +249,10 @@ _CAPTURES_GRAPHS = ("torch.cuda.graph", "CUDAGraph", "make_graphed_callables")
 
 
 def _precompile_mode(device: str, candidate: Candidate, settings: EvalSettings) -> str | None:
-    """How to compile before taking the device (Triton on a GPU), or None: as it is where forward does
-    only our kernels' work (strict mode, or a source that passes the strict checks); with PyTorch's
-    device work faked where it keeps library calls, which would otherwise run on the GPU unlocked;
-    not at all for sources that capture CUDA graphs."""
+    """How to compile before taking the device (Triton on a GPU; see `_precompile`), or None:
+    OWN_KERNELS_ONLY where forward does only our kernels' work (strict mode, or a source that passes the
+    strict checks); FAKED_LIBRARY_WORK where it keeps library calls, which must never run unlocked; not
+    at all for library-calling sources that capture CUDA graphs."""
     if not (device.startswith("cuda") and candidate.backend == "triton"):
         return None
     from kernelevolve.own_kernels import kernel_use
@@ -263,6 +262,25 @@ def _precompile_mode(device: str, candidate: Candidate, settings: EvalSettings) 
     if any(marker in candidate.source for marker in _CAPTURES_GRAPHS):
         return None
     return FAKED_LIBRARY_WORK
+
+
+def _precompile(
+    how: str,
+    model_new: type,
+    ref_module: ModuleType,
+    shapes: Sequence[ShapeCase],
+    seed: int,
+    device: str,
+    dtype: Any,
+) -> None:
+    """Compile before the lock with PyTorch's device work faked. Own-kernel candidates whose faked pass
+    stopped early (data-dependent host code such as `.item()`) get a real pass for what it missed: their
+    PyTorch ops are data movement, which may then run unlocked. Unlocked GPU work slows the evaluation
+    holding the lock: a neighbour's stream of small kernels made Tanh's median 17% slower and its timing
+    3x longer (experiments/eval_throughput/2026-11-30_session13)."""
+    stopped = precompile(model_new, ref_module, shapes, seed, device, dtype, fake_device_work=True)
+    if stopped and how == OWN_KERNELS_ONLY:
+        precompile(model_new, ref_module, shapes, seed, device, dtype, fake_device_work=False)
 
 
 @contextlib.contextmanager

@@ -6,12 +6,19 @@ Prints each device event with the CPU op that launched it and that op's Python s
 
 import collections
 import json
+import os
 import sys
+import tempfile
 
-import torch
-from torch.profiler import ProfilerActivity, profile
+# a cold Inductor cache, as a sweep's first compile of a problem meets it (session 13 ran this on a warm one
+# first: 0 events, where the preflight's cold compile of the same model saw 48)
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="inductor_cold_")
+os.environ["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"
 
-from kernelevolve.eval.compile_baseline import compile_before_running
+import torch  # noqa: E402
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
+
+from kernelevolve.eval.compile_baseline import compile_before_running  # noqa: E402
 
 out_dir = sys.argv[1]
 torch._dynamo.reset()

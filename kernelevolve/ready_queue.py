@@ -5,7 +5,8 @@ fusion seeds...). Evaluated first-in first-out, the seeds alone used up a small 
 H200 sample sweep a level-3 network's evaluation takes 16-28 s, so a 40 s budget covered two or three
 of its six compiler seeds, and the graph-replay child of the first one, which removes 20 ms of host
 issue time, was never evaluated (`experiments/sweep_h200_3/`). Here seeds are interleaved across the
-operators that made them, and once a child exists it alternates with the remaining seeds.
+operators that made them, and once a child exists it alternates with the remaining seeds. A follow-up's
+child (`interfaces.FollowsUp`: a host-bound kernel's graph replay) goes first.
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ class ReadyQueue:
 
     def add_child(self, candidate: Candidate) -> None:
         self._children.append(candidate)
+
+    def add_urgent(self, candidate: Candidate) -> None:
+        """A child that goes before everything waiting (an operator's follow-up)."""
+        self._children.appendleft(candidate)
+        self._seed_turn = False
 
     def add_pending(self, candidate: Candidate) -> None:
         """A candidate a resumed run found unevaluated: a seed if it has no parents."""

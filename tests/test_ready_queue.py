@@ -44,6 +44,17 @@ def test_a_child_goes_ahead_of_waiting_seeds_then_they_alternate() -> None:
         queue.pop()
 
 
+def test_an_urgent_child_goes_before_everything_waiting() -> None:
+    queue = ReadyQueue()
+    queue.add_seeds([[_candidate(f"s{i}") for i in range(3)]])
+    queue.add_child(_candidate("c0", "tune", ("parent",)))
+    assert queue.pop().source == "# c0\n"  # the seeds' turn next...
+    queue.add_child(_candidate("c1", "tune", ("parent",)))
+    queue.add_urgent(_candidate("replay", "graph_replay", ("parent",)))  # ...but the follow-up goes first
+    order = [queue.pop().source.strip("# \n") for _ in range(len(queue))]
+    assert order == ["replay", "s0", "c1", "s1", "s2"]
+
+
 def test_pending_candidates_of_a_resumed_run_go_back_to_their_own_queue() -> None:
     queue = ReadyQueue()
     queue.add_pending(_candidate("seed"))

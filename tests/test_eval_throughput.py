@@ -138,6 +138,39 @@ def test_precompile_with_library_work_faked_runs_nothing_on_the_gpu(
 
 
 @pytest.mark.gpu
+def test_an_own_kernel_candidates_precompile_runs_nothing_on_the_gpu(
+    add_kernel: Callable[..., str], add_spec: KernelSpec
+) -> None:
+    """The harness's pass for an own-kernel candidate whose forward also fills a tensor with PyTorch: the
+    fill is faked like a library call, the kernel compiles, and the profiler sees no device kernel."""
+    _needs_cuda()
+    from torch.profiler import ProfilerActivity, profile
+
+    from kernelevolve.backends.triton import BACKEND
+    from kernelevolve.eval.reference import load_reference
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("TRITON_INTERPRET", raising=False)
+        module = BACKEND.load(add_kernel(alloc="torch.full_like(x, 7.0)"), "kernelevolve_precompile_own_test")
+        reference = load_reference(add_spec.reference_source)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as trace:
+            harness._precompile(
+                harness.OWN_KERNELS_ONLY,
+                module.ModelNew,
+                reference,
+                add_spec.shapes,
+                0,
+                "cuda:0",
+                torch.float32,
+            )
+            torch.cuda.synchronize()
+        kernels = [e.name for e in trace.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+        assert kernels == []
+        assert module.add_kernel.device_caches[torch.cuda.current_device()][0]  # compiled all the same
+
+
+@pytest.mark.gpu
 def test_gpu_evaluation_records_lock_wait_precompile_and_host_time(
     add_kernel: Callable[..., str], add_spec: KernelSpec
 ) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -176,6 +177,29 @@ def test_cuda_timing_settles_on_a_steady_kernel() -> None:
     assert stats.method == "cuda_event" and stats.stopped_by == timers.SETTLED_STOP and stats.trials < 100
 
 
+@pytest.mark.gpu
+def test_cuda_timing_gives_a_gross_loser_up_in_warm_up() -> None:
+    """A 20 ms busy-wait against a race threshold of 1 ms: three warm-up calls, no timed ones."""
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    timers.bind_clocks()
+    cycles = int(20_000 * timers.sleep_cycles_per_us(torch.device("cuda")))
+    race = timers.Race(give_up_above_ms=1.0, after_trials=10)
+    stats = timers.time_callable(
+        lambda: torch.cuda._sleep(cycles),
+        [[]],
+        "cuda",
+        trials=100,
+        warmup=10,
+        flush_l2=False,
+        l2_bytes=0,
+        race=race,
+    )
+    assert (stats.trials, stats.stopped_by) == (2, timers.RACE_STOP) and stats.median_ms > 10.0
+
+
 class _FakeGpuClocks:
     """`timers._clocks` for `_time_cuda` without a GPU: each call of the timed function takes `call_ms`
     of a simulated clock, and events read it."""
@@ -246,14 +270,50 @@ def test_a_gross_loser_stops_in_warm_up(
 ) -> None:
     """At a race margin of 1.5: 80 ms calls against a best of 1 ms stop after three warm-up calls, their
     samples the two after the first; 2.9 ms calls (under 2 x 1.5 ms) go on to the race at ten timed calls;
-    2 ms calls against a best of 2 ms are timed in full."""
-    fake = _FakeGpuClocks(call_ms)
+    2 ms calls against a best of 2 ms are timed in full. (The host issues each call in 0.05 ms.)"""
+    fake = _HostAndGpuClocks(call_ms, host_ms=0.05)
     monkeypatch.setattr(timers, "_clocks", fake.clocks())
     race = timers.Race(give_up_above_ms=1.5 * best_ms, after_trials=10)
     samples, host, got = timers._time_cuda(fake.run, lambda call: [], "cuda", 20, 5, 0, 0.0, [race], 0.0)
     assert (fake.calls, got) == (calls, stopped_by)
     if call_ms == 80.0:
         assert samples == [pytest.approx(80.0)] * 2 and len(host) == 2
+
+
+class _HostAndGpuClocks(_FakeGpuClocks):
+    """Each call: the host issues for `host_ms` while the GPU runs `call_ms` in all (events span both)."""
+
+    def __init__(self, call_ms: float, host_ms: float) -> None:
+        super().__init__(call_ms)
+        self.host_ms = host_ms
+
+    def run(self, *_: object) -> None:
+        self.calls += 1
+        self.now_s += self.host_ms / 1e3
+        self.pending_s = (self.call_ms - self.host_ms) / 1e3
+
+    def clocks(self) -> dict[str, Callable[..., object]]:
+        clocks = super().clocks()
+        fake = self
+
+        def record(event: Any) -> None:
+            fake.now_s += getattr(fake, "pending_s", 0.0)  # an end event waits for the GPU
+            fake.pending_s = 0.0
+            event.at_s = fake.now_s
+
+        return {**clocks, "record": record}
+
+
+def test_a_host_bound_call_is_not_given_up_in_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Warm-up calls have no busy-wait cover, so their events span the host's issuing: a network whose
+    9 ms calls are 8.9 ms of issuing is not given up against a best of 1 ms (its replay may still win);
+    the same 9 ms of GPU work issued in 0.1 ms is."""
+    race = timers.Race(give_up_above_ms=1.5, after_trials=10)
+    for host_ms, expected in ((8.9, 5 + 10), (0.1, 3)):
+        fake = _HostAndGpuClocks(9.0, host_ms)
+        monkeypatch.setattr(timers, "_clocks", fake.clocks())
+        _, _, stopped_by = timers._time_cuda(fake.run, lambda call: [], "cuda", 20, 5, 0, 0.0, [race], 0.0)
+        assert (fake.calls, stopped_by) == (expected, timers.RACE_STOP)
 
 
 def test_warm_up_racing_needs_two_calls_after_the_first_and_can_be_off() -> None:

@@ -49,6 +49,13 @@ def _facts(record: dict[str, Any]) -> str:
     exact, best = record.get("eager_exact_ms"), record.get("best_ms")
     if exact and best:
         facts.append(f"eager at exact fp32 {format_ms(exact)} ms ({exact / best:.2f}x of it)")
+    compiled_exact = record.get("compile_exact_ms")
+    if compiled_exact and best:
+        within = {True: "", False: ", its output misses the tolerance too", None: ""}
+        facts.append(
+            f"torch.compile at exact fp32 {format_ms(compiled_exact)} ms ({compiled_exact / best:.2f}x of it"
+            f"{within[record.get('compile_exact_within_tolerance')]})"
+        )
     if record.get("correct") and record.get("winner_operator"):
         facts.append(f"won by {record['winner_operator']}")
     if record.get("correct") and record.get("winner_fp32_precision") == "tf32":

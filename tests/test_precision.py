@@ -92,6 +92,34 @@ def test_baselines_record_whether_their_own_output_meets_the_tolerance(cpu_platf
     assert Baseline.from_json(older).compiled_within_tolerance is None  # records from before: unknown
 
 
+def test_a_compile_baseline_missing_the_tolerance_is_compiled_again_at_the_candidates_precision(
+    cpu_platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where torch.compile's output misses the tolerance and the precision differs (GPU convolutions, made
+    to differ here), it is compiled and timed again at the candidates' precision, with its accuracy; where
+    its output meets the tolerance, or the precision does not differ, it is not."""
+    settings = EvalSettings(timing_trials=3, warmup_trials=1, measure_compile_baseline=True)
+    (cancelling,) = harness.measure_baselines(CANCELLING, cpu_platform, settings).values()
+    assert cancelling.compiled_within_tolerance is False and cancelling.compiled_exact is None  # CPU: same
+
+    tf32_while_compiled: list[bool] = []
+    real_compile = harness.compile_before_running
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        tf32_while_compiled.append(torch.backends.cudnn.allow_tf32)
+        return real_compile(*args, **kwargs)
+
+    monkeypatch.setattr(harness, "compile_before_running", spy)
+    monkeypatch.setattr(precision, "precision_differs", lambda model, device: True)
+    (cancelling,) = harness.measure_baselines(CANCELLING, cpu_platform, settings).values()
+    assert cancelling.compiled_exact is not None and cancelling.compiled_exact.median_ms > 0
+    assert cancelling.compiled_exact_within_tolerance is False  # the sum is reordered at any precision
+    assert tf32_while_compiled == [precision.PYTORCH_DEFAULT_CUDNN_TF32, False]
+    assert Baseline.from_json(cancelling.to_json()) == cancelling
+    (elementwise,) = harness.measure_baselines(ELEMENTWISE, cpu_platform, settings).values()
+    assert elementwise.compiled_within_tolerance is True and elementwise.compiled_exact is None
+
+
 RANDOM_IN_FORWARD = KernelSpec(
     name="random_in_forward",
     reference_source=(
@@ -108,3 +136,42 @@ def test_a_reference_drawing_in_forward_meets_its_own_tolerance(cpu_platform: Pl
     settings = EvalSettings(timing_trials=2, warmup_trials=1, measure_compile_baseline=False)
     (baseline,) = harness.measure_baselines(RANDOM_IN_FORWARD, cpu_platform, settings).values()
     assert baseline.eager_within_tolerance is True and baseline.eager_max_error == 0.0
+
+
+CONVOLUTION = KernelSpec(
+    name="convolution",
+    reference_source=(
+        "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.conv = nn.Conv2d(64, 64, 3, padding=1)\n\n"
+        "    def forward(self, x):\n        return torch.relu(self.conv(x))\n\n"
+        "def get_inputs():\n    return [torch.rand(8, 64, 56, 56)]\n\ndef get_init_inputs():\n    return []\n"
+    ),
+)
+
+
+@pytest.mark.gpu
+def test_on_the_gpu_a_convolutions_compile_baseline_gets_its_exact_fp32_timing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cuDNN convolution whose default torch.compile output is taken to miss the tolerance: torch.compile
+    is compiled and timed again with TF32 off, and that output meets the tolerance."""
+    from kernelevolve.platforms import load_platform
+    from tests.gpu import gpu_platform_name
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    real_of = harness._BaselineAccuracy.of
+
+    def default_compile_misses(self: Any, model: Any, label: str) -> tuple[bool | None, float | None]:
+        return (False, 1.0) if label == "torch.compile" else real_of(self, model, label)
+
+    monkeypatch.setattr(harness._BaselineAccuracy, "of", default_compile_misses)
+    settings = EvalSettings(timing_trials=20, warmup_trials=3, measure_compile_baseline=True)
+    (baseline,) = harness.measure_baselines(
+        CONVOLUTION, load_platform(gpu_platform_name()), settings
+    ).values()
+    assert baseline.compiled is not None and baseline.compiled_exact is not None
+    assert baseline.compiled_exact_within_tolerance is True
+    assert baseline.eager_exact is not None
+    # exact fp32 is no faster than TF32 for either (a loose bound: both run the same cuDNN convolution)
+    assert baseline.compiled_exact.median_ms > 0.8 * baseline.compiled.median_ms

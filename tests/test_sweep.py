@@ -26,7 +26,13 @@ from kernelevolve.sweep_run import (
     run_problem_isolated,
 )
 from kernelevolve.sweep_sample import op_family, read_sample, sample_markdown, stratified_sample
-from kernelevolve.sweep_summary import load_records, summarize, summary_markdown, write_summary
+from kernelevolve.sweep_summary import (
+    compile_within_tolerance_ms,
+    load_records,
+    summarize,
+    summary_markdown,
+    write_summary,
+)
 from tests.gpu import gpu_platform_name, needs_cuda
 from tests.kernelbench_data import KERNELBENCH, needs_kernelbench
 from tests.sweep_options import FAST_SETS, problem_record, sweep_options
@@ -285,6 +291,52 @@ def test_baselines_outside_the_tolerance_are_recorded_and_reported_apart() -> No
     assert "misses the tolerance on 1 of 2 problems checked: L1/2." in text
     assert "| strict | 1 | 100% | 3.00x | 100% |" in text
     assert "Baselines' own outputs" not in summary_markdown(summarize([_record("L1/1", "ok", 2.0)]))
+
+
+def test_the_torch_compile_that_meets_the_tolerance_is_compared_apart() -> None:
+    """Where torch.compile's default output misses the tolerance, its exact-fp32 run (recorded where the
+    precision differs) is the one a correct kernel is compared with in the summary's last table."""
+    shape = {"eager": {"median_ms": 4.0}, "compiled": {"median_ms": 1.0}}
+    best = {"id": "k", "backend": "triton", "speedup_vs_eager": 2.0, "shapes": [{"best_ms": 2.0}]}
+    baselines = {
+        "a": {**shape, "compiled_within_tolerance": False, "compiled_exact": {"median_ms": 6.0}},
+    }
+    record = record_from_results({"best": best, "baselines": baselines})
+    assert record["compile_exact_ms"] == 6.0 and record["compile_exact_within_tolerance"] is None
+    record = record_from_results(
+        {"best": best, "baselines": {"a": {**baselines["a"], "compiled_exact_within_tolerance": True}}}
+    )
+    assert record["compile_exact_within_tolerance"] is True
+
+    def problem(key: str, best_ms: float, compile_ms: float, **fields: Any) -> dict[str, Any]:
+        return {
+            **_record(key, "ok", 1.0, compile_ms / best_ms),
+            "best_ms": best_ms,
+            "compile_ms": compile_ms,
+            **fields,
+        }
+
+    records = [
+        problem("L1/1", 1.0, 2.0, compile_within_tolerance=True),  # 2x its default compile
+        problem(
+            "L2/5",
+            9.0,
+            3.0,
+            compile_within_tolerance=False,
+            compile_exact_ms=18.0,
+            compile_exact_within_tolerance=True,
+        ),  # 0.33x the TF32 compile, 2x the exact one
+        problem("L2/6", 1.0, 0.5, compile_within_tolerance=False),  # no exact run: left out
+    ]
+    summary = summarize(records)
+    assert compile_within_tolerance_ms(records[1]) == 18.0 and compile_within_tolerance_ms(records[2]) is None
+    within = summary["baseline_accuracy"]["vs_compile_that_meets_tolerance"]["strict"]
+    assert within["problems"] == 2 and math.isclose(within["geomean_speedup_vs_compile"], 2.0)
+    text = summary_markdown(summary)
+    assert "### torch.compile at the candidates' precision" in text
+    assert "| L2/5 | 9 | 3 | 18 | yes | 0.33x | 2.00x |" in text
+    assert "Against the torch.compile whose output meets the tolerance" in text
+    assert "| strict | 2 | 100% | 2.00x | 100% |" in text
 
 
 def _winner(speedup: float, own: bool, library_share: float | None = None) -> dict[str, Any]:

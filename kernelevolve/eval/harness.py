@@ -668,6 +668,11 @@ def _shape_baseline(
         except Exception as exc:
             compile_error = f"{type(exc).__name__}: {str(exc).strip()[:2000]}"
             log.warning("torch.compile baseline failed for %s/%s: %s", spec.name, shape.name, compile_error)
+    compiled_exact: tuple[TimingStats | None, bool | None] = (None, None)
+    if compiled_accuracy[0] is False and precision.precision_differs(model, device):
+        compiled_exact = _exact_compiled(
+            model, input_sets, accuracy, ref_module, device, dtype, settings, platform
+        )
     return Baseline(
         eager=eager,
         compiled=compiled,
@@ -677,7 +682,43 @@ def _shape_baseline(
         eager_max_error=eager_accuracy[1],
         compiled_within_tolerance=compiled_accuracy[0],
         compiled_max_error=compiled_accuracy[1],
+        compiled_exact=compiled_exact[0],
+        compiled_exact_within_tolerance=compiled_exact[1],
     )
+
+
+def _exact_compiled(
+    model: Any,
+    input_sets: Any,
+    accuracy: _BaselineAccuracy,
+    ref_module: ModuleType,
+    device: str,
+    dtype: Any,
+    settings: EvalSettings,
+    platform: Platform,
+) -> tuple[TimingStats | None, bool | None]:
+    """torch.compile compiled, run and timed at the candidates' precision (cuDNN convolutions without
+    TF32), with whether its output meets the tolerance: the torch.compile a user who needs the tolerance
+    would run, where the default one's output misses it. A failure only loses this extra figure."""
+    import torch
+
+    try:
+        torch._dynamo.reset()  # Dynamo guards on the precision flags: a compile of its own
+        with precision.exact_fp32():
+            compiled_model = compile_before_running(
+                model, placeholder_inputs(ref_module, device, dtype), device
+            )
+            with _device_held(device, {}):
+                with torch.no_grad():
+                    compiled_model(*timers.input_getter(input_sets)(0))
+                timing = _time(compiled_model, input_sets, device, settings, platform)
+                within, _ = accuracy.of(compiled_model, "torch.compile at exact fp32")
+        return timing, within
+    except Exception as exc:
+        log.warning("torch.compile at exact fp32 could not be timed: %s: %s", type(exc).__name__, exc)
+        return None, None
+    finally:
+        torch._dynamo.reset()
 
 
 class _BaselineAccuracy:

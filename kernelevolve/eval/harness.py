@@ -655,16 +655,9 @@ def _shape_baseline(
         try:
             _compile_in_process()
             torch._dynamo.reset()  # fresh compile per shape: no dynamic-shape recompiles
-            # Compiled unlocked, with nothing run on the device; the first real call (Inductor's
-            # autotuning benchmarks run in it) and the timing take the lock.
-            compiled_model = compile_before_running(
-                model, placeholder_inputs(ref_module, device, dtype), device
+            compiled, compiled_accuracy = _compiled_timing(
+                model, input_sets, accuracy, ref_module, device, dtype, settings, platform, "torch.compile"
             )
-            with _device_held(device, {}):
-                with torch.no_grad():
-                    compiled_model(*timers.input_getter(input_sets)(0))
-                compiled = _time(compiled_model, input_sets, device, settings, platform)
-                compiled_accuracy = accuracy.of(compiled_model, "torch.compile")
         except Exception as exc:
             compile_error = f"{type(exc).__name__}: {str(exc).strip()[:2000]}"
             log.warning("torch.compile baseline failed for %s/%s: %s", spec.name, shape.name, compile_error)
@@ -687,6 +680,29 @@ def _shape_baseline(
     )
 
 
+def _compiled_timing(
+    model: Any,
+    input_sets: Any,
+    accuracy: _BaselineAccuracy,
+    ref_module: ModuleType,
+    device: str,
+    dtype: Any,
+    settings: EvalSettings,
+    platform: Platform,
+    label: str,
+) -> tuple[TimingStats, tuple[bool | None, float | None]]:
+    """torch.compile's timing and accuracy. Compiled unlocked, with nothing run on the device; the first
+    real call (Inductor's autotuning benchmarks run in it), the timing and the accuracy take the lock."""
+    import torch
+
+    compiled_model = compile_before_running(model, placeholder_inputs(ref_module, device, dtype), device)
+    with _device_held(device, {}):
+        with torch.no_grad():
+            compiled_model(*timers.input_getter(input_sets)(0))
+        timing = _time(compiled_model, input_sets, device, settings, platform)
+        return timing, accuracy.of(compiled_model, label)
+
+
 def _exact_compiled(
     model: Any,
     input_sets: Any,
@@ -705,14 +721,17 @@ def _exact_compiled(
     try:
         torch._dynamo.reset()  # Dynamo guards on the precision flags: a compile of its own
         with precision.exact_fp32():
-            compiled_model = compile_before_running(
-                model, placeholder_inputs(ref_module, device, dtype), device
+            timing, (within, _) = _compiled_timing(
+                model,
+                input_sets,
+                accuracy,
+                ref_module,
+                device,
+                dtype,
+                settings,
+                platform,
+                "torch.compile exact",
             )
-            with _device_held(device, {}):
-                with torch.no_grad():
-                    compiled_model(*timers.input_getter(input_sets)(0))
-                timing = _time(compiled_model, input_sets, device, settings, platform)
-                within, _ = accuracy.of(compiled_model, "torch.compile at exact fp32")
         return timing, within
     except Exception as exc:
         log.warning("torch.compile at exact fp32 could not be timed: %s: %s", type(exc).__name__, exc)

@@ -320,8 +320,13 @@ def test_loader_reads_headers_and_backend_folders() -> None:
     assert {t.backend for t in everything} >= {"triton"}
     assert len({(t.backend, t.name) for t in everything}) == len(everything)
     for template in everything:
-        header = parse_header(template.source)
-        assert header == {"name": template.name, "family": template.family, "backend": template.backend}
+        header = parse_header(template.source) or {}
+        assert {k: header[k] for k in ("name", "family", "backend")} == {
+            "name": template.name,
+            "family": template.family,
+            "backend": template.backend,
+        }
+        assert set(header) <= {"name", "family", "backend", "seed_precisions"}
     assert [t for t in everything if t.backend == "triton"] == TRITON_TEMPLATES
     assert all(t.backend == "cute" for t in load_templates("cute"))
     with pytest.raises(ValueError, match="triton"):
@@ -395,6 +400,34 @@ def test_template_operator_seeds_each_matching_template_once() -> None:
         assert graph.add_candidate(candidate)
     assert operator.propose(_context(spec, graph, ("triton",))) == []
     assert operator.propose(_context(spec, SearchGraph(), ())) == []
+
+
+def test_on_a_gpu_platform_attention_templates_also_seed_one_tf32_pass() -> None:
+    """sdpa's templates declare `seed_precisions=tf32`: on GPU platforms each comes with a twin whose
+    FP32_PRECISION is one TF32 pass (its own is tf32x3); on the CPU, whose interpreter computes fp32 dots
+    exactly at any precision, no twin. Other templates get none."""
+    from dataclasses import replace
+
+    operator = TemplateOperator()
+    spec = CPU_SPECS["sdpa"]
+    on_cpu = operator.propose(_context(spec, SearchGraph(), ("triton",)))
+    gpu_context = replace(_context(spec, SearchGraph(), ("triton",)), platform=load_platform("h200"))
+    on_gpu = operator.propose(gpu_context)
+    assert len(on_gpu) == 2 * len(on_cpu) and all("fp32_precision" not in c.metadata for c in on_cpu)
+    twins = [c for c in on_gpu if c.metadata.get("fp32_precision") == "tf32"]
+    assert {c.metadata["template"] for c in twins} == {c.metadata["template"] for c in on_cpu}
+    for twin in twins:
+        assert (
+            twin.metadata["params"]["FP32_PRECISION"]
+            == "tf32"
+            == tunable_values(twin.source)["FP32_PRECISION"]
+        )
+    assert _template("sdpa_materialized").seed_precisions == ("tf32",)
+    assert _template("layernorm_rowwise").seed_precisions == ()
+    layernorm = replace(
+        _context(CPU_SPECS["layernorm"], SearchGraph(), ("triton",)), platform=load_platform("h200")
+    )
+    assert len(operator.propose(layernorm)) == 2  # its two templates, no twins
 
 
 def test_template_source_files_are_package_data_beside_the_loader() -> None:

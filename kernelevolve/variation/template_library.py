@@ -5,7 +5,8 @@ Every template is a complete candidate source (it defines ``ModelNew``) kept und
 
     # kernelevolve-template: name=softmax_rowwise family=softmax backend=triton
 
-and its tunables are module-level constants with a ``# tune:`` comment listing the choices
+(``seed_precisions=tf32`` may follow: FP32_PRECISION values also seeded on GPU platforms), and its
+tunables are module-level constants with a ``# tune:`` comment listing the choices
 (read by `kernelevolve.variation.tunables`, which the tuning operator edits with). A spec is
 served by every template whose family is one of the spec's tags (or the spec's name).
 
@@ -52,6 +53,8 @@ class Template:
     backend: str
     source: str
     tunables: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # name -> choices
+    # FP32_PRECISION values seeded beside the template's own on GPU platforms (header `seed_precisions=`)
+    seed_precisions: tuple[str, ...] = ()
 
     @property
     def params(self) -> dict[str, Any]:
@@ -166,6 +169,7 @@ def _read_backend_folder(folder: Traversable) -> list[Template]:
                     backend=fields["backend"],
                     source=text,
                     tunables=parse_tunables(text),
+                    seed_precisions=tuple(p for p in fields.get("seed_precisions", "").split(",") if p),
                 )
             )
     return templates

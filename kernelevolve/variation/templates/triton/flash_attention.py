@@ -1,4 +1,4 @@
-# kernelevolve-template: name=flash_attention family=sdpa backend=triton
+# kernelevolve-template: name=flash_attention family=sdpa backend=triton seed_precisions=tf32
 """Non-causal softmax(q k^T * scale) v (scale 1/sqrt(d) by default) as a flash-attention forward kernel.
 
 Each program owns BLOCK_M query rows of one (batch, head) and streams K/V in BLOCK_N blocks,

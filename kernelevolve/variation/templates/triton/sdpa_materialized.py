@@ -1,4 +1,4 @@
-# kernelevolve-template: name=sdpa_materialized family=sdpa backend=triton
+# kernelevolve-template: name=sdpa_materialized family=sdpa backend=triton seed_precisions=tf32
 """scaled_dot_product_attention(q, k, v) without mask or dropout, for any head_dim: scores in memory.
 
 A flash kernel keeps a (BLOCK_M x head_dim) accumulator and q tile per program, which does not fit at

@@ -307,55 +307,58 @@ def _host_bound_lines(rows: list[dict[str, Any]]) -> list[str]:
 
 def _exact_precision_table(problems: list[dict[str, Any]]) -> list[str]:
     """Problems whose eager baseline was also timed at the candidates' precision (GPU convolutions)."""
-    rows = [row for row in problems if row.get("eager_exact_ms")]
-    if not rows:
-        return []
-    lines = [
-        "",
+    return _exact_table(
+        problems,
+        "eager",
+        "eager",
         "### Eager at the candidates' precision",
-        "",
         "Candidates are checked against a reference with exact fp32 convolutions; the eager baseline above runs "
         "cuDNN in TF32 (PyTorch's default), whose output may miss the fp32 tolerance itself (its column: checked "
         "like a candidate's; where it meets it, candidates may run convolutions in TF32 too). Eager timed exact:",
-        "",
-        "| problem | best ms | eager ms (TF32) | eager TF32 within tolerance | eager ms (exact fp32) | vs eager "
-        "| vs eager exact |",
-        "|---|---:|---:|---|---:|---:|---:|",
-    ]
-    verdicts = {True: "yes", False: "no", None: "-"}
-    for row in rows:
-        best, exact = row.get("best_ms"), row["eager_exact_ms"]
-        lines.append(
-            f"| {row['problem']} | {format_ms(best)} | {format_ms(row['eager_ms'])} | "
-            f"{verdicts[row.get('eager_within_tolerance')]} | {format_ms(exact)} | "
-            f"{format_speedup(row['speedup_vs_eager'])} | {format_speedup(exact / best if best else None)} |"
-        )
-    return lines
+    )
 
 
 def _exact_compile_table(problems: list[dict[str, Any]]) -> list[str]:
     """Problems whose torch.compile was also compiled and timed at the candidates' precision."""
-    rows = [row for row in problems if row.get("compile_exact_ms")]
+    return _exact_table(
+        problems,
+        "compile",
+        "torch.compile",
+        "### torch.compile at the candidates' precision",
+        "Where torch.compile's output (cuDNN in TF32, PyTorch's default) misses the tolerance, it is compiled and "
+        "timed again with exact fp32 convolutions (its column: checked like a candidate's): what a user who "
+        "needs the tolerance would run.",
+    )
+
+
+def _exact_table(
+    problems: list[dict[str, Any]], baseline: str, label: str, title: str, intro: str
+) -> list[str]:
+    """A baseline at PyTorch's default precision and at exact fp32, beside the best kernel."""
+    rows = [row for row in problems if row.get(f"{baseline}_exact_ms")]
     if not rows:
         return []
+    # eager at exact fp32 is the reference itself: only torch.compile's exact run has a verdict of its own
+    checked = any(row.get(f"{baseline}_exact_within_tolerance") is not None for row in rows)
     lines = [
         "",
-        "### torch.compile at the candidates' precision",
+        title,
         "",
-        "Where torch.compile's output (cuDNN in TF32, PyTorch's default) misses the tolerance, it is compiled and "
-        "timed again with exact fp32 convolutions: what a user who needs the tolerance would run.",
+        intro,
         "",
-        "| problem | best ms | torch.compile ms (TF32) | torch.compile ms (exact fp32) | exact within tolerance "
-        "| vs torch.compile | vs torch.compile exact |",
-        "|---|---:|---:|---:|---|---:|---:|",
+        f"| problem | best ms | {label} ms (TF32) | {label} TF32 within tolerance | {label} ms (exact fp32) "
+        + ("| exact within tolerance " if checked else "")
+        + f"| vs {label} | vs {label} exact |",
+        "|---|---:|---:|---|---:|" + ("---|" if checked else "") + "---:|---:|",
     ]
     verdicts = {True: "yes", False: "no", None: "-"}
     for row in rows:
-        best, exact = row.get("best_ms"), row["compile_exact_ms"]
+        best, exact = row.get("best_ms"), row[f"{baseline}_exact_ms"]
         lines.append(
-            f"| {row['problem']} | {format_ms(best)} | {format_ms(row.get('compile_ms'))} | {format_ms(exact)} | "
-            f"{verdicts[row.get('compile_exact_within_tolerance')]} | {format_speedup(row.get('speedup_vs_compile'))} "
-            f"| {format_speedup(exact / best if best else None)} |"
+            f"| {row['problem']} | {format_ms(best)} | {format_ms(row.get(f'{baseline}_ms'))} | "
+            f"{verdicts[row.get(f'{baseline}_within_tolerance')]} | {format_ms(exact)} | "
+            + (f"{verdicts[row.get(f'{baseline}_exact_within_tolerance')]} | " if checked else "")
+            + f"{format_speedup(row.get(f'speedup_vs_{baseline}'))} | {format_speedup(exact / best if best else None)} |"
         )
     return lines
 

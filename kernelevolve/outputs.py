@@ -266,4 +266,11 @@ def summary_table(results: dict[str, Any]) -> str:
                     + (f" (max abs error {row['compile_max_error']:.3g})" if label != "eager" else "")
                     + ": a correct kernel may not do what it does"
                 )
+        if row.get("compile_exact_ms"):
+            verdict = {True: "meets", False: "misses", None: "was not checked against"}
+            lines.append(
+                f"note: torch.compile with exact fp32 convolutions takes {_ms(row['compile_exact_ms'])} ms at "
+                f"{row['shape']} ({_x(row.get('speedup_vs_compile_exact'))} of it) and its output "
+                f"{verdict[row.get('compile_exact_within_tolerance')]} the tolerance"
+            )
     return "\n".join(lines)

@@ -158,6 +158,22 @@ def test_the_run_summary_says_when_a_baseline_misses_the_tolerance(add_kernel) -
         summary_table(results)
     )
     assert "misses" not in summary_table(_results(graph))  # baselines not checked: nothing said
+    exact = Baseline(**{**vars(off), "compiled_exact": _stats(2.0), "compiled_exact_within_tolerance": True})
+    results = build_results(
+        spec=spec,
+        platform="cpu",
+        graph=graph,
+        baselines={"default": exact},
+        stop_reason="max_evaluations",
+        elapsed_s=1.0,
+        evaluations_this_session=1,
+    )
+    (row,) = results["best"]["shapes"]
+    assert row["compile_exact_ms"] == 2.0 and row["compile_exact_within_tolerance"] is True
+    assert (
+        "note: torch.compile with exact fp32 convolutions takes 2.0000 ms at default (3.00x of it) and its output "
+        "meets the tolerance" in summary_table(results)
+    )
     failed = SearchGraph()
     candidate = Candidate(add_kernel(), "triton", "test")
     failed.add_candidate(candidate)

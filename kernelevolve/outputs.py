@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections import Counter
@@ -9,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.evaluation_log import evaluation_log
+from kernelevolve.fitness import VERIFIED_FLAG, score
 from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.own_kernels import kernel_use
-from kernelevolve.types import Baseline, KernelSpec, Status
+from kernelevolve.sweep_format import first_line
+from kernelevolve.types import Baseline, EvalReport, FitnessValue, KernelSpec, Status, TimingStats
 
 _LOADER = '''"""Load the kernel that kernelevolve found: `ModelNew = load()` then use it like the reference Model."""
 
@@ -59,10 +62,16 @@ def write_best(run_dir: Path, node: Node, spec: KernelSpec, platform: str) -> Pa
     return kernel
 
 
-def shape_rows(node: Node | None, baselines: dict[str, Baseline]) -> list[dict[str, Any]]:
+def shape_rows(
+    node: Node | None, baselines: dict[str, Baseline], latency: dict[str, TimingStats] | None = None
+) -> list[dict[str, Any]]:
+    """One row per baseline shape: the node's time (`latency` where given: its confirmation's) beside the
+    baselines, and the baselines' own accuracy."""
+    if latency is None:
+        latency = node.report.latency if node and node.report else {}
     rows = []
     for shape, baseline in baselines.items():
-        timing = node.report.latency.get(shape) if node and node.report else None
+        timing = latency.get(shape)
         compiled = baseline.compiled.median_ms if baseline.compiled else None
         exact = baseline.eager_exact.median_ms if baseline.eager_exact else None
         compiled_exact = baseline.compiled_exact.median_ms if baseline.compiled_exact else None
@@ -101,7 +110,11 @@ def build_results(
     elapsed_s: float,
     evaluations_this_session: int,
     extra: dict[str, Any] | None = None,
+    confirmations: dict[str, EvalReport] | None = None,
 ) -> dict[str, Any]:
+    """results.json's content. `confirmations` (node id -> report): winners evaluated once more with every
+    timed call (`app.confirm_winners`); where one passed, its times and speedups are the ones reported."""
+    confirmations = confirmations or {}
     best = graph.best()
     evaluated = graph.evaluated()
     statuses = Counter(node.report.status.value for node in evaluated if node.report)
@@ -135,17 +148,20 @@ def build_results(
         "best": None,
     }
     if best is not None and best.fitness is not None and best.report is not None:
-        results["best"] = _node_summary(best, baselines)
+        results["best"] = _node_summary(best, baselines, confirmations.get(best.id))
     # In a permissive run `best` may call PyTorch's libraries; this is the best that a strict run
     # would have accepted (the same node in a strict run).
     strict = best_strict(graph)
-    results["best_strict"] = _node_summary(strict, baselines) if strict is not None else None
+    results["best_strict"] = (
+        _node_summary(strict, baselines, confirmations.get(strict.id)) if strict is not None else None
+    )
     # The best verified kernel of each backend, so a CuTe winner is visible beside the Triton one.
     by_backend: dict[str, Node] = {}
     for node in graph.top(len(graph)):  # feasible nodes, best first
         by_backend.setdefault(node.candidate.backend, node)
     results["best_by_backend"] = {
-        backend: _node_summary(node, baselines) for backend, node in sorted(by_backend.items())
+        backend: _node_summary(node, baselines, confirmations.get(node.id))
+        for backend, node in sorted(by_backend.items())
     }
     # After best_strict, which has classified every correct node's kernel use (cached) for the log.
     results["evaluation_log"] = evaluation_log(graph)
@@ -159,9 +175,15 @@ def build_results(
     return results
 
 
-def _node_summary(node: Node, baselines: dict[str, Baseline]) -> dict[str, Any]:
+def _node_summary(
+    node: Node, baselines: dict[str, Baseline], confirmation: EvalReport | None = None
+) -> dict[str, Any]:
+    """A winner as results.json reports it: with its confirmation's times and speedups where that passed,
+    the search's own kept under `search`."""
     assert node.fitness is not None and node.report is not None
     use = kernel_use(node.candidate)
+    confirmed = _confirmed_fitness(node, baselines, confirmation)
+    fitness = confirmed or node.fitness
     return {
         "id": node.id,
         "backend": node.candidate.backend,
@@ -170,11 +192,43 @@ def _node_summary(node: Node, baselines: dict[str, Baseline]) -> dict[str, Any]:
         "own_kernels_only": use.own_kernels_only,
         "uses_library": use.uses_library,
         "metadata": node.candidate.metadata,
-        "speedup_vs_eager": node.fitness.objective,
-        "speedup_vs_compile": node.fitness.speedup_vs_compile,
+        "speedup_vs_eager": fitness.objective,
+        "speedup_vs_compile": fitness.speedup_vs_compile,
         "max_abs_error": node.report.max_abs_error,
         "flags": list(node.report.flags),
-        "shapes": shape_rows(node, baselines),
+        "shapes": shape_rows(node, baselines, confirmation.latency if confirmed and confirmation else None),
+        "search": {
+            "speedup_vs_eager": node.fitness.objective,
+            "speedup_vs_compile": node.fitness.speedup_vs_compile,
+            "median_ms": {shape: t.median_ms for shape, t in node.report.latency.items()},
+        },
+        "confirmation": _confirmation_summary(confirmation, confirmed is not None),
+    }
+
+
+def _confirmed_fitness(
+    node: Node, baselines: dict[str, Baseline], confirmation: EvalReport | None
+) -> FitnessValue | None:
+    """The fitness of a passing confirmation (None where there is none, or it failed). A winner verified
+    on a fresh worker for an excessive speedup stays verified in its confirmation."""
+    if confirmation is None or not confirmation.ok or node.report is None:
+        return None
+    flags = confirmation.flags
+    if VERIFIED_FLAG in node.report.flags and VERIFIED_FLAG not in flags:
+        flags = (*flags, VERIFIED_FLAG)
+    fitness = score(dataclasses.replace(confirmation, flags=flags), baselines)
+    return fitness if fitness.feasible else None
+
+
+def _confirmation_summary(confirmation: EvalReport | None, used: bool) -> dict[str, Any] | None:
+    if confirmation is None:
+        return None
+    return {
+        "status": confirmation.status.value,
+        "used": used,  # its times are the reported ones
+        "timed_calls": {shape: t.trials for shape, t in confirmation.latency.items()},
+        "max_abs_error": confirmation.max_abs_error,
+        "feedback": first_line(confirmation.feedback) if not confirmation.ok else "",
     }
 
 
@@ -203,6 +257,24 @@ def _share(value: float | None) -> str:
     return f"{100 * value:.0f}%" if value is not None else "-"
 
 
+def _confirmation_line(entry: dict[str, Any]) -> str:
+    """What the winner's confirmation said ("" where it had none: results from before confirmations)."""
+    confirmation = entry.get("confirmation")
+    if not confirmation:
+        return ""
+    search = entry.get("search") or {}
+    if confirmation["used"]:
+        calls = sorted(set(confirmation["timed_calls"].values()))
+        return (
+            f"confirmed: checked and timed again with {', '.join(map(str, calls))} timed calls (no settling); "
+            f"the search had measured {_x(search.get('speedup_vs_eager'))} vs eager"
+        )
+    return (
+        f"warning: the best failed its confirmation ({confirmation['status']}: {confirmation['feedback']}); "
+        "its times are the search's"
+    )
+
+
 def summary_table(results: dict[str, Any]) -> str:
     lines = [
         f"spec {results['spec']['name']} on {results['platform']}: {results['evaluations']} evaluations "
@@ -224,6 +296,9 @@ def summary_table(results: dict[str, Any]) -> str:
         f"best {best['id']} ({best['backend']}, {best['operator']}/{best['mode']}): "
         f"{_x(best['speedup_vs_eager'])} vs eager, {_x(best['speedup_vs_compile'])} vs torch.compile"
     )
+    confirmation_line = _confirmation_line(best)
+    if confirmation_line:
+        lines.append(confirmation_line)
     split = best.get("time_split")
     if split:
         lines.append(

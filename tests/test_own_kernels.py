@@ -102,9 +102,9 @@ def _graph(entries: list[tuple[str, float]]) -> SearchGraph:
     return graph
 
 
-def _results(graph: SearchGraph) -> dict[str, Any]:
+def _results(graph: SearchGraph, baseline: Baseline | None = None) -> dict[str, Any]:
     spec = KernelSpec("mm_relu", MM_RELU_REFERENCE)
-    baselines = {"default": Baseline(eager=_stats(1.0), compiled=_stats(0.5))}
+    baselines = {"default": baseline or Baseline(eager=_stats(1.0), compiled=_stats(0.5))}
     return build_results(
         spec=spec,
         platform="cpu",
@@ -139,19 +139,10 @@ def test_best_strict_beside_a_library_winner_of_a_permissive_run(add_kernel) -> 
 
 def test_the_run_summary_says_when_a_baseline_misses_the_tolerance(add_kernel) -> None:
     graph = _graph([(add_kernel(), 1.5)])
-    spec = KernelSpec("mm_relu", MM_RELU_REFERENCE)
     off = Baseline(
         eager=_stats(1.0), compiled=_stats(0.5), compiled_within_tolerance=False, compiled_max_error=0.25
     )
-    results = build_results(
-        spec=spec,
-        platform="cpu",
-        graph=graph,
-        baselines={"default": off},
-        stop_reason="max_evaluations",
-        elapsed_s=1.0,
-        evaluations_this_session=1,
-    )
+    results = _results(graph, off)
     (row,) = results["best"]["shapes"]
     assert row["compile_within_tolerance"] is False and row["compile_max_error"] == 0.25
     assert "note: torch.compile's own output misses the spec's tolerance at default (max abs error 0.25)" in (
@@ -159,15 +150,7 @@ def test_the_run_summary_says_when_a_baseline_misses_the_tolerance(add_kernel) -
     )
     assert "misses" not in summary_table(_results(graph))  # baselines not checked: nothing said
     exact = Baseline(**{**vars(off), "compiled_exact": _stats(2.0), "compiled_exact_within_tolerance": True})
-    results = build_results(
-        spec=spec,
-        platform="cpu",
-        graph=graph,
-        baselines={"default": exact},
-        stop_reason="max_evaluations",
-        elapsed_s=1.0,
-        evaluations_this_session=1,
-    )
+    results = _results(graph, exact)
     (row,) = results["best"]["shapes"]
     assert row["compile_exact_ms"] == 2.0 and row["compile_exact_within_tolerance"] is True
     assert (

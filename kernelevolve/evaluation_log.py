@@ -36,6 +36,7 @@ _WHAT = (
     "graph_replay",
     "model",
 )
+_LOCKED_STAGES = ("build", "correctness", "reference", "timing")  # the harness's stages under the lock
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*")
 _CONTROL = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -66,12 +67,23 @@ def entry(node: Node) -> dict[str, Any]:
         "what": what(candidate.metadata),
         "flags": list(report.flags),
         "eval_s": round(report.wall_s, 2),
+        # the GPU's share of it (correctness and timing under the device lock) and the wait for the lock,
+        # and how the timing went: what throughput analyses read when run directories stay on the device
+        "locked_s": _round_s(sum(report.phase_s.get(stage, 0.0) for stage in _LOCKED_STAGES)),
+        "wait_s": _round_s(report.phase_s.get("device_wait", 0.0)),
+        "timed_calls": sum(t.trials for t in latency) if latency else None,
+        "stopped_by": ",".join(sorted({t.stopped_by for t in latency if t.stopped_by})),
         "feedback": feedback_excerpt(report.feedback, report.error_name) if failed else None,
     }
     if node.feasible:
         use = kernel_use(candidate)
         out["own_kernels_only"], out["uses_library"] = use.own_kernels_only, use.uses_library
     return {k: v for k, v in out.items() if v is not None and v != [] and v != {} and v != ""}
+
+
+def _round_s(seconds: float) -> float | None:
+    """Seconds to 0.01 s; None (left out) where none were spent."""
+    return round(seconds, 2) if seconds >= 0.005 else None
 
 
 def what(metadata: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from kernelevolve.interfaces import ProposalContext
 from kernelevolve.sweep import Sweep, select_problems
 from kernelevolve.sweep_candidates import main as candidates_main
 from kernelevolve.sweep_summary import load_records, write_summary
-from kernelevolve.types import Candidate, EvalReport, FitnessValue, Status
+from kernelevolve.types import Candidate, EvalReport, FitnessValue, Status, TimingStats
 from kernelevolve.variation import OPERATORS
 from tests.kernelbench_data import needs_kernelbench
 from tests.sweep_options import FAST_SETS, sweep_options
@@ -226,3 +226,38 @@ def test_entry_of_a_failure_is_one_short_line() -> None:
         "evaluation exceeded the 1 s limit and was killed\nstack when stopped:\n  File 'x', line 3\n  ..."
     )
     assert feedback_excerpt(stack_dump, "Timeout") == "evaluation exceeded the 1 s limit and was killed"
+
+
+def test_an_entry_says_how_long_it_held_the_gpu_and_how_its_timing_ended() -> None:
+    """Locked seconds (build, correctness, reference, timing), the wait for the lock, the timed calls
+    over all shapes and the rules that stopped them: a throughput analysis needs no run directory."""
+    candidate = Candidate("# timed\n", "triton", "tune")
+    graph = SearchGraph()
+    graph.add_candidate(candidate)
+    latency = {
+        "a": TimingStats(2.0, 2.0, 0.0, 2.0, 2.0, 20, "cuda_event", stopped_by="settled"),
+        "b": TimingStats(1.0, 1.0, 0.0, 1.0, 1.0, 100, "cuda_event"),
+    }
+    phases = {
+        "static": 0.3,
+        "precompile": 0.4,
+        "device_wait": 1.234,
+        "build": 0.01,
+        "correctness": 0.2,
+        "timing": 0.25,
+    }
+    report = EvalReport(candidate.id, Status.OK, latency=latency, phase_s=phases, wall_s=2.5)
+    graph.record(candidate.id, report, FitnessValue(True, 1.0))
+    item = entry(graph.node(candidate.id))
+    assert (item["locked_s"], item["wait_s"], item["timed_calls"], item["stopped_by"]) == (
+        0.46,
+        1.23,
+        120,
+        "settled",
+    )
+    raced = EvalReport(
+        candidate.id, Status.OK, latency={"a": TimingStats(9.0, 9.0, 0.0, 9.0, 9.0, 2, stopped_by="race")}
+    )
+    graph.record(candidate.id, raced, FitnessValue(True, 0.2))
+    item = entry(graph.node(candidate.id))
+    assert item["stopped_by"] == "race" and "wait_s" not in item and "locked_s" not in item  # CPU: no lock

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -304,8 +305,6 @@ def confirm_winners(
     ranks candidates on settled timings and reports the fastest, whose own time is then the likeliest to
     be a lucky one; its confirmation is what results.json reports (`build_results`). A confirmation that
     fails says the winner is flaky; it is reported as such. Node id -> report; none where it could not run."""
-    import dataclasses
-
     confirming = dataclasses.replace(settings, settle_relative_halfwidth=0.0, race_margin=0.0)
     unique = {node.id: node for node in winners if node is not None}
     futures = {}

@@ -55,11 +55,12 @@ def _with_precision_twins(template: Template, device: str) -> list[tuple[str, di
     which puts its error at about a quarter of the tolerance. (The CPU's interpreter computes fp32 dots
     exactly whatever the precision: twins there would time the same kernel again.)"""
     sources: list[tuple[str, dict[str, Any]]] = [(template.source, {})]
-    choices = template.tunables.get(PRECISION_TUNABLE, ())
     if device == "cpu":
         return sources
+    choices = template.tunables.get(PRECISION_TUNABLE, ())
+    own = template.params.get(PRECISION_TUNABLE)
     for precision in template.seed_precisions:
-        if precision in choices and precision != tunable_values(template.source).get(PRECISION_TUNABLE):
+        if precision in choices and precision != own:
             twin = apply_values(template.source, {PRECISION_TUNABLE: precision})
             sources.append((twin, {"fp32_precision": precision}))
     return sources

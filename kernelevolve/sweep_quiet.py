@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
-from kernelevolve.sweep_run import TIME_FORMAT
+from kernelevolve.sweep_run import TIME_FORMAT, record_from_results
 from kernelevolve.types import Baseline, KernelSpec
 
 log = logging.getLogger(__name__)
@@ -111,19 +111,10 @@ def _measure(config: dict[str, Any], make_evaluator: EvaluatorFactory) -> dict[s
 
 def with_quiet_baselines(record: dict[str, Any], baselines: dict[str, Baseline]) -> dict[str, Any]:
     """The record with the faster of its two measurements of each baseline, and speedups to match."""
-    quiet: dict[str, Any] = {
-        "eager_ms": _total(b.eager.median_ms for b in baselines.values()),
-        "compile_ms": _total(b.compiled.median_ms if b.compiled else None for b in baselines.values()),
-        "eager_exact_ms": _total(
-            b.eager_exact.median_ms if b.eager_exact else None for b in baselines.values()
-        ),
-        "compile_exact_ms": _total(
-            b.compiled_exact.median_ms if b.compiled_exact else None for b in baselines.values()
-        ),
-        "eager_host_ms": _total(b.eager.host_ms for b in baselines.values()),
-        "compile_host_ms": _total(b.compiled.host_ms if b.compiled else None for b in baselines.values()),
-        "measured_at": time.strftime(TIME_FORMAT),
-    }
+    # summed over shapes as the record's own fields were (`sweep_run.record_from_results`)
+    summed = record_from_results({"baselines": {shape: b.to_json() for shape, b in baselines.items()}})
+    quiet: dict[str, Any] = {key: summed[key] for key in (*_KEPT_FASTER, "eager_host_ms", "compile_host_ms")}
+    quiet["measured_at"] = time.strftime(TIME_FORMAT)
     updated = dict(record)
     updated["in_search_baselines"] = {
         key: record.get(key) for key in (*_KEPT_FASTER, "eager_host_ms", "compile_host_ms")
@@ -146,11 +137,6 @@ def with_quiet_baselines(record: dict[str, Any], baselines: dict[str, Baseline])
 
 
 _KEPT_FASTER = ("eager_ms", "compile_ms", "eager_exact_ms", "compile_exact_ms")
-
-
-def _total(values: Iterable[float | None]) -> float | None:
-    listed = list(values)
-    return None if not listed or None in listed else float(sum(v for v in listed if v is not None))
 
 
 def _faster(first: float | None, second: float | None) -> float | None:

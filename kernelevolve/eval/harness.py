@@ -651,21 +651,23 @@ def _shape_baseline(
     compiled: TimingStats | None = None
     compiled_accuracy: tuple[bool | None, float | None] = (None, None)
     compile_error = ""
+
+    def time_compiled(label: str) -> tuple[TimingStats, tuple[bool | None, float | None]]:
+        return _compiled_timing(
+            model, input_sets, accuracy, ref_module, device, dtype, settings, platform, label
+        )
+
     if settings.measure_compile_baseline:
         try:
             _compile_in_process()
             torch._dynamo.reset()  # fresh compile per shape: no dynamic-shape recompiles
-            compiled, compiled_accuracy = _compiled_timing(
-                model, input_sets, accuracy, ref_module, device, dtype, settings, platform, "torch.compile"
-            )
+            compiled, compiled_accuracy = time_compiled("torch.compile")
         except Exception as exc:
             compile_error = f"{type(exc).__name__}: {str(exc).strip()[:2000]}"
             log.warning("torch.compile baseline failed for %s/%s: %s", spec.name, shape.name, compile_error)
     compiled_exact: tuple[TimingStats | None, bool | None] = (None, None)
     if compiled_accuracy[0] is False and precision.precision_differs(model, device):
-        compiled_exact = _exact_compiled(
-            model, input_sets, accuracy, ref_module, device, dtype, settings, platform
-        )
+        compiled_exact = _exact_compiled(time_compiled)
     return Baseline(
         eager=eager,
         compiled=compiled,
@@ -704,34 +706,18 @@ def _compiled_timing(
 
 
 def _exact_compiled(
-    model: Any,
-    input_sets: Any,
-    accuracy: _BaselineAccuracy,
-    ref_module: ModuleType,
-    device: str,
-    dtype: Any,
-    settings: EvalSettings,
-    platform: Platform,
+    time_compiled: Callable[[str], tuple[TimingStats, tuple[bool | None, float | None]]],
 ) -> tuple[TimingStats | None, bool | None]:
-    """torch.compile compiled, run and timed at the candidates' precision (cuDNN convolutions without
-    TF32), with whether its output meets the tolerance: the torch.compile a user who needs the tolerance
-    would run, where the default one's output misses it. A failure only loses this extra figure."""
+    """torch.compile compiled, run and timed (`time_compiled`, as the default one is) at the candidates'
+    precision (cuDNN convolutions without TF32), with whether its output meets the tolerance: the
+    torch.compile a user who needs the tolerance would run, where the default one's output misses it. A
+    failure only loses this extra figure."""
     import torch
 
     try:
         torch._dynamo.reset()  # Dynamo guards on the precision flags: a compile of its own
         with precision.exact_fp32():
-            timing, (within, _) = _compiled_timing(
-                model,
-                input_sets,
-                accuracy,
-                ref_module,
-                device,
-                dtype,
-                settings,
-                platform,
-                "torch.compile exact",
-            )
+            timing, (within, _) = time_compiled("torch.compile exact")
         return timing, within
     except Exception as exc:
         log.warning("torch.compile at exact fp32 could not be timed: %s: %s", type(exc).__name__, exc)

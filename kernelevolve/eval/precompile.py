@@ -7,11 +7,12 @@ launches turned into compile-only warm-ups; its compiled kernels stay in Triton'
 real runs. Anything that goes wrong here is ignored: the real run compiles what was missed and
 reports the candidate's faults itself.
 
-A candidate that keeps PyTorch's library calls (cuDNN convolutions, cuBLAS GEMMs: permissive mode) gets
-the same pass with every PyTorch op that would run on the device answered from its meta kernel instead
-(`device_work_faked`): an uninitialised tensor of the result's shape and strides, or for an in-place op the
-tensor it writes, left as it was. Nothing runs on the GPU, so the pass needs no lock, and the 20-60
-Triton kernels of a level-3 Inductor program no longer compile while the evaluation holds the device.
+With `fake_device_work` (the harness's first pass for every candidate, `harness._precompile`) every PyTorch
+op that would run on the device is answered from its meta kernel instead (`device_work_faked`): an
+uninitialised tensor of the result's shape and strides, or for an in-place op the tensor it writes, left as
+it was. Nothing runs on the GPU, so the pass needs no lock: a candidate's library calls (cuDNN, cuBLAS) and
+its fills and copies no longer run beside another child's timing, and the 20-60 Triton kernels of a
+level-3 Inductor program no longer compile while the evaluation holds the device.
 
 The kernels compile in a thread pool (Triton's AsyncCompileMode): the suppressed launches submit their
 compiles and return, and the pass waits for all of them at its end. Most of Triton's compile runs outside

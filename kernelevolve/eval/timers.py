@@ -75,7 +75,7 @@ class Race:
 class Settle:
     """Stop timing once the median is known well enough: every `every` calls from `min_trials` on, if the
     95% confidence interval of the median (order statistics, no assumption about the distribution) is
-    within +-`relative_halfwidth` of it. A kernel timed steadily needs 30 calls, not 100, to be ranked.
+    within +-`relative_halfwidth` of it. A kernel timed steadily needs 20 or 30 calls, not 100, to be ranked.
     Calls of at least `long_call_ms` (0: off) are checked from `LONG_CALL_MIN_TRIALS` on: ten calls of a
     30 ms kernel are 0.3 s of samples, and the interval decides as it does at 30."""
 

@@ -119,9 +119,11 @@ def test_on_the_gpu_the_first_call_after_compiling_matches_eager() -> None:
         torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(), torch.nn.Conv2d(8, 4, 1)).cuda().eval()
     )
     x = torch.randn(2, 3, 16, 16, device="cuda")
-    compiled = compile_before_running(model, [torch.empty_like(x)], "cuda:0")
-    with torch.no_grad():
-        assert torch.allclose(compiled(x), model(x), atol=1e-4, rtol=1e-4)
+    # exact fp32 throughout: cuDNN's default TF32 would make the two differ by its rounding, not by a wrong call
+    with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+        compiled = compile_before_running(model, [torch.empty_like(x)], "cuda:0")
+        with torch.no_grad():
+            assert torch.allclose(compiled(x), model(x), atol=1e-4, rtol=1e-4)
     torch._dynamo.reset()
 
 

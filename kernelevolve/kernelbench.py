@@ -105,6 +105,10 @@ _Form = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]
 EXACT_FAMILY_FORMS: dict[str, _Form] = {
     "argmax_dim": (*_DIM_INIT, ("x",), ("return torch.argmax(x, dim=self.dim)",)),
     "argmin_dim": (*_DIM_INIT, ("x",), ("return torch.argmin(x, dim=self.dim)",)),
+    "sum_reduction": (*_DIM_INIT, ("x",), ("return torch.sum(x, dim=self.dim, keepdim=True)",)),
+    "mean_dim": (*_DIM_INIT, ("x",), ("return torch.mean(x, dim=self.dim)",)),
+    "max_dim": (*_DIM_INIT, ("x",), ("return torch.max(x, dim=self.dim)[0]",)),
+    "min_dim": (*_DIM_INIT, ("x",), ("return torch.min(x, dim=self.dim)[0]",)),
     "cumsum_dim": (*_DIM_INIT, ("x",), ("return torch.cumsum(x, dim=self.dim)",)),
     "cumprod_dim": (*_DIM_INIT, ("x",), ("return torch.cumprod(x, dim=self.dim)",)),
     "cumsum_reverse_dim": (

@@ -81,13 +81,6 @@ def test_compile_time_benchmarks_hold_the_device_lock(monkeypatch: pytest.Monkey
 
 
 @pytest.mark.gpu
-@pytest.mark.xfail(
-    reason="sample run 7's preflight (H200, torch 2.11): the compile phase ran 48 device events, the first a "
-    "pageable host-to-device copy; the same compile outside pytest, later on that machine with its Inductor "
-    "cache warm, ran none. Their source is not known yet: "
-    "experiments/eval_throughput/2026-11-30_session13/compile_events.py prints their stacks on a cold cache",
-    strict=False,
-)
 def test_on_the_gpu_the_compile_runs_no_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
@@ -107,7 +100,12 @@ def test_on_the_gpu_the_compile_runs_no_kernel(tmp_path: Path, monkeypatch: pyte
         compile_before_running(model, [torch.empty_like(x)], "cuda:0")
         torch.cuda.synchronize()
     torch._dynamo.reset()
-    assert [e.name for e in trace.events() if e.device_type == torch.autograd.DeviceType.CUDA] == []
+    device_events = [e for e in trace.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    # On a cold cache Inductor's joint-graph pattern passes move their example tensors to the device: 24
+    # host-to-device and 24 device-to-device copies, 35 us in all on an H200 (session 14's
+    # compile_events.py), nothing a neighbour's timing could feel. Kernels are what must not run.
+    assert [e.name for e in device_events if not e.name.startswith("Memcpy")] == []
+    assert sum(e.time_range.elapsed_us() for e in device_events) < 1000
 
 
 @pytest.mark.gpu

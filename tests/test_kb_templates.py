@@ -1,6 +1,6 @@
 """Family templates for KernelBench level-1 problems our fusion compiler does not cover.
 
-Argmax/argmin over a dim (51, 52), the cumsum family (89-92) and 1D/2D/3D max/avg pooling (41-46):
+Sum, mean, max and min over a dim (47, 48, 49, 53), argmax/argmin over a dim (51, 52), the cumsum family (89-92) and 1D/2D/3D max/avg pooling (41-46):
 each problem is tagged with its template's family, finds the template, and the template
 matches the reference (fp32, 1e-4) at its CPU-scaled size and at other sizes and constructor
 arguments under the Triton interpreter. One problem also goes through the real harness.
@@ -36,6 +36,16 @@ CPU_BUDGET = 4096
 # The second case changes sizes (odd, non-power-of-two) and, where the reference takes them, dims
 # and window parameters; small tunables force several chunks, partial chunks and several programs.
 CASES: dict[int, tuple[str, list[tuple[dict[str, Any], list[Any] | None, dict[str, Any]]]]] = {
+    # KernelBench reduces dim 1 of (128, 4096, 4095); also the last dim and dim 0, long enough for chunks.
+    47: ("sum_reduction", [({"batch_size": 3, "dim1": 37, "dim2": 5}, None, {"COL_BLOCK_R": 8, "COL_BLOCK_I": 4}),
+                           ({"batch_size": 3, "dim1": 6, "dim2": 75}, [-1], {"BLOCK_SIZE": 16})]),
+    48: ("mean_dim", [({"batch_size": 3, "dim1": 37, "dim2": 5}, None, {"COL_BLOCK_R": 8, "COL_BLOCK_I": 4}),
+                      ({"batch_size": 5, "dim1": 7, "dim2": 3}, [0], {"COL_BLOCK_R": 4}),
+                      ({"batch_size": 3, "dim1": 6, "dim2": 75}, [2], {"BLOCK_SIZE": 16})]),
+    49: ("max_dim", [({"batch_size": 3, "dim1": 37, "dim2": 5}, None, {"COL_BLOCK_R": 8, "COL_BLOCK_I": 4}),
+                     ({"batch_size": 3, "dim1": 6, "dim2": 75}, [-1], {"BLOCK_SIZE": 16, "ROWS_PER_PROGRAM": 2})]),
+    53: ("min_dim", [({"batch_size": 5, "dim1": 7, "dim2": 3}, [0], {"COL_BLOCK_R": 4}),
+                     ({"batch_size": 3, "dim1": 6, "dim2": 75}, [2], {"BLOCK_SIZE": 16})]),
     51: ("argmax_dim", [({"batch_size": 3, "dim1": 37, "dim2": 5}, None, {"COL_BLOCK": 8, "COL_LANES": 4}),
                         ({"batch_size": 3, "dim1": 6, "dim2": 75}, [-1], {"BLOCK_SIZE": 16})]),
     52: ("argmin_dim", [({"batch_size": 5, "dim1": 7, "dim2": 3}, [0], {"COL_BLOCK": 4}),
@@ -80,12 +90,13 @@ def _problem(problem_id: int) -> Problem:
     return load_problem(KERNELBENCH, 1, problem_id)
 
 
+def _family_templates(problem: Problem, family: str) -> list[Template]:
+    return [t for t in templates_for(problem_to_spec(problem), "triton") if t.family == family]
+
+
 def _template(problem: Problem, family: str) -> Template:
-    spec = problem_to_spec(problem)
-    found = [t for t in templates_for(spec, "triton") if t.family == family]
-    assert len(found) == 1, (
-        f"{problem.name}: templates_for found {[t.name for t in templates_for(spec, 'triton')]}"
-    )
+    found = _family_templates(problem, family)
+    assert len(found) == 1, f"{problem.name}: templates of {family}: {[t.name for t in found]}"
     return found[0]
 
 
@@ -124,13 +135,18 @@ def test_template_matches_kernelbench_problem(interpreter: None, problem_id: int
     family, cases = CASES[problem_id]
     problem = _problem(problem_id)
     assert family in problem_tags(problem)
-    template = _template(problem, family)
+    templates = _family_templates(problem, family)  # the sums and means have a split-row twin each
+    assert templates, f"{problem.name}: no template of {family}"
     scaled = scale_for_cpu(problem_to_spec(problem), CPU_BUDGET)
     assert scaled.scaling, f"{problem.name} was not scaled for the CPU"
     constants = dict(scaled.shapes[0].params)
-    _compare(problem, template, constants, None, {})
-    for sizes, init, tunables in cases:
-        _compare(problem, template, sizes, init, tunables)
+    for template in templates:
+        _compare(problem, template, constants, None, {})
+        for sizes, init, tunables in cases:
+            # the split twins have no ROWS_PER_PROGRAM
+            _compare(
+                problem, template, sizes, init, {k: v for k, v in tunables.items() if k in template.source}
+            )
 
 
 @needs_kernelbench
@@ -141,6 +157,23 @@ def test_argreduce_ties_keep_the_first_index(interpreter: None, problem_id: int,
     # Few distinct values: every line has many equal extremes, some in later chunks.
     x = torch.randint(0, 3, (3, 40, 6), generator=torch.Generator().manual_seed(2)).float()
     _compare(problem, template, {}, [dim], {"BLOCK_SIZE": 16, "COL_BLOCK": 4}, [x])
+
+
+@needs_kernelbench
+@pytest.mark.parametrize(("problem_id", "dim"), [(49, 1), (53, 1), (49, 2), (53, 0)])
+def test_max_and_min_over_a_dim_return_nan_for_a_line_with_nan(
+    interpreter: None, problem_id: int, dim: int
+) -> None:
+    problem = _problem(problem_id)
+    template = _template(problem, CASES[problem_id][0])
+    x = torch.rand((3, 40, 6), generator=torch.Generator().manual_seed(5))
+    x[0, 33, 2] = x[2, 1, 5] = float("nan")  # late in one line, first in another; chunks of 16 and 4
+    module = load_reference_module(problem.code, {})
+    candidate = _BACKEND.load(apply_values(template.source, {"BLOCK_SIZE": 16, "COL_BLOCK_R": 4}), "kb_nan")
+    with torch.no_grad():
+        want, got = module.Model(dim)(x), candidate.ModelNew(dim)(x)
+    assert got.isnan().any()
+    torch.testing.assert_close(got, want, equal_nan=True, atol=0, rtol=0)
 
 
 @needs_kernelbench

@@ -1,5 +1,7 @@
 # kernelevolve-template: name=sum_reduction family=sum_reduction backend=triton
-"""torch.sum(x, dim=self.dim, keepdim=True) for any dim (KernelBench 47 form), fp32 accumulation.
+# kernelevolve-variant: name=mean_dim family=mean_dim MEAN=True KEEPDIM=False
+"""torch.sum(x, dim=self.dim, keepdim=True) for any dim (KernelBench 47 form), fp32 accumulation; through
+its variant, torch.mean(x, dim=self.dim) (48): the same exact sum, divided once in fp64.
 
 The contiguous input is viewed as (outer, n, inner). When the reduced dim is the last one
 (inner == 1) each program sums whole rows chunk by chunk with coalesced loads, packing several
@@ -30,6 +32,10 @@ COL_BLOCK_R = 32  # tune: 8, 16, 32, 64
 COL_BLOCK_I = 128  # tune: 32, 64, 128, 256
 COL_NUM_WARPS = 4  # tune: 2, 4, 8
 
+# What this template computes (fixed by the problem, not a tunable).
+MEAN = False
+KEEPDIM = True
+
 
 @triton.jit
 def _two_sum_add(acc, err, x):
@@ -48,7 +54,7 @@ def _lanes_total(acc, err, axis: tl.constexpr):
 
 
 @triton.jit
-def _row_sum_kernel(x_ptr, y_ptr, n_rows, n_cols, BLOCK_SIZE: tl.constexpr, ROWS: tl.constexpr):
+def _row_sum_kernel(x_ptr, y_ptr, n_rows, n_cols, divisor, BLOCK_SIZE: tl.constexpr, ROWS: tl.constexpr):
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     row_ok = rows < n_rows
     row_base = rows.to(tl.int64) * n_cols
@@ -60,12 +66,14 @@ def _row_sum_kernel(x_ptr, y_ptr, n_rows, n_cols, BLOCK_SIZE: tl.constexpr, ROWS
         mask = row_ok[:, None] & (c[None, :] < n_cols)
         x = tl.load(x_ptr + row_base[:, None] + c[None, :], mask=mask, other=0.0).to(tl.float32)
         acc, err = _two_sum_add(acc, err, x)
-    out = _lanes_total(acc, err, 1)
+    out = _lanes_total(acc, err, 1) / divisor
     tl.store(y_ptr + rows, out.to(tl.float32).to(y_ptr.dtype.element_ty), mask=row_ok)
 
 
 @triton.jit
-def _col_sum_kernel(x_ptr, y_ptr, n_red, inner, n_strips, BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr):
+def _col_sum_kernel(
+    x_ptr, y_ptr, n_red, inner, n_strips, divisor, BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr
+):
     pid = tl.program_id(0)
     outer = pid // n_strips
     cols = (pid % n_strips) * BLOCK_I + tl.arange(0, BLOCK_I)
@@ -79,7 +87,7 @@ def _col_sum_kernel(x_ptr, y_ptr, n_red, inner, n_strips, BLOCK_R: tl.constexpr,
         offs = base + r.to(tl.int64)[:, None] * inner + cols[None, :]
         mask = (r[:, None] < n_red) & col_ok[None, :]
         acc, err = _two_sum_add(acc, err, tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32))
-    out = _lanes_total(acc, err, 0).to(tl.float32)
+    out = (_lanes_total(acc, err, 0) / divisor).to(tl.float32)
     tl.store(y_ptr + outer.to(tl.int64) * inner + cols, out.to(y_ptr.dtype.element_ty), mask=col_ok)
 
 
@@ -95,7 +103,11 @@ class ModelNew(nn.Module):
         inner = math.prod(x.shape[dim + 1 :])
         outer = math.prod(x.shape[:dim])
         out_shape = list(x.shape)
-        out_shape[dim] = 1
+        if KEEPDIM:
+            out_shape[dim] = 1
+        else:
+            del out_shape[dim]
+        divisor = n_red if MEAN else 1  # a mean over an empty dim divides 0 by 0: NaN, as torch.mean
         y = torch.empty(out_shape, dtype=x.dtype, device=x.device)
         if y.numel() == 0:
             return y
@@ -103,12 +115,20 @@ class ModelNew(nn.Module):
             block = min(BLOCK_SIZE, triton.next_power_of_2(max(n_red, 1)))
             rows = ROWS_PER_PROGRAM or max(1, min(16, 4096 // block))
             _row_sum_kernel[(triton.cdiv(outer, rows),)](
-                x, y, outer, n_red, BLOCK_SIZE=block, ROWS=rows, num_warps=NUM_WARPS
+                x, y, outer, n_red, divisor, BLOCK_SIZE=block, ROWS=rows, num_warps=NUM_WARPS
             )
         else:
             block_i = min(COL_BLOCK_I, triton.next_power_of_2(inner))
             n_strips = triton.cdiv(inner, block_i)
             _col_sum_kernel[(outer * n_strips,)](
-                x, y, n_red, inner, n_strips, BLOCK_R=COL_BLOCK_R, BLOCK_I=block_i, num_warps=COL_NUM_WARPS
+                x,
+                y,
+                n_red,
+                inner,
+                n_strips,
+                divisor,
+                BLOCK_R=COL_BLOCK_R,
+                BLOCK_I=block_i,
+                num_warps=COL_NUM_WARPS,
             )
         return y

@@ -1,5 +1,7 @@
 # kernelevolve-template: name=sum_reduction_split family=sum_reduction backend=triton
-"""torch.sum(x, dim=self.dim, keepdim=True), splitting long rows across programs (KernelBench 47 form).
+# kernelevolve-variant: name=mean_dim_split family=mean_dim MEAN=True KEEPDIM=False
+"""torch.sum(x, dim=self.dim, keepdim=True), splitting long rows across programs (KernelBench 47 form);
+through its variant, torch.mean(x, dim=self.dim) (48), the combined fp64 sum divided once.
 
 With few, long rows one program per row leaves most SMs idle. Here each row is cut into SPLIT
 contiguous segments summed by separate programs into an fp64 scratch (rows, SPLIT); a second
@@ -28,6 +30,10 @@ PROGRAMS_PER_SM = 8  # tune: 2, 4, 8, 16
 # Columns (inner > 1): reduced-dim chunk x inner strip.
 COL_BLOCK_R = 32  # tune: 8, 16, 32, 64
 COL_BLOCK_I = 128  # tune: 32, 64, 128, 256
+
+# What this template computes (fixed by the problem, not a tunable).
+MEAN = False
+KEEPDIM = True
 
 
 @triton.jit
@@ -75,12 +81,15 @@ def _partial_sum_kernel(
 
 
 @triton.jit
-def _combine_kernel(part_ptr, y_ptr, n_out, split, BLOCK_OUT: tl.constexpr, BLOCK_SPLIT: tl.constexpr):
+def _combine_kernel(
+    part_ptr, y_ptr, n_out, split, divisor, BLOCK_OUT: tl.constexpr, BLOCK_SPLIT: tl.constexpr
+):
     outs = tl.program_id(0) * BLOCK_OUT + tl.arange(0, BLOCK_OUT)
     parts = tl.arange(0, BLOCK_SPLIT)
     mask = (outs[:, None] < n_out) & (parts[None, :] < split)
     p = tl.load(part_ptr + outs.to(tl.int64)[:, None] * split + parts[None, :], mask=mask, other=0.0)
-    tl.store(y_ptr + outs, tl.sum(p, axis=1).to(tl.float32).to(y_ptr.dtype.element_ty), mask=outs < n_out)
+    total = tl.sum(p, axis=1) / divisor
+    tl.store(y_ptr + outs, total.to(tl.float32).to(y_ptr.dtype.element_ty), mask=outs < n_out)
 
 
 def _multiprocessors(device: torch.device) -> int:
@@ -101,7 +110,11 @@ class ModelNew(nn.Module):
         inner = math.prod(x.shape[dim + 1 :])
         outer = math.prod(x.shape[:dim])
         out_shape = list(x.shape)
-        out_shape[dim] = 1
+        if KEEPDIM:
+            out_shape[dim] = 1
+        else:
+            del out_shape[dim]
+        divisor = n_red if MEAN else 1  # a mean over an empty dim divides 0 by 0: NaN, as torch.mean
         y = torch.empty(out_shape, dtype=x.dtype, device=x.device)
         if y.numel() == 0:
             return y
@@ -133,6 +146,6 @@ class ModelNew(nn.Module):
         block_split = triton.next_power_of_2(split)
         block_out = max(1, min(256, 4096 // block_split))
         _combine_kernel[(triton.cdiv(n_out, block_out),)](
-            partials, y, n_out, split, BLOCK_OUT=block_out, BLOCK_SPLIT=block_split, num_warps=4
+            partials, y, n_out, split, divisor, BLOCK_OUT=block_out, BLOCK_SPLIT=block_split, num_warps=4
         )
         return y

@@ -56,6 +56,9 @@ def _facts(record: dict[str, Any]) -> str:
             f"torch.compile at exact fp32 {format_ms(compiled_exact)} ms ({compiled_exact / best:.2f}x of it"
             f"{within[record.get('compile_exact_within_tolerance')]})"
         )
+    graphs = record.get("compile_graphs_ms")
+    if graphs and best:
+        facts.append(f"torch.compile with CUDA graphs {format_ms(graphs)} ms ({graphs / best:.2f}x of it)")
     if record.get("correct") and record.get("winner_operator"):
         facts.append(f"won by {record['winner_operator']}")
     if record.get("correct") and record.get("winner_fp32_precision") == "tf32":

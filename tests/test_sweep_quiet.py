@@ -29,6 +29,7 @@ def _record(**overrides: Any) -> dict[str, Any]:
         "compile_host_ms": 0.2,
         "eager_exact_ms": 3.4,
         "compile_exact_ms": 2.5,
+        "compile_graphs_ms": 0.9,
         "best_ms": 0.75,
         "speedup_vs_eager": 3.6 / 0.75,
         "speedup_vs_compile": 1.7 / 0.75,
@@ -68,12 +69,14 @@ class _FakeEvaluator:
                 compiled=_timing(1.0, 0.1),
                 eager_exact=_timing(1.0, 0.9),
                 compiled_exact=_timing(1.2, 0.1),
+                compiled_graphs=_timing(0.3, 0.1),
             ),
             "b": Baseline(
                 eager=_timing(0.5, 0.4),
                 compiled=_timing(0.9, 0.1),
                 eager_exact=_timing(0.5, 0.4),
                 compiled_exact=_timing(1.0, 0.1),
+                compiled_graphs=_timing(0.4, 0.1),
             ),
         }
 
@@ -115,6 +118,7 @@ def test_a_host_bound_record_keeps_the_faster_of_each_measurement(config_for: An
     assert updated["eager_exact_ms"] == pytest.approx(1.5)
     assert updated["compile_exact_ms"] == pytest.approx(2.2)  # alone: 1.2 + 1.0, faster than 2.5
     assert updated["in_search_baselines"]["compile_exact_ms"] == 2.5
+    assert updated["compile_graphs_ms"] == pytest.approx(0.7)  # alone: 0.3 + 0.4, faster than 0.9
     assert updated["speedup_vs_eager"] == pytest.approx(1.2 / 0.75)
     assert updated["permissive"]["speedup_vs_eager"] == pytest.approx(1.2 / 0.75)
     assert updated["strict"]["speedup_vs_compile"] == pytest.approx(1.7 / 7.2)

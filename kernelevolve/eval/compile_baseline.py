@@ -25,15 +25,20 @@ from typing import Any, cast
 class _TwoPhaseBackend:
     """A Dynamo backend: Inductor's compile of each graph; the compiled graph runs only once `live`."""
 
-    def __init__(self, device_types: tuple[str, ...]) -> None:
+    def __init__(self, device_types: tuple[str, ...], cuda_graphs: bool) -> None:
         self.live = False
         self.device_types = device_types
+        # what torch.compile(mode="reduce-overhead") sets; the graphs are recorded on the first live calls
+        self.config_patches = {"triton.cudagraphs": True} if cuda_graphs else None
 
     def __call__(self, graph_module: Any, example_inputs: Sequence[Any]) -> Callable[..., Any]:
         from torch._inductor.compile_fx import compile_fx
 
         # outside AOT mode compile_fx returns the callable (its other return types are AOT's)
-        compiled = cast(Callable[..., Any], compile_fx(graph_module, list(example_inputs)))
+        compiled = cast(
+            Callable[..., Any],
+            compile_fx(graph_module, list(example_inputs), config_patches=self.config_patches),
+        )
 
         def run(*args: Any) -> Any:
             if self.live:
@@ -47,15 +52,20 @@ class _TwoPhaseBackend:
 
 
 def compile_before_running(
-    model: Any, placeholder_inputs: Sequence[Any], device: str, device_types: tuple[str, ...] | None = None
+    model: Any,
+    placeholder_inputs: Sequence[Any],
+    device: str,
+    device_types: tuple[str, ...] | None = None,
+    cuda_graphs: bool = False,
 ) -> Any:
     """`torch.compile(model)` with its compiling done here, on `placeholder_inputs` (the real inputs'
     shapes, dtypes and strides; their values are never read), and nothing run on the device (tensors of
     `device_types`, default: `device`'s type). The returned model's next call with real inputs of those
-    shapes runs the compiled code for the first time, without compiling again."""
+    shapes runs the compiled code for the first time, without compiling again. `cuda_graphs`: Inductor's
+    CUDA graphs on, as `mode="reduce-overhead"` turns them on (recorded in the first real calls)."""
     import torch
 
-    backend = _TwoPhaseBackend(device_types or (torch.device(device).type,))
+    backend = _TwoPhaseBackend(device_types or (torch.device(device).type,), cuda_graphs)
     compiled = torch.compile(model, backend=backend)
     with torch.no_grad(), _compile_time_benchmarks_locked(device):
         compiled(*placeholder_inputs)

@@ -138,18 +138,22 @@ def test_on_the_gpu_it_times_as_torch_compile_does() -> None:
         return torch.nn.Sequential(*layers * 4).cuda().eval()
 
     x = torch.randn(8, 16, 64, 64, device="cuda")
-    medians = []
-    for make in (
+    makers = (
         lambda m: torch.compile(m),
         lambda m: compile_before_running(m, [torch.empty_like(x)], "cuda:0"),
-    ):
-        torch._dynamo.reset()
-        model = make(block())
-        with torch.no_grad():
-            model(x)
-        stats = timers.time_callable(
-            model, [[x]], "cuda:0", trials=50, warmup=5, flush_l2=True, l2_bytes=60 << 20
-        )
-        medians.append(stats.median_ms)
+    )
+    # Medians of this 0.3 ms program moved by up to 20% between back-to-back runs on an H200 (session 14's
+    # order_probe.py), either way: the best of three alternating runs each compares the programs.
+    medians: list[list[float]] = [[], []]
+    for _ in range(3):
+        for which, make in enumerate(makers):
+            torch._dynamo.reset()
+            model = make(block())
+            with torch.no_grad():
+                model(x)
+            stats = timers.time_callable(
+                model, [[x]], "cuda:0", trials=50, warmup=5, flush_l2=True, l2_bytes=60 << 20
+            )
+            medians[which].append(stats.median_ms)
     torch._dynamo.reset()
-    assert 0.9 < medians[1] / medians[0] < 1.1, medians
+    assert 0.9 < min(medians[1]) / min(medians[0]) < 1.1, medians

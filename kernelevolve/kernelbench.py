@@ -109,6 +109,8 @@ EXACT_FAMILY_FORMS: dict[str, _Form] = {
     "mean_dim": (*_DIM_INIT, ("x",), ("return torch.mean(x, dim=self.dim)",)),
     "max_dim": (*_DIM_INIT, ("x",), ("return torch.max(x, dim=self.dim)[0]",)),
     "min_dim": (*_DIM_INIT, ("x",), ("return torch.min(x, dim=self.dim)[0]",)),
+    "l1norm_dim1": ((), (), ("x",), ("return x / torch.mean(torch.abs(x), dim=1, keepdim=True)",)),
+    "l2norm_dim1": ((), (), ("x",), ("return x / torch.norm(x, p=2, dim=1, keepdim=True)",)),
     "cumsum_dim": (*_DIM_INIT, ("x",), ("return torch.cumsum(x, dim=self.dim)",)),
     "cumprod_dim": (*_DIM_INIT, ("x",), ("return torch.cumprod(x, dim=self.dim)",)),
     "cumsum_reverse_dim": (

@@ -46,6 +46,11 @@ CASES: dict[int, tuple[str, list[tuple[dict[str, Any], list[Any] | None, dict[st
                      ({"batch_size": 3, "dim1": 6, "dim2": 75}, [-1], {"BLOCK_SIZE": 16, "ROWS_PER_PROGRAM": 2})]),
     53: ("min_dim", [({"batch_size": 5, "dim1": 7, "dim2": 3}, [0], {"COL_BLOCK_R": 4}),
                      ({"batch_size": 3, "dim1": 6, "dim2": 75}, [2], {"BLOCK_SIZE": 16})]),
+    # Rows of 65535 in KernelBench; odd lengths, several chunks, more rows than persistent programs.
+    38: ("l1norm_dim1", [({"batch_size": 5, "dim": 37}, None, {"BLOCK_SIZE": 16, "PROGRAMS_PER_SM": 1}),
+                       ({"batch_size": 2, "dim": 300}, None, {"BLOCK_SIZE": 64})]),
+    39: ("l2norm_dim1", [({"batch_size": 5, "dim": 37}, None, {"BLOCK_SIZE": 16, "PROGRAMS_PER_SM": 1}),
+                       ({"batch_size": 2, "dim": 300}, None, {"BLOCK_SIZE": 64})]),
     51: ("argmax_dim", [({"batch_size": 3, "dim1": 37, "dim2": 5}, None, {"COL_BLOCK": 8, "COL_LANES": 4}),
                         ({"batch_size": 3, "dim1": 6, "dim2": 75}, [-1], {"BLOCK_SIZE": 16})]),
     52: ("argmin_dim", [({"batch_size": 5, "dim1": 7, "dim2": 3}, [0], {"COL_BLOCK": 4}),
@@ -157,6 +162,16 @@ def test_argreduce_ties_keep_the_first_index(interpreter: None, problem_id: int,
     # Few distinct values: every line has many equal extremes, some in later chunks.
     x = torch.randint(0, 3, (3, 40, 6), generator=torch.Generator().manual_seed(2)).float()
     _compare(problem, template, {}, [dim], {"BLOCK_SIZE": 16, "COL_BLOCK": 4}, [x])
+
+
+@needs_kernelbench
+@pytest.mark.parametrize("problem_id", [38, 39])
+def test_line_norms_divide_a_3d_input_along_dim_1(interpreter: None, problem_id: int) -> None:
+    """KernelBench's inputs are 2-D; the same forward on a 3-D input reduces strided columns."""
+    problem = _problem(problem_id)
+    template = _template(problem, CASES[problem_id][0])
+    x = torch.rand((3, 20, 7), generator=torch.Generator().manual_seed(6)) - 0.3
+    _compare(problem, template, {}, [], {"COL_BLOCK_R": 8, "COL_BLOCK_I": 4}, [x])
 
 
 @needs_kernelbench

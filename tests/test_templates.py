@@ -436,7 +436,8 @@ def test_template_source_files_are_package_data_beside_the_loader() -> None:
     names = {p.stem for p in folder.glob("*.py") if not p.name.startswith("_")}
     variants = {t.name for t in TRITON_TEMPLATES if t.name not in names}
     assert names <= {t.name for t in TRITON_TEMPLATES}
-    # cumsum_dim.py serves the other scans, argmax_dim.py argmin, max_dim.py min, the sums the means
+    # cumsum_dim.py serves the other scans, argmax_dim.py argmin, max_dim.py min, the sums the means,
+    # l2norm_dim1.py the L1 norm
     assert variants == {
         "cumprod_dim",
         "cumsum_reverse_dim",
@@ -445,6 +446,7 @@ def test_template_source_files_are_package_data_beside_the_loader() -> None:
         "min_dim",
         "mean_dim",
         "mean_dim_split",
+        "l1norm_dim1",
     }
     assert os.path.isfile(folder.parent / "__init__.py")
 

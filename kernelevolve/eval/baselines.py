@@ -22,7 +22,9 @@ from kernelevolve.paths import cache_dir
 from kernelevolve.types import Baseline, EvalSettings, KernelSpec
 
 log = logging.getLogger(__name__)
-CACHE_FORMAT = 2  # 2: baselines carry their own output's accuracy
+# 2: baselines carry their own output's accuracy; 3: and torch.compile at exact fp32 and with CUDA graphs where
+# those apply (a format-2 entry would read as if neither applied)
+CACHE_FORMAT = 3
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.engine import Engine, EngineSettings, Scheduler
+from kernelevolve.engine import PROPOSAL_DRAIN_S, Engine, EngineSettings, Scheduler
 from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.interfaces import Evaluator, Operator
 from kernelevolve.outputs import best_strict, build_results, summary_table, write_best, write_results
@@ -247,6 +247,7 @@ def run_search(cfg_in: Any) -> RunResult:
             proposal_concurrency=int(search.get("proposal_concurrency", 2)),
             children_per_proposal=int(search.get("children_per_proposal", 2)),
             drain_timeout_s=float(settings.timeout_s) * 2,
+            proposal_drain_s=float(search.get("proposal_drain_s", PROPOSAL_DRAIN_S)),
         ),
         on_report=progress.update_from if progress else None,
     )

@@ -59,6 +59,9 @@ class EngineSettings:
     children_per_proposal: int = 2  # budget hint passed to operators
     max_barren_rounds: int = 25  # consecutive proposal rounds that give nothing new -> exhausted
     drain_timeout_s: float = 600.0  # how long to wait for in-flight evaluations after a stop
+    # how long to wait for proposals still running after a stop; 0 where the process ends right after the
+    # run without joining threads (a sweep's isolated problem), so a capture nobody needs holds nothing
+    proposal_drain_s: float = PROPOSAL_DRAIN_S
     progress: bool = True
 
 
@@ -384,17 +387,26 @@ class Engine:
                             self._barren_operators.add(name)
             self._drain(evaluations)
         finally:
-            # Queued proposals are dropped; running ones are waited for, up to PROPOSAL_DRAIN_S. A
+            # Queued proposals are dropped; running ones are waited for, up to `proposal_drain_s`. A
             # proposal left running (an Inductor capture of a network, a minute or more) held the tracing
             # lock into the next problem of a sweep and crashed the interpreter at exit (H200 call 17,
             # exit 139); the bound keeps a slow LLM call from stretching the run by its whole timeout.
+            # Sample run 8's ResNet18 spent about 10 of its 33 s of search waiting so for a capture.
             pool.shutdown(wait=False, cancel_futures=True)
             running = [future for future in proposals if not future.done()]
-            if running:
-                log.info("waiting up to %.0f s for %d running proposal(s)", PROPOSAL_DRAIN_S, len(running))
-            _, still = wait(running, timeout=PROPOSAL_DRAIN_S)
+            drain_s = self.settings.proposal_drain_s
+            if running and drain_s > 0:
+                log.info("waiting up to %.0f s for %d running proposal(s)", drain_s, len(running))
+            waited = time.monotonic()
+            _, still = wait(running, timeout=drain_s)
+            if running and not still:
+                log.info("waited %.1f s for the running proposal(s)", time.monotonic() - waited)
             if still:
-                log.warning("returning with %d proposal(s) still running", len(still))
+                log.log(
+                    logging.WARNING if drain_s > 0 else logging.INFO,
+                    "returning with %d proposal(s) still running",
+                    len(still),
+                )
             else:
                 pool.shutdown(wait=True)  # every worker is idle: join them
         return SearchOutcome(

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import copy
 import logging
+import os
 import re
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -266,9 +268,16 @@ def run_problem_isolated(
 def _child_main(
     target: Callable[..., dict[str, Any]], cfg: dict[str, Any], problem: Problem, sender: Any, level: int
 ) -> None:
+    """The problem's search, its record sent back, then the process ends at once: no wait for proposals
+    still running when the search stopped (a capture of another seed, up to minutes), which only the
+    thread joins at a normal exit would need, and which the sweep's GPU slot would wait for idle."""
     logging.basicConfig(level=level, format=LOG_FORMAT)
-    sender.send(target(cfg, problem))
+    search = {**(cfg.get("search") or {}), "proposal_drain_s": 0.0}
+    sender.send(target({**cfg, "search": search}, problem))
     sender.close()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _failed(exc: BaseException) -> dict[str, Any]:

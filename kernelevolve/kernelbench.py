@@ -234,6 +234,24 @@ def _is_sdpa_form(code: str, form: _Form | None) -> bool:
     return len(body) == 2 and value in calls and body[1] == f"return {local}"
 
 
+_MATMUL_FORM: _Form = ((), (), ("A", "B"), ("return torch.matmul(A, B)",))
+
+
+def _is_matvec(code: str, form: _Form | None) -> bool:
+    """`torch.matmul(A, B)` whose inputs, built on the meta device at the problem's sizes, are (M, K) and
+    (K, 1) (KernelBench 4); the same form at other sizes is a GEMM, which the matvec template refuses."""
+    if form != _MATMUL_FORM:
+        return False
+    import torch
+
+    try:
+        with TRACING_LOCK, torch.device("meta"):  # see kernelevolve/tracing.py
+            a, b = load_reference_module(code, {}).get_inputs()
+    except Exception:
+        return False
+    return a.dim() == 2 and b.dim() == 2 and b.shape[1] == 1 and a.shape[1] == b.shape[0]
+
+
 def problem_tags(problem: Problem) -> tuple[str, ...]:
     lowered = problem.name.lower()
     tags = [f"kernelbench_level{problem.level}"]
@@ -248,6 +266,8 @@ def problem_tags(problem: Problem) -> tuple[str, ...]:
     tags.extend(family for family, expected in EXACT_FAMILY_FORMS.items() if form == expected)
     if _is_sdpa_form(problem.code, form):
         tags.append("sdpa")
+    if _is_matvec(problem.code, form):
+        tags.append("matvec")
     return tuple(dict.fromkeys(tags))
 
 

@@ -46,6 +46,10 @@ CASES: dict[int, tuple[str, list[tuple[dict[str, Any], list[Any] | None, dict[st
                      ({"batch_size": 3, "dim1": 6, "dim2": 75}, [-1], {"BLOCK_SIZE": 16, "ROWS_PER_PROGRAM": 2})]),
     53: ("min_dim", [({"batch_size": 5, "dim1": 7, "dim2": 3}, [0], {"COL_BLOCK_R": 4}),
                      ({"batch_size": 3, "dim1": 6, "dim2": 75}, [2], {"BLOCK_SIZE": 16})]),
+    # 2048 x 1048576 in KernelBench: split K (forced, and an uneven last split), rows past the last block.
+    4: ("matvec", [({"M": 5, "K": 3000}, None, {"BLOCK_K": 256, "SPLIT_K": 3}),
+                   ({"M": 37, "K": 100}, None, {"BLOCK_M": 8, "BLOCK_K": 32, "SPLIT_K": 1}),
+                   ({"M": 3, "K": 700}, None, {"BLOCK_K": 64, "PROGRAMS_PER_SM": 8})]),
     # Rows of 65535 in KernelBench; odd lengths, several chunks, more rows than persistent programs.
     38: ("l1norm_dim1", [({"batch_size": 5, "dim": 37}, None, {"BLOCK_SIZE": 16, "PROGRAMS_PER_SM": 1}),
                        ({"batch_size": 2, "dim": 300}, None, {"BLOCK_SIZE": 64})]),
@@ -198,6 +202,18 @@ def test_template_compiles_and_matches_on_the_gpu(monkeypatch: pytest.MonkeyPatc
                     f"{template.name} {sizes} {tuned}: max abs error "
                     f"{(g.cpu().double() - e.double()).abs().max().item():.3g}"
                 )
+
+
+@needs_kernelbench
+def test_only_a_matrix_vector_product_is_tagged_matvec_and_the_template_refuses_a_gemm(
+    interpreter: None,
+) -> None:
+    """KernelBench 1-18 share the forward `torch.matmul(A, B)`; the tag comes from the inputs' shapes."""
+    assert "matvec" in problem_tags(_problem(4))
+    assert not any("matvec" in problem_tags(_problem(pid)) for pid in (1, 2, 6, 17))
+    candidate = _BACKEND.load(_template(_problem(4), "matvec").source, f"kb_template_{next(_counter)}")
+    with pytest.raises(ValueError, match=r"\(M, K\) @ \(K, 1\)"):
+        candidate.ModelNew()(torch.rand(4, 8), torch.rand(8, 2))
 
 
 @needs_kernelbench

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -201,6 +202,43 @@ def test_the_follow_up_is_the_best_host_bound_kernel_near_the_best_not_yet_repla
     cpu = SearchGraph()  # CPU timings carry no host time: never host-bound
     _record(cpu, first, 4.04, host_ms=None)
     assert operator.follow_up(cpu) is None
+
+
+def test_the_winning_replays_seed_has_its_twin_in_the_other_layout_replayed_first(
+    add_kernel: Callable[..., str],
+) -> None:
+    """Sample run 8's MobileNetV2: the TF32 seed without Inductor's layout optimisation (2.1 ms) replayed at
+    0.755 ms; its channels-last twin read 5.5 ms, host-bound and past the range, and got no replay, where
+    torch.compile's own CUDA graphs of that layout ran 0.629 ms."""
+    source = _two_kernel_source(add_kernel)
+
+    def seed(warps: int, **metadata: Any) -> Candidate:
+        return Candidate(
+            source.replace("WARPS = 4", f"WARPS = {warps}"), "triton", "compiler_seed", metadata=metadata
+        )
+
+    off = seed(2, fp32_precision="tf32", layout_optimization=False)
+    twin = seed(4, fp32_precision="tf32")  # the same settings in the other layout
+    exact = seed(8)  # the other layout at exact fp32: other settings, no twin
+    graph = SearchGraph()
+    operator = GraphReplayOperator(strict=False)
+    _record(graph, off, 2.1, host_ms=2.0)
+    _record(graph, twin, 5.5, host_ms=5.4)
+    _record(graph, exact, 1.44, host_ms=1.4)
+    _record(graph, operator.propose(_ctx_on(graph, off))[0], 0.755, host_ms=0.2)
+    assert operator.follow_up(graph) == (twin.id,)  # past 4x the best, but the winner's twin
+    _record(graph, operator.propose(_ctx_on(graph, twin))[0], 0.9, host_ms=0.2)
+    assert operator.follow_up(graph) == (exact.id,)  # then the range rule, as before
+    _record(graph, operator.propose(_ctx_on(graph, exact))[0], 1.1, host_ms=0.2)
+    assert operator.follow_up(graph) is None
+    tuned = Candidate(
+        source.replace("WARPS = 4", "WARPS = 32"), "triton", "tune", metadata={"fp32_precision": "tf32"}
+    )
+    lone = SearchGraph()  # a replayed tuning child: no seed, no twin
+    _record(lone, tuned, 2.0, host_ms=1.9)
+    _record(lone, twin, 9.0, host_ms=8.9)
+    _record(lone, operator.propose(_ctx_on(lone, tuned))[0], 0.5, host_ms=0.1)
+    assert operator.follow_up(lone) is None
 
 
 def _ctx_on(graph: SearchGraph, parent: Candidate) -> ProposalContext:

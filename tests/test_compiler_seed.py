@@ -62,7 +62,9 @@ def test_h200_inductor_code_becomes_a_candidate(name: str) -> None:
     assert not check_source(source, "triton", False)
     declared = {t.name for t in find_tunables(source) if t.declared}
     # params: the kernels' own tunables; cuDNN convolutions add their precision (library_conv.py)
-    library_conv = {"LIBRARY_CONV_FP32_PRECISION"} if "torch.convolution" in library else set()
+    library_conv = (
+        {"LIBRARY_CONV_FP32_PRECISION", "LIBRARY_CONV_BENCHMARK"} if "torch.convolution" in library else set()
+    )
     assert declared == set(params) | library_conv and any(n.endswith("_WARPS") for n in declared)
     if library:  # matmuls and convolutions: our own kernels in their place pass strict mode
         own, _ = render(reference, [shaped], name, own_kernels=True)

@@ -46,7 +46,11 @@ def _tf32(t: torch.Tensor) -> torch.Tensor:
 def _helpers(convolution: Any, precision: str = "tf32x3") -> dict[str, Any]:
     """The rendered helpers, with `torch.convolution` replaced by `convolution`."""
     fake_torch = SimpleNamespace(convolution=convolution, int32=torch.int32, float32=torch.float32)
-    namespace: dict[str, Any] = {"torch": fake_torch, "LIBRARY_CONV_FP32_PRECISION": precision}
+    namespace: dict[str, Any] = {
+        "torch": fake_torch,
+        "LIBRARY_CONV_FP32_PRECISION": precision,
+        "LIBRARY_CONV_BENCHMARK": False,
+    }
     exec(LIBRARY_CONV_SOURCE, namespace)  # noqa: S102  (our own rendered helper source)
     return namespace
 
@@ -285,7 +289,11 @@ def test_one_tf32_pass_is_pytorchs_default_convolution_and_leaves_the_flags_as_t
     torch.manual_seed(0)
     x, w = torch.randn(8, 64, 32, 32, device="cuda"), torch.randn(32, 64, 3, 3, device="cuda")
     args = ([1, 1], [1, 1], [1, 1], False, [0, 0], 1)
-    namespace: dict[str, Any] = {"torch": torch, "LIBRARY_CONV_FP32_PRECISION": "tf32"}
+    namespace: dict[str, Any] = {
+        "torch": torch,
+        "LIBRARY_CONV_FP32_PRECISION": "tf32",
+        "LIBRARY_CONV_BENCHMARK": False,
+    }
     exec(LIBRARY_CONV_SOURCE, namespace)  # noqa: S102  (our own rendered helper source)
     cudnn = torch.backends.cudnn
     before = cudnn.allow_tf32
@@ -302,3 +310,35 @@ def test_one_tf32_pass_is_pytorchs_default_convolution_and_leaves_the_flags_as_t
     tf32_error = float((got.double() - truth).abs().max())
     exact_error = float((exact.double() - truth).abs().max())
     assert tf32_error > 20 * exact_error and tf32_error < 0.05 * float(truth.abs().max())
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_algorithm_timing_keeps_exact_fp32_and_leaves_the_flags_as_they_were() -> None:
+    """cudnn.benchmark for these calls only: the algorithm cuDNN times fastest, at the harness's exact fp32,
+    also on a second call (the kept choice) and inside a CUDA graph captured after it."""
+    torch.manual_seed(0)
+    x, w = torch.randn(4, 32, 24, 24, 24, device="cuda"), torch.randn(16, 32, 3, 3, 3, device="cuda")
+    args = ([1, 1, 1], [1, 1, 1], [1, 1, 1], False, [0, 0, 0], 1)
+    namespace: dict[str, Any] = {
+        "torch": torch,
+        "LIBRARY_CONV_FP32_PRECISION": "ieee",
+        "LIBRARY_CONV_BENCHMARK": True,
+    }
+    exec(LIBRARY_CONV_SOURCE, namespace)  # noqa: S102  (our own rendered helper source)
+    cudnn = torch.backends.cudnn
+    before = (cudnn.allow_tf32, cudnn.benchmark)
+    try:
+        cudnn.allow_tf32, cudnn.benchmark = False, False  # the harness's setting for candidates
+        first = namespace["_library_convolution"](x, w, None, *args)
+        second = namespace["_library_convolution"](x, w, None, *args)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            captured = namespace["_library_convolution"](x, w, None, *args)
+        graph.replay()
+        assert (cudnn.allow_tf32, cudnn.benchmark) == (False, False)
+    finally:
+        cudnn.allow_tf32, cudnn.benchmark = before
+    truth = torch.convolution(x.double(), w.double(), None, *args)
+    for got in (first, second, captured):
+        torch.testing.assert_close(got.double(), truth, atol=1e-4, rtol=1e-4)

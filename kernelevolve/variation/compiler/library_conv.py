@@ -15,6 +15,11 @@ In permissive seeds rendered for a GPU, Inductor's `torch.convolution(...)` host
 `_library_convolution(...)`; `LIBRARY_CONV_FP32_PRECISION` ("ieee", the plain call, "tf32x3" or "tf32") is
 a tunable, and GPU seeds come with a "tf32x3" twin and, where eager's TF32 output met the tolerance, a
 "tf32" one (compiler_seed).
+
+`LIBRARY_CONV_BENCHMARK`, another tunable, has cuDNN time its algorithms for each convolution on the first
+call and keep the fastest (`cudnn.benchmark`, for these calls only), where by default its heuristics pick
+one: the setting a deployment can make too, which neither eager nor torch.compile makes by default. The
+first call (a warm-up, and a graph replay's eager warm-up before its capture) pays the timing.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ LIBRARY_CONV_TUNABLES = (
     "# cuDNN convolutions: exact fp32, three TF32 passes over hi/lo splits of input and weight, or one TF32",
     "# pass (PyTorch's default, as eager runs them)",
     'LIBRARY_CONV_FP32_PRECISION = "ieee"  # tune: "ieee", "tf32x3", "tf32"',
+    "# cuDNN times its algorithms on a convolution's first call and keeps the fastest (cudnn.benchmark)",
+    "LIBRARY_CONV_BENCHMARK = False  # tune: False, True",
 )
 
 LIBRARY_CONV_SOURCE = """
@@ -53,14 +60,18 @@ def _library_convolution(input, weight, bias, stride, padding, dilation, transpo
     # torch.convolution's parameters, which Inductor's host code passes by name
     args = (stride, padding, dilation, transposed, output_padding, groups)
     precision = LIBRARY_CONV_FP32_PRECISION
-    if precision not in ("tf32x3", "tf32") or input.dtype != torch.float32 or not input.is_cuda:
+    split = precision in ("tf32x3", "tf32") and input.dtype == torch.float32
+    if not input.is_cuda or not (split or LIBRARY_CONV_BENCHMARK):
         return torch.convolution(input, weight, bias, *args)
     cudnn = torch.backends.cudnn
-    # TF32 for these calls only; the flags are restored on leaving, even on an error
+    # TF32 and algorithm timing for these calls only; the flags are restored on leaving, even on an error
     with cudnn.flags(
-        enabled=cudnn.enabled, benchmark=cudnn.benchmark, deterministic=cudnn.deterministic, allow_tf32=True
+        enabled=cudnn.enabled,
+        benchmark=cudnn.benchmark or LIBRARY_CONV_BENCHMARK,
+        deterministic=cudnn.deterministic,
+        allow_tf32=True if split else cudnn.allow_tf32,
     ):
-        if precision == "tf32":
+        if not split or precision == "tf32":
             return torch.convolution(input, weight, bias, *args)
         return _ke_convolution_3xtf32(input, weight, bias, *args)
 """

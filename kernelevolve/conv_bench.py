@@ -2,7 +2,11 @@
 
     python -m kernelevolve.conv_bench --problems L1/57 L1/64 ... [--platform h200] [--out DIR]
         [--variants CONV_LOOP=fused,CONV_FP32_PRECISION=ieee ...] [--time-limit-s S]
-        [--eval timing_trials=50 ...] [--workers-per-device N] [--kernelbench-path PATH]
+        [--eval timing_trials=50 ...] [--workers-per-device N] [--kernelbench-path PATH] [--library]
+
+With `--library` the seeds are instead the permissive ones that keep cuDNN's convolution
+(`compiler/library_conv.py`, GPU platforms), the variants set its tunables (default: cuDNN's algorithm
+timing off and on, LIBRARY_CONV_BENCHMARK), and the candidates are evaluated in permissive mode.
 
 For each problem: the compiler seeds a strict search gets (our own kernels in place of cuDNN, in both
 layouts where the operator offers both) that hold our convolution, each made into one child per
@@ -27,7 +31,7 @@ import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +50,7 @@ DEFAULT_VARIANTS = tuple(
     for loop in ("fused", "taps")
     for fp32 in ("ieee", "tf32x3")
 )
+LIBRARY_VARIANTS = ("LIBRARY_CONV_BENCHMARK=False", "LIBRARY_CONV_BENCHMARK=True")
 RESULTS = "results.jsonl"
 CANDIDATES = "candidates.jsonl"
 
@@ -64,8 +69,8 @@ class Variant:
 class Problem:
     key: str  # L1/57
     spec: KernelSpec | None
-    seeds: tuple[Candidate, ...]  # the strict compiler seeds holding our convolution
-    proposed: int  # strict compiler seeds in all
+    seeds: tuple[Candidate, ...]  # the compiler seeds holding our convolution (or, --library, cuDNN's)
+    proposed: int  # compiler seeds in all
     baselines: dict[str, float | None]  # eager_ms, eager_exact_ms, compile_ms (None: not measured)
     prepare_s: float  # capturing the seeds and measuring the baselines
     error: str = ""
@@ -78,12 +83,15 @@ class Trial:
     child: Candidate
 
 
-def parse_variant(text: str) -> Variant:
-    """`NAME=VALUE,...` over our convolution's declared tunables, each value one of its choices."""
+def parse_variant(text: str, library: bool = False) -> Variant:
+    """`NAME=VALUE,...` over our convolution's declared tunables (`library`: those of cuDNN's calls), each
+    value one of its choices."""
+    from kernelevolve.variation.compiler.library_conv import LIBRARY_CONV_TUNABLES
     from kernelevolve.variation.compiler.own_conv import CONV_TUNABLES
     from kernelevolve.variation.tunables import find_tunables
 
-    choices = {t.name: t.choices for t in find_tunables("\n".join(CONV_TUNABLES))}
+    declared = LIBRARY_CONV_TUNABLES if library else CONV_TUNABLES
+    choices = {t.name: t.choices for t in find_tunables("\n".join(declared))}
     values: dict[str, Any] = {}
     for item in text.split(","):
         name, equals, raw = (part.strip() for part in item.partition("="))
@@ -177,7 +185,11 @@ def evaluation_line(problem: Problem, trial: Trial, report: EvalReport) -> dict[
         "seed_metadata": {k: v for k, v in seeds[0].metadata.items() if k != "params"},
         "also_seeds": [seed_label(s) for s in seeds[1:]],
         "variant": trial.variant.text,
-        "conv_params": {k: v for k, v in trial.child.metadata["params"].items() if k.startswith("CONV_")},
+        "conv_params": {
+            k: v
+            for k, v in trial.child.metadata["params"].items()
+            if k.startswith(("CONV_", "LIBRARY_CONV_"))
+        },
         "candidate_id": trial.child.id,
         "status": report.status.value,
         "error_name": report.error_name,
@@ -204,10 +216,14 @@ class Bench:
         out: Path,
         kernelbench_path: Path,
         workers_per_device: int | None = None,
+        library: bool = False,
     ) -> None:
         from kernelevolve.eval.local import LocalEvaluator
         from kernelevolve.eval.local import workers_per_device as default_workers
 
+        # cuDNN's calls pass only a permissive check
+        settings = replace(settings, strict=False) if library else settings
+        self.library = library
         self.platform, self.settings, self.variants = platform, settings, list(variants)
         self.out, self.kernelbench_path = out, kernelbench_path
         out.mkdir(parents=True, exist_ok=True)
@@ -219,10 +235,12 @@ class Bench:
 
     def prepare(self, key: str) -> Problem:
         """The problem's spec (scaled down on the CPU), the strict compiler seeds holding our
-        convolution, and the baselines, measured as a search measures them (cached for its reports)."""
+        convolution (`library`: the permissive ones holding cuDNN's), and the baselines, measured as a
+        search measures them (cached for its reports)."""
         from kernelevolve.graph import SearchGraph
         from kernelevolve.interfaces import ProposalContext
         from kernelevolve.specs import resolve_spec
+        from kernelevolve.variation.compiler.library_conv import LIBRARY_CONV_FUNCTION
         from kernelevolve.variation.compiler_seed import CompilerSeedOperator
 
         start = time.monotonic()
@@ -230,15 +248,15 @@ class Bench:
         try:
             spec = resolve_spec(f"kernelbench:{key}", self.platform, str(self.kernelbench_path))
             context = ProposalContext(spec, self.platform, SearchGraph(), (), random.Random(0), ("triton",))
-            seeds = CompilerSeedOperator(strict=True).propose(context)
+            seeds = CompilerSeedOperator(strict=not self.library).propose(context)
         except Exception as exc:  # reported as the problem's line; the other problems still run
             log.exception("%s: not prepared", key)
             return Problem(key, None, (), 0, none, time.monotonic() - start, f"{type(exc).__name__}: {exc}")
-        own = tuple(s for s in seeds if OWN_CONVOLUTION in s.source)
+        marker = f"{LIBRARY_CONV_FUNCTION}(" if self.library else OWN_CONVOLUTION
+        own = tuple(s for s in seeds if marker in s.source)
         if not own:
-            return Problem(
-                key, spec, own, len(seeds), none, time.monotonic() - start, "no seed with our conv"
-            )
+            what = "cuDNN's convolution" if self.library else "our conv"
+            return Problem(key, spec, own, len(seeds), none, time.monotonic() - start, f"no seed with {what}")
         try:
             baselines = baseline_ms(self.evaluator.baselines(spec, self.platform.name))
         except Exception as exc:  # the machinery: the candidates are still measured, without ratios
@@ -326,10 +344,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--variants",
         nargs="+",
-        default=list(DEFAULT_VARIANTS),
         metavar="NAME=VALUE,...",
         help="our convolution's tunables, one variant an argument (default: CONV_LOOP fused/taps x "
-        "CONV_FP32_PRECISION ieee/tf32x3)",
+        "CONV_FP32_PRECISION ieee/tf32x3; with --library LIBRARY_CONV_BENCHMARK False/True)",
+    )
+    parser.add_argument(
+        "--library",
+        action="store_true",
+        help="the permissive seeds that keep cuDNN's convolution, and its tunables, instead of ours",
     )
     parser.add_argument(
         "--out", type=Path, default=Path("runs/conv_bench"), help="folder for the JSONL files"
@@ -356,7 +378,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
     try:
-        variants = [parse_variant(text) for text in args.variants]
+        texts = args.variants or list(LIBRARY_VARIANTS if args.library else DEFAULT_VARIANTS)
+        variants = [parse_variant(text, args.library) for text in texts]
         overrides = tuple(parse_setting(text) for text in args.settings)
         platform = load_platform(args.platform)
         settings = platform_settings(platform.name, overrides)
@@ -369,7 +392,9 @@ def main(argv: list[str] | None = None) -> int:
     def fits(seconds: float) -> bool:
         return args.time_limit_s is None or time.monotonic() - start + seconds <= args.time_limit_s
 
-    bench = Bench(platform, settings, variants, args.out, args.kernelbench_path, args.workers_per_device)
+    bench = Bench(
+        platform, settings, variants, args.out, args.kernelbench_path, args.workers_per_device, args.library
+    )
     # The next problem is prepared (seeds captured, baselines measured) while this one's candidates are
     # evaluated, as a search's proposal threads capture seeds while its evaluations run. It starts only
     # if it would end in time: after this problem and its own turn, each as long as the longest so far.

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kernelevolve.conv_bench import Problem, evaluation_line, main, parse_variant, trials
+from kernelevolve.conv_bench import Problem, UsageError, evaluation_line, main, parse_variant, trials
 from kernelevolve.types import Candidate, EvalReport, KernelSpec, Status
 from kernelevolve.variation.tunables import current_values
 from tests.kernelbench_data import KERNELBENCH, needs_kernelbench
@@ -100,3 +100,23 @@ def test_a_failure_is_a_line_and_seeds_giving_the_same_child_are_measured_once()
     assert line["status"] == "incorrect" and line["feedback"] == "max abs error 0.5"
     assert line["seed"] == "inductor-layout/ieee" and line["also_seeds"] == ["inductor-layout/tf32x3"]
     assert line["ms"] is None and line["vs_eager"] is None and line["eager_exact_ms"] == 4.0
+
+
+def test_library_variants_set_cudnns_tunables_only_with_library() -> None:
+    variant = parse_variant("LIBRARY_CONV_BENCHMARK=True,LIBRARY_CONV_FP32_PRECISION=tf32x3", library=True)
+    assert variant.values == {"LIBRARY_CONV_BENCHMARK": True, "LIBRARY_CONV_FP32_PRECISION": "tf32x3"}
+    with pytest.raises(UsageError, match="LIBRARY_CONV_BENCHMARK is no tunable of ours"):
+        parse_variant("LIBRARY_CONV_BENCHMARK=True")
+    with pytest.raises(UsageError, match="CONV_LOOP is no tunable of ours"):
+        parse_variant("CONV_LOOP=taps", library=True)
+
+
+@needs_kernelbench
+def test_library_mode_on_the_cpu_finds_no_cudnn_seed_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """cuDNN's convolution is rendered into GPU seeds only: on the CPU the problem's line says why nothing ran."""
+    assert main([*CHEAP, "--library", "--problems", PROBLEM, "--out", str(tmp_path)]) == 0
+    (problem,) = _lines(tmp_path / "results.jsonl")
+    assert problem["error"] == "no seed with cuDNN's convolution" and problem["proposed_seeds"] > 0
+    assert "nothing measured" in capsys.readouterr().out

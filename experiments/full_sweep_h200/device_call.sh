@@ -6,7 +6,8 @@
 # Carry: .devpack/ray/p2 (after .devpack/ray/p1 in the call before), .devpack/einops/p1, .kbdata, runs/sweeps/full.
 # SWEEP_ARGS adds sweep arguments (a later --levels/--ids replaces the script's), e.g. a re-run of stale results:
 #   SWEEP_ARGS="--levels 1 --rerun-before 2026-11-30T05:00:00+00:00"
-# CONV_VARIANTS="CONV_LOOP=taps,CONV_FP32_PRECISION=bf16x3 ..." replaces conv_bench's default variants.
+# CONV_VARIANTS="CONV_LOOP=taps,CONV_FP32_PRECISION=bf16x3 ..." replaces conv_bench's default variants;
+# CONV_ARGS="--library" measures cuDNN's convolution's tunables instead (LIBRARY_CONV_BENCHMARK off/on).
 # PREFLIGHT="tests/a.py tests/b.py" runs those files' GPU tests first and skips the sweep if they fail, so
 # code never run on a GPU cannot spend a whole call.
 # SWEEP_NAME=h200_sample4 sweeps into runs/sweeps/h200_sample4 instead (carried the same way; started empty),
@@ -47,7 +48,8 @@ if [ $# -gt 0 ]; then
     # its results say per variant whether the kernel compiled and matched; PREFLIGHT can test first
     CUDA_VISIBLE_DEVICES=1 PYTHONUNBUFFERED=1 timeout $((time_limit_s + 40)) python3 -m kernelevolve.conv_bench \
       --platform h200 --kernelbench-path .kbdata/problems.jsonl --out "$out/conv_bench" \
-      --time-limit-s "$time_limit_s" --eval timeout_s=90 --problems "$@" ${CONV_VARIANTS:+--variants $CONV_VARIANTS}
+      --time-limit-s "$time_limit_s" --eval timeout_s=90 --problems "$@" ${CONV_VARIANTS:+--variants $CONV_VARIANTS} \
+      ${CONV_ARGS:-}
   ) > "$out/conv_bench.log" 2>&1 &
   conv_pid=$!
 fi

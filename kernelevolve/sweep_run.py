@@ -289,6 +289,13 @@ def _failed(exc: BaseException) -> dict[str, Any]:
     }
 
 
+def _over_shapes(baselines: dict[str, Any], timing: str, field: str = "median_ms") -> float | None:
+    """A baseline timing's `field` summed over the shapes; None unless every shape has it."""
+    values: list[float | None] = [(b.get(timing) or {}).get(field) for b in baselines.values()]
+    known = [v for v in values if v is not None]
+    return sum(known) if known and len(known) == len(values) else None
+
+
 def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
     """The per-problem fields of a sweep record, from a run's results.json.
 
@@ -298,13 +305,6 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
     """
     best = results.get("best")
     baselines = results.get("baselines") or {}
-    eager = [b["eager"]["median_ms"] for b in baselines.values()]
-    compiled = [(b.get("compiled") or {}).get("median_ms") for b in baselines.values()]
-    exact = [(b.get("eager_exact") or {}).get("median_ms") for b in baselines.values()]
-    compiled_exact = [(b.get("compiled_exact") or {}).get("median_ms") for b in baselines.values()]
-    compiled_graphs = [(b.get("compiled_graphs") or {}).get("median_ms") for b in baselines.values()]
-    eager_host = [b["eager"].get("host_ms") for b in baselines.values()]
-    compiled_host = [(b.get("compiled") or {}).get("host_ms") for b in baselines.values()]
     strict_run = bool(results.get("strict", True))
     # A strict run accepted nothing else, so its best is its strict best (results.json from before
     # best_strict included); a permissive run's strict best is the best of its own-kernel nodes.
@@ -313,21 +313,19 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
         "status": "ok" if best else "no_correct_kernel",
         "correct": bool(best),
         "mode": "strict" if strict_run else "permissive",
-        "eager_ms": sum(eager) if eager else None,
-        "compile_ms": sum(compiled) if compiled and None not in compiled else None,  # type: ignore[arg-type]
+        "eager_ms": _over_shapes(baselines, "eager"),
+        "compile_ms": _over_shapes(baselines, "compiled"),
         # the host's median time to issue one call (GPU timing): near the call's time, the host set it
-        "eager_host_ms": sum(eager_host) if eager_host and None not in eager_host else None,  # type: ignore[arg-type]
-        "compile_host_ms": sum(compiled_host) if compiled_host and None not in compiled_host else None,  # type: ignore[arg-type]
+        "eager_host_ms": _over_shapes(baselines, "eager", "host_ms"),
+        "compile_host_ms": _over_shapes(baselines, "compiled", "host_ms"),
         **_winner_fields(best),
         # eager at the candidates' precision (exact fp32 convolutions), where that differs
-        "eager_exact_ms": sum(exact) if exact and None not in exact else None,  # type: ignore[arg-type]
+        "eager_exact_ms": _over_shapes(baselines, "eager_exact"),
         # torch.compile at that precision, where its default output missed the tolerance
-        "compile_exact_ms": sum(compiled_exact) if compiled_exact and None not in compiled_exact else None,  # type: ignore[arg-type]
+        "compile_exact_ms": _over_shapes(baselines, "compiled_exact"),
         "compile_exact_within_tolerance": _at_every_shape(baselines, "compiled_exact_within_tolerance"),
         # torch.compile with CUDA graphs, where its default time was host-bound
-        "compile_graphs_ms": sum(compiled_graphs)
-        if compiled_graphs and None not in compiled_graphs
-        else None,  # type: ignore[arg-type]
+        "compile_graphs_ms": _over_shapes(baselines, "compiled_graphs"),
         # do the baselines' own outputs meet the tolerance at every shape (None: not checked)
         "eager_within_tolerance": _at_every_shape(baselines, "eager_within_tolerance"),
         "compile_within_tolerance": _at_every_shape(baselines, "compiled_within_tolerance"),

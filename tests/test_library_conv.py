@@ -43,16 +43,21 @@ def _tf32(t: torch.Tensor) -> torch.Tensor:
     return (t.view(torch.int32) & -8192).view(torch.float32)
 
 
-def _helpers(convolution: Any, precision: str = "tf32x3") -> dict[str, Any]:
-    """The rendered helpers, with `torch.convolution` replaced by `convolution`."""
-    fake_torch = SimpleNamespace(convolution=convolution, int32=torch.int32, float32=torch.float32)
+def _helper_namespace(torch_module: Any, precision: str, benchmark: bool = False) -> dict[str, Any]:
+    """The rendered helpers with their tunables set, calling `torch_module` for torch."""
     namespace: dict[str, Any] = {
-        "torch": fake_torch,
+        "torch": torch_module,
         "LIBRARY_CONV_FP32_PRECISION": precision,
-        "LIBRARY_CONV_BENCHMARK": False,
+        "LIBRARY_CONV_BENCHMARK": benchmark,
     }
     exec(LIBRARY_CONV_SOURCE, namespace)  # noqa: S102  (our own rendered helper source)
     return namespace
+
+
+def _helpers(convolution: Any, precision: str = "tf32x3") -> dict[str, Any]:
+    """The rendered helpers, with `torch.convolution` replaced by `convolution`."""
+    fake_torch = SimpleNamespace(convolution=convolution, int32=torch.int32, float32=torch.float32)
+    return _helper_namespace(fake_torch, precision)
 
 
 def test_the_split_is_exact_keeps_the_layout_and_puts_hi_on_tf32s_mantissa() -> None:
@@ -289,12 +294,7 @@ def test_one_tf32_pass_is_pytorchs_default_convolution_and_leaves_the_flags_as_t
     torch.manual_seed(0)
     x, w = torch.randn(8, 64, 32, 32, device="cuda"), torch.randn(32, 64, 3, 3, device="cuda")
     args = ([1, 1], [1, 1], [1, 1], False, [0, 0], 1)
-    namespace: dict[str, Any] = {
-        "torch": torch,
-        "LIBRARY_CONV_FP32_PRECISION": "tf32",
-        "LIBRARY_CONV_BENCHMARK": False,
-    }
-    exec(LIBRARY_CONV_SOURCE, namespace)  # noqa: S102  (our own rendered helper source)
+    namespace = _helper_namespace(torch, "tf32")
     cudnn = torch.backends.cudnn
     before = cudnn.allow_tf32
     try:
@@ -320,12 +320,7 @@ def test_algorithm_timing_keeps_exact_fp32_and_leaves_the_flags_as_they_were() -
     torch.manual_seed(0)
     x, w = torch.randn(4, 32, 24, 24, 24, device="cuda"), torch.randn(16, 32, 3, 3, 3, device="cuda")
     args = ([1, 1, 1], [1, 1, 1], [1, 1, 1], False, [0, 0, 0], 1)
-    namespace: dict[str, Any] = {
-        "torch": torch,
-        "LIBRARY_CONV_FP32_PRECISION": "ieee",
-        "LIBRARY_CONV_BENCHMARK": True,
-    }
-    exec(LIBRARY_CONV_SOURCE, namespace)  # noqa: S102  (our own rendered helper source)
+    namespace = _helper_namespace(torch, "ieee", benchmark=True)
     cudnn = torch.backends.cudnn
     before = (cudnn.allow_tf32, cudnn.benchmark)
     try:

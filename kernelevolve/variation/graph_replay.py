@@ -36,9 +36,8 @@ EAGER_FORWARD = "_eager_forward"
 _UNCAPTURABLE = (".item()", ".cpu()", ".tolist()", ".numpy()", "synchronize(")
 # The timer hides up to about 0.67 ms of host issue time behind a GPU wait (`timers.cover_for`), so a
 # graph shortens what is measured where issuing takes longer than that, or where it is a large part of
-# the call (many short kernels, each with its own launch gap on the GPU too).
+# the call (`TimingStats.host_bound`: many short kernels, each with its own launch gap on the GPU too).
 HOST_BOUND_MS = 0.5
-HOST_SHARE = 0.5
 # Follow-ups: a host-bound kernel within this factor of the best gets its replay before anything else.
 # Replaying can shorten a call by more than the host's share suggests: on the H200 sample sweep, the
 # MobileNetV2 seed took 4.04 ms and its replay 0.75 ms, where torch.compile took 0.70 ms; the seed in
@@ -148,7 +147,7 @@ def with_graph_replay(source: str) -> str:
 def host_bound(report: EvalReport) -> bool:
     """At some shape, issuing a call takes long enough on the host for a graph to pay off."""
     return any(
-        t.host_ms is not None and (t.host_ms >= HOST_BOUND_MS or t.host_ms >= HOST_SHARE * t.median_ms)
+        t.host_bound or (t.host_ms is not None and t.host_ms >= HOST_BOUND_MS)
         for t in report.latency.values()
     )
 

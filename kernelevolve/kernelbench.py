@@ -247,9 +247,9 @@ def _is_matvec(code: str, form: _Form | None) -> bool:
     try:
         with TRACING_LOCK, torch.device("meta"):  # see kernelevolve/tracing.py
             a, b = load_reference_module(code, {}).get_inputs()
-    except Exception:
+        return bool(a.dim() == 2 and b.dim() == 2 and b.shape[1] == 1 and a.shape[1] == b.shape[0])
+    except Exception:  # inputs that are not two tensors: no matrix-vector product
         return False
-    return a.dim() == 2 and b.dim() == 2 and b.shape[1] == 1 and a.shape[1] == b.shape[0]
 
 
 def problem_tags(problem: Problem) -> tuple[str, ...]:

@@ -449,11 +449,11 @@ def test_gpu_convolutions_also_get_seeds_in_the_reference_layout(monkeypatch: py
         ]
 
     # our own convolution also comes as tensor-core twins (3xBF16, 3xTF32): exact fp32 runs at FFMA rate;
-    # Inductor's program with cuDNN's convolution as a 3xTF32 twin (library_conv.py), ahead of all.
+    # Inductor's program with cuDNN's convolution as a TF32+BF16 twin (library_conv.py), ahead of all.
     # In order of promise, layouts interleaved: a level-3 search has time for two or three seeds.
     assert kinds(seeds) == [
-        (False, True, "tf32x3"),
-        (False, False, "tf32x3"),
+        (False, True, "tf32_bf16"),
+        (False, False, "tf32_bf16"),
         (False, True, None),
         (False, False, None),
         (True, True, "bf16x3"),
@@ -470,7 +470,7 @@ def test_gpu_convolutions_also_get_seeds_in_the_reference_layout(monkeypatch: py
     library_twin = seeds[0]
     assert {t.name: t.value for t in find_tunables(library_twin.source)}[
         "LIBRARY_CONV_FP32_PRECISION"
-    ] == "tf32x3"
+    ] == "tf32_bf16"
     assert not check_source(library_twin.source, "triton", False)
     twin = next(c for c in seeds if c.metadata["own_kernels"] and c.metadata.get("fp32_precision"))
     assert {t.name: t.value for t in find_tunables(twin.source)}["CONV_FP32_PRECISION"] == "bf16x3"

@@ -1,5 +1,5 @@
-"""cuDNN convolutions in three TF32 passes (compiler/library_conv.py): the split, its accuracy with
-TF32 emulated on the CPU, the rendering of permissive GPU seeds, and their twin."""
+"""cuDNN convolutions split into TF32 and BF16 passes (compiler/library_conv.py): the split, its accuracy
+with tensor cores emulated on the CPU, the rendering of permissive GPU seeds, and their twins."""
 
 from __future__ import annotations
 
@@ -90,6 +90,67 @@ def test_three_tf32_passes_meet_the_fp32_tolerance_where_one_pass_misses_it() ->
     assert worst(one) > 1.0, worst(one)  # why one pass is no option at this tolerance
 
 
+def _emulated_tensor_cores(a: torch.Tensor, b: torch.Tensor, c: Any, *rest: Any) -> torch.Tensor:
+    """cuDNN on tensor cores, emulated: fp32 operands read as TF32; BF16 operands multiplied exactly,
+    summed in fp32 and the output rounded to BF16 (a BF16 convolution's output dtype)."""
+    if a.dtype == torch.bfloat16:
+        return torch.convolution(a.float(), b.float(), None, *rest).to(torch.bfloat16)
+    return torch.convolution(_tf32(a), _tf32(b), c, *rest)
+
+
+SPLIT_CASES = [  # (module, input shape, channels last)
+    (torch.nn.Conv2d(64, 32, 3), (2, 64, 20, 20), False),
+    (torch.nn.Conv2d(64, 32, 3, groups=4), (2, 64, 20, 20), True),
+    (torch.nn.ConvTranspose2d(32, 64, 4, stride=2, padding=1, groups=2), (2, 32, 12, 12), False),
+    (torch.nn.ConvTranspose2d(32, 16, 3, stride=2, padding=1, output_padding=1), (2, 32, 12, 12), True),
+    (torch.nn.Conv3d(16, 8, 3), (2, 16, 8, 8, 8), False),
+    (torch.nn.ConvTranspose3d(16, 8, 3, stride=2, groups=2), (2, 16, 6, 6, 6), True),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SPLIT_CASES)))
+def test_a_tf32_and_a_bf16_pass_meet_the_fp32_tolerance_in_every_convolution_kind(case: int) -> None:
+    """Plain, grouped, transposed, 3-D, channels-last: the cross terms paired within each group in one
+    BF16 pass leave errors far inside 1e-4 where one TF32 pass misses it, and keep the input's layout."""
+    torch.manual_seed(case)
+    module, shape, channels_last = SPLIT_CASES[case]
+    x, weight, bias = torch.randn(shape), module.weight.detach(), module.bias.detach()
+    if channels_last:
+        layout = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
+        x, weight = x.contiguous(memory_format=layout), weight.contiguous(memory_format=layout)
+    transposed = isinstance(module, (torch.nn.ConvTranspose2d, torch.nn.ConvTranspose3d))
+    padding = list(module.padding)  # type: ignore[arg-type]
+    args = (
+        list(module.stride),
+        padding,
+        list(module.dilation),
+        transposed,
+        list(module.output_padding),
+        module.groups,
+    )
+    exact = torch.convolution(x.double(), weight.double(), bias.double(), *args)
+    emulated = SimpleNamespace(
+        **{
+            name: getattr(torch, name)
+            for name in ("empty", "int32", "float32", "bfloat16", "contiguous_format")
+        },
+        channels_last=torch.channels_last,
+        channels_last_3d=torch.channels_last_3d,
+        convolution=_emulated_tensor_cores,
+    )
+    two = _helper_namespace(emulated, "tf32_bf16")["_ke_convolution_tf32_bf16"](x, weight, bias, *args)
+    one = _emulated_tensor_cores(x, weight, bias, *args)
+
+    def worst(got: torch.Tensor) -> float:  # error over what atol=rtol=1e-4 allows
+        return float(((got.double() - exact).abs() / (1e-4 + 1e-4 * exact.abs())).max())
+
+    assert two.dtype == torch.float32 and two.shape == exact.shape
+    assert worst(two) < 0.1, worst(two)  # 0.02-0.04 in these cases
+    assert worst(one) > 1.0, worst(one)
+    if channels_last:
+        assert two.is_contiguous(memory_format=layout)
+
+
 def test_off_the_gpu_or_at_ieee_it_is_the_plain_call() -> None:
     calls: list[int] = []
 
@@ -99,7 +160,7 @@ def test_off_the_gpu_or_at_ieee_it_is_the_plain_call() -> None:
 
     x, w = torch.randn(1, 4, 6, 6), torch.randn(8, 4, 3, 3)
     expected = torch.convolution(x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
-    for precision in ("tf32x3", "tf32", "ieee"):  # on the CPU the TF32 ones have no TF32 to use
+    for precision in ("tf32_bf16", "tf32x3", "tf32", "ieee"):  # the CPU has no TF32 to use
         calls.clear()
         got = _helpers(counted, precision)["_library_convolution"](
             x,
@@ -131,50 +192,69 @@ def test_permissive_gpu_seeds_call_the_library_convolution_through_the_helper() 
     assert "_library_convolution" not in interpreted and "LIBRARY_CONV_FP32_PRECISION" not in interpreted
 
 
-def test_the_gpu_twins_are_3xtf32_and_one_pass_and_without_evidence_3xtf32_goes_first() -> None:
+def test_the_gpu_twins_are_the_splits_and_one_pass_and_without_evidence_the_splits_go_first() -> None:
     source = _rendered(interpreter=False)
     metadata = {"own_kernels": False, "library_calls": ["torch.convolution"]}
     twins = _tensor_core_twins(source, metadata, "compiler_seed")
-    assert [t.metadata["fp32_precision"] for t in twins] == ["tf32x3", "tf32"]  # cuDNN has no 3xBF16 here
+    # cuDNN has no 3xBF16 here, and its three TF32 passes are a tuning choice only (two passes compute
+    # the same terms)
+    assert [t.metadata["fp32_precision"] for t in twins] == ["tf32_bf16", "tf32"]
     for twin in twins:
         values = {t.name: t.value for t in find_tunables(twin.source)}
         assert values["LIBRARY_CONV_FP32_PRECISION"] == twin.metadata["fp32_precision"]
+    assert (
+        "tf32x3" in next(t for t in find_tunables(source) if t.name == "LIBRARY_CONV_FP32_PRECISION").choices
+    )
     plain = Candidate(source, "triton", "compiler_seed", "seed", metadata=metadata)
     own = Candidate("# own\n", "triton", "compiler_seed", "seed", metadata={"own_kernels": True})
+    three = Candidate("# three\n", "triton", "tune", metadata={**metadata, "fp32_precision": "tf32x3"})
     # nothing says eager's own TF32 output meets the tolerance: the one-pass twin is not worth a try
-    assert by_promise([own, plain, *twins]) == [twins[0], plain, own]
+    assert by_promise([own, plain, three, *twins]) == [twins[0], three, plain, own]
 
 
 def test_the_twin_goes_after_the_plain_call_where_exact_fp32_is_not_three_times_slower() -> None:
     """ResNet101 on the H200: exact 8.7 ms against TF32 5.5 ms, and the twin took 21.4 ms to the plain
     call's 9.0 ms; L2/61: exact 17.4 ms against TF32 3.5 ms, where three passes can pay."""
     metadata = {"own_kernels": False, "library_calls": ["torch.convolution"]}
-    twin = _tensor_core_twins(_rendered(interpreter=False), metadata, "compiler_seed")[0]
+    two = _tensor_core_twins(_rendered(interpreter=False), metadata, "compiler_seed")[0]
+    three = Candidate("# three\n", "triton", "tune", metadata={**metadata, "fp32_precision": "tf32x3"})
     plain = Candidate("# plain\n", "triton", "compiler_seed", "seed", metadata=metadata)
     network = exact_fp32_slowdown(graph_with_baselines(5.5, 8.7))
     assert network == pytest.approx(8.7 / 5.5)
-    assert by_promise([twin, plain], network) == [plain, twin]
+    assert by_promise([three, two, plain], network) == [plain, two, three]
+    # exact fp32 2.5x slower: two passes pay, three do not
+    assert by_promise([three, plain, two], exact_fp32_slowdown(graph_with_baselines(2.0, 5.0))) == [
+        two,
+        plain,
+        three,
+    ]
     transposed = exact_fp32_slowdown(graph_with_baselines(3.5, 17.4))
-    assert by_promise([plain, twin], transposed) == [twin, plain]
-    # not measured at exact precision (no convolution module), or no baselines yet: the twin first
+    assert by_promise([plain, three, two], transposed) == [two, three, plain]
+    # not measured at exact precision (no convolution module), or no baselines yet: the splits first
     assert exact_fp32_slowdown(graph_with_baselines(2.7, None)) is None
     assert exact_fp32_slowdown(SearchGraph()) is None
-    assert by_promise([plain, twin], None) == [twin, plain]
+    assert by_promise([plain, three, two], None) == [two, three, plain]
 
 
 def test_one_tf32_pass_goes_first_only_where_eagers_own_tf32_output_met_the_tolerance() -> None:
     """ResNet18 (L3/9) on the H200: eager and torch.compile in TF32 both within 1e-4, our exact-fp32
     seeds at 0.30x torch.compile. L2/5: eager's TF32 output misses it, so one pass would too."""
     metadata = {"own_kernels": False, "library_calls": ["torch.convolution"]}
-    three, one = _tensor_core_twins(_rendered(interpreter=False), metadata, "compiler_seed")
+    two, one = _tensor_core_twins(_rendered(interpreter=False), metadata, "compiler_seed")
+    three = Candidate("# three\n", "triton", "tune", metadata={**metadata, "fp32_precision": "tf32x3"})
     plain = Candidate("# plain\n", "triton", "compiler_seed", "seed", metadata=metadata)
     network = graph_with_baselines(0.79, 1.28, eager_within_tolerance=True)
     assert eager_precision_passes(network) is True
-    # one pass first, then the plain call; three passes are pointless where one meets the tolerance
-    assert by_promise([plain, three, one], exact_fp32_slowdown(network), True) == [one, plain, three]
+    # one pass first, then the plain call; the splits are pointless where one pass meets the tolerance
+    assert by_promise([plain, three, two, one], exact_fp32_slowdown(network), True) == [
+        one,
+        plain,
+        two,
+        three,
+    ]
     transposed = graph_with_baselines(7.5, 28.4, eager_within_tolerance=False)
     assert eager_precision_passes(transposed) is False
-    assert by_promise([plain, three, one], exact_fp32_slowdown(transposed), False) == [three, plain]
+    assert by_promise([plain, three, two, one], exact_fp32_slowdown(transposed), False) == [two, three, plain]
     # no convolution (eager is already at the candidates' precision), unchecked, or no baselines: unknown
     assert eager_precision_passes(graph_with_baselines(2.7, None, eager_within_tolerance=True)) is None
     assert eager_precision_passes(graph_with_baselines(0.79, 1.28)) is None
@@ -231,9 +311,10 @@ def test_where_eager_passes_own_seeds_come_before_the_exact_library_calls() -> N
     def seed(name: str, metadata: dict[str, object]) -> Candidate:
         return Candidate(f"# {name}\n", "triton", "compiler_seed", metadata=metadata)
 
-    lib_exact, lib_one, lib_three = (
+    lib_exact, lib_one, lib_two, lib_three = (
         seed("lib exact", library),
         seed("lib tf32", {**library, "fp32_precision": "tf32"}),
+        seed("lib tf32_bf16", {**library, "fp32_precision": "tf32_bf16"}),
         seed("lib tf32x3", {**library, "fp32_precision": "tf32x3"}),
     )
     own_exact, own_one, own_bf16x3, own_three = (
@@ -242,18 +323,26 @@ def test_where_eager_passes_own_seeds_come_before_the_exact_library_calls() -> N
         seed("own bf16x3", _own("bf16x3")),
         seed("own tf32x3", _own("tf32x3")),
     )
-    everything = [lib_exact, lib_three, lib_one, own_exact, own_three, own_bf16x3, own_one]
+    everything = [lib_exact, lib_three, lib_two, lib_one, own_exact, own_three, own_bf16x3, own_one]
     assert by_promise(everything, 2.2, True) == [
         lib_one,
         own_one,
         own_bf16x3,
         lib_exact,
+        lib_two,
         lib_three,
         own_three,
         own_exact,
     ]
     # eager's TF32 output missed the tolerance: no one-pass seed, library calls first as before
-    assert by_promise(everything, 4.0, False) == [lib_three, lib_exact, own_bf16x3, own_three, own_exact]
+    assert by_promise(everything, 4.0, False) == [
+        lib_two,
+        lib_three,
+        lib_exact,
+        own_bf16x3,
+        own_three,
+        own_exact,
+    ]
 
 
 def _own(precision: str | None) -> dict[str, object]:
@@ -262,7 +351,7 @@ def _own(precision: str | None) -> dict[str, object]:
 
 @pytest.mark.gpu
 @needs_cuda
-def test_the_3xtf32_twin_passes_the_harness_on_a_gpu() -> None:
+def test_the_split_twins_pass_the_harness_on_a_gpu() -> None:
     """A convolution with an epilogue at KernelBench's tolerance, through an evaluation child."""
     from kernelevolve.eval.local import LocalEvaluator
     from kernelevolve.platforms import load_platform
@@ -278,14 +367,53 @@ def test_the_3xtf32_twin_passes_the_harness_on_a_gpu() -> None:
     )
     spec = KernelSpec(name="library_conv_gpu", reference_source=reference, atol=1e-4, rtol=1e-4)
     seeds = CompilerSeedOperator(strict=False).propose(seed_context(spec, platform))
-    twin = seeds[0]
-    assert not twin.metadata["own_kernels"] and twin.metadata["fp32_precision"] == "tf32x3"
+    twins = [s for s in seeds if not s.metadata["own_kernels"] and s.metadata.get("fp32_precision")]
+    assert "tf32_bf16" in {t.metadata["fp32_precision"] for t in twins}
     settings = EvalSettings(
         correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False, strict=False
     )
     with LocalEvaluator(platform, settings) as evaluator:
-        report = evaluator.submit(EvalRequest(twin, spec, platform.name, settings)).result()
-    assert report.status is Status.OK, report.feedback
+        for twin in twins:
+            report = evaluator.submit(EvalRequest(twin, spec, platform.name, settings)).result()
+            assert report.status is Status.OK, (twin.metadata["fp32_precision"], report.feedback)
+
+
+@pytest.mark.gpu
+@needs_cuda
+@pytest.mark.parametrize("case", range(len(SPLIT_CASES)))
+def test_a_tf32_and_a_bf16_pass_on_cudnn_meet_the_tolerance_and_leave_the_flags(case: int) -> None:
+    torch.manual_seed(case)
+    module, shape, channels_last = SPLIT_CASES[case]
+    x = torch.randn(shape, device="cuda")
+    weight, bias = module.weight.detach().cuda(), module.bias.detach().cuda()
+    if channels_last:
+        layout = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
+        x, weight = x.contiguous(memory_format=layout), weight.contiguous(memory_format=layout)
+    transposed = isinstance(module, (torch.nn.ConvTranspose2d, torch.nn.ConvTranspose3d))
+    padding = list(module.padding)  # type: ignore[arg-type]
+    args = (
+        list(module.stride),
+        padding,
+        list(module.dilation),
+        transposed,
+        list(module.output_padding),
+        module.groups,
+    )
+    cudnn = torch.backends.cudnn
+    before = cudnn.allow_tf32
+    try:
+        cudnn.allow_tf32 = False  # the harness's setting for candidates
+        got = _helper_namespace(torch, "tf32_bf16")["_library_convolution"](x, weight, bias, *args)
+        assert cudnn.allow_tf32 is False
+        cudnn.allow_tf32 = True
+        one = torch.convolution(x, weight, bias, *args)
+    finally:
+        cudnn.allow_tf32 = before
+    exact = torch.convolution(x.double(), weight.double(), bias.double(), *args)
+    worst = float(((got.double() - exact).abs() / (1e-4 + 1e-4 * exact.abs())).max())
+    one_worst = float(((one.double() - exact).abs() / (1e-4 + 1e-4 * exact.abs())).max())
+    assert worst < 0.2, (worst, one_worst)
+    assert got.dtype == torch.float32 and got.shape == exact.shape
 
 
 @pytest.mark.gpu

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One device call of the full sweep, resuming from runs/sweeps/full (carried in, or seeded from here).
 # Usage on the device: bash experiments/full_sweep_h200/device_call.sh CALL_NAME TIME_LIMIT_S [CONV_PROBLEMS...]
-# With CONV_PROBLEMS, conv_bench measures them on GPU 1 while the sweep runs on GPU 0 alone, so both GPUs
-# stay busy and neither measurement shares its GPU with the other.
+# With CONV_PROBLEMS, conv_bench measures them on the last GPU while the sweep runs on the others, so all
+# stay busy and neither measurement shares its GPU with the other; on a one-GPU machine conv_bench runs
+# first, alone, for CONV_TIME_S (default half the time limit), and the sweep after it.
 # Carry: .devpack/ray/p2 (after .devpack/ray/p1 in the call before), .devpack/einops/p1, .kbdata, runs/sweeps/full.
 # SWEEP_ARGS adds sweep arguments (a later --levels/--ids replaces the script's), e.g. a re-run of stale results:
 #   SWEEP_ARGS="--levels 1 --rerun-before 2026-11-30T05:00:00+00:00"
@@ -39,19 +40,33 @@ if [ -n "${PREFLIGHT:-}" ]; then
 fi
 time_limit_s=$((time_limit_s - ($(date +%s) - started)))
 
-sweep_gpus=0,1
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+[ "$gpus" -ge 1 ] || gpus=1
+sweep_gpus=$(seq -s, 0 $((gpus - 1)))
 conv_pid=
 if [ $# -gt 0 ]; then
-  sweep_gpus=0
   mkdir -p "$out/conv_bench"
-  (
+  conv_limit_s=$time_limit_s
+  # one GPU: conv_bench first, alone, for CONV_TIME_S (default half the limit), then the sweep
+  [ "$gpus" -ge 2 ] || conv_limit_s=${CONV_TIME_S:-$((time_limit_s / 2))}
+  conv_gpu=$((gpus - 1))
+  run_conv_bench() {
     # its results say per variant whether the kernel compiled and matched; PREFLIGHT can test first
-    CUDA_VISIBLE_DEVICES=1 PYTHONUNBUFFERED=1 timeout $((time_limit_s + 40)) python3 -m kernelevolve.conv_bench \
+    CUDA_VISIBLE_DEVICES=$conv_gpu PYTHONUNBUFFERED=1 timeout $((conv_limit_s + 40)) python3 -m kernelevolve.conv_bench \
       --platform h200 --kernelbench-path .kbdata/problems.jsonl --out "$out/conv_bench" \
-      --time-limit-s "$time_limit_s" --eval timeout_s=90 --problems "$@" ${CONV_VARIANTS:+--variants $CONV_VARIANTS} \
-      ${CONV_ARGS:-}
-  ) > "$out/conv_bench.log" 2>&1 &
-  conv_pid=$!
+      --time-limit-s "$conv_limit_s" --eval timeout_s=90 --problems "$@" ${CONV_VARIANTS:+--variants $CONV_VARIANTS} \
+      ${CONV_ARGS:-} > "$out/conv_bench.log" 2>&1
+  }
+  if [ "$gpus" -ge 2 ]; then
+    sweep_gpus=$(seq -s, 0 $((gpus - 2)))
+    run_conv_bench "$@" &
+    conv_pid=$!
+  else
+    conv_started=$(date +%s)
+    run_conv_bench "$@"
+    echo "conv_bench exit $?"
+    time_limit_s=$((time_limit_s - ($(date +%s) - conv_started)))
+  fi
 fi
 
 # The sweep's limit only stops new problems from starting; a level-3 problem can run 130 s past it, so
@@ -80,5 +95,5 @@ for run in "$sweep_dir"/runs/*/; do
 done
 tar czf "$out/$sweep_name.tgz" -C runs/sweeps "${kept[@]}"
 tail -n 25 "$out/$call_name.log"
-[ -n "$conv_pid" ] && tail -n 30 "$out/conv_bench.log"
+[ $# -gt 0 ] && tail -n 30 "$out/conv_bench.log"
 exit 0

@@ -12,7 +12,7 @@ Candidates that keep Inductor's library calls (matmul, convolution) need permiss
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from kernelevolve.interfaces import ProposalContext
@@ -32,7 +32,8 @@ PRECISION_TUNABLES = ("MM_FP32_PRECISION", "CONV_FP32_PRECISION", "LIBRARY_CONV_
 # convolution tunables offer it, and its twins are kept only where eager's own output at that precision
 # met the tolerance (by_promise); the candidates' check decides as always.
 EAGER_CONV_PRECISION = "tf32"
-TENSOR_CORE_PRECISIONS = ("tf32x3", "bf16x3", EAGER_CONV_PRECISION)
+# "tf32_bf16": cuDNN's convolutions in one TF32 and one BF16 pass (compiler/library_conv.py)
+TENSOR_CORE_PRECISIONS = ("tf32_bf16", "tf32x3", "bf16x3", EAGER_CONV_PRECISION)
 # Eager's TF32 output meeting the tolerance is evidence for our own one-pass TF32 convolution only where
 # cuDNN ran TF32 algorithms: where eager's default run is no faster than its exact one, it ran none. On the
 # H200 full sweep (eleventh session) own one-pass seeds passed the check on 4 of 17 problems whose exact
@@ -123,7 +124,7 @@ class CompilerSeedOperator:
                 continue
             metadata.update(extra)
             seeds.append(Candidate(source, BACKEND, self.name, "seed", metadata=metadata))
-            if device == "cuda":  # own kernels: 3xTF32 and 3xBF16; cuDNN convolutions: 3xTF32
+            if device == "cuda":  # own kernels: 3xTF32 and 3xBF16; cuDNN convolutions: TF32+BF16, 3xTF32
                 seeds.extend(_tensor_core_twins(source, metadata, self.name))
         log.info(
             "compiler_seed: %d seed(s) for %s (%d kernels over %d shapes%s%s)",
@@ -141,6 +142,11 @@ class CompilerSeedOperator:
 # three times faster. In whole networks it is not: on the H200, ResNet101 ran at 8.7 ms exact against
 # 5.5 ms in TF32, and the 3xTF32 twin took 21.4 ms against the plain call's 9.0 ms (L3/10; L3/15 alike).
 THREE_PASS_BREAK_EVEN = 3.0
+# (tunable, precision) pairs that tuning reaches but no seed twin starts from (_tensor_core_twins)
+TUNING_ONLY_PRECISIONS = frozenset({("LIBRARY_CONV_FP32_PRECISION", "tf32x3")})
+# The cost of cuDNN's split convolutions in TF32 passes, against the exact call's `exact_fp32_slowdown`:
+# "tf32_bf16" is a TF32 pass and a BF16 pass over twice the input channels, at twice TF32's rate.
+LIBRARY_SPLIT_PASSES = {"tf32_bf16": 2.0, "tf32x3": THREE_PASS_BREAK_EVEN}
 
 
 def exact_fp32_slowdown(graph: Any) -> float | None:
@@ -195,21 +201,24 @@ def by_promise(
     result: their own seeds were never reached in 12 evaluations.
 
     Elsewhere one-pass twins are dropped (where eager's TF32 output misses the tolerance, a candidate's
-    would too), and the order is: Inductor's program with its cuDNN convolutions in three TF32 passes
-    where that can pay (`exact_slowdown`: see `exact_fp32_slowdown`; unknown counts as paying), as it
-    is, then our own kernels: fp32 dot products on 3xBF16 tensor cores, on 3xTF32, then in exact fp32.
-    On the H200 sample sweep the 3xTF32 own seed beat the exact one on 8 of 10 problems (L2/62: 2.16 ms
+    would too), and the order is: Inductor's program with its cuDNN convolutions split into a TF32 and a
+    BF16 pass, into three TF32 passes, and as it is, the splits before the plain call where they cost
+    fewer TF32 passes than its exact fp32 takes (`exact_slowdown`: see `exact_fp32_slowdown`; unknown
+    counts as paying), then our own kernels: fp32 dot products on 3xBF16 tensor cores, on 3xTF32, then
+    in exact fp32. On the H200 sample sweep the 3xTF32 own seed beat the exact one on 8 of 10 problems (L2/62: 2.16 ms
     against 9.99 ms), and a level-3 search has time for two or three seeds."""
     # (own kernels, fp32 precision; None: exact) in the order they are worth evaluating
     order: list[tuple[bool, str | None]]
     if eager_passes:
         order = [(False, EAGER_CONV_PRECISION), (True, EAGER_CONV_PRECISION), (True, "bf16x3")]
-        order += [(False, None), (False, "tf32x3")]
+        order += [(False, None), (False, "tf32_bf16"), (False, "tf32x3")]
     else:
         # exact fp32 cuDNN ran 2.4-8.6x slower than one TF32 pass on L1/55, L1/56, L1/62, L1/63, L1/67
-        # (eager on the H200): there the three passes go first, elsewhere after the plain call
-        three_first = exact_slowdown is None or exact_slowdown >= THREE_PASS_BREAK_EVEN
-        order = [(False, "tf32x3"), (False, None)] if three_first else [(False, None), (False, "tf32x3")]
+        # (eager on the H200): the split calls go before the plain one where they cost fewer TF32 passes
+        # than it takes (unknown: the splits first; a tie goes to the split, stable sort)
+        plain_passes = float("inf") if exact_slowdown is None else exact_slowdown
+        library: list[tuple[bool, str | None]] = [(False, "tf32_bf16"), (False, "tf32x3"), (False, None)]
+        order = sorted(library, key=lambda entry: LIBRARY_SPLIT_PASSES.get(str(entry[1]), plain_passes))
         order.append((True, "bf16x3"))
     # 3xBF16 before 3xTF32: on the H200 full sweep it was faster on 16 of 19 problems with both
     order += [(True, "tf32x3"), (True, None)]
@@ -270,14 +279,14 @@ def render_variant(
     return source, metadata
 
 
-def with_tensor_cores(source: str, precision: str = "tf32x3") -> str | None:
+def with_tensor_cores(
+    source: str, precision: str = "tf32x3", tunables: Collection[str] = PRECISION_TUNABLES
+) -> str | None:
     """The source with its own GEMMs' and convolutions' fp32 dot products on tensor cores at `precision`
-    (one of TENSOR_CORE_PRECISIONS), or None where it has no such tunable."""
+    (one of TENSOR_CORE_PRECISIONS), or None where it has no such tunable among `tunables`."""
     from kernelevolve.variation.tunables import apply_values, find_tunables
 
-    present = {
-        t.name for t in find_tunables(source) if t.name in PRECISION_TUNABLES and precision in t.choices
-    }
+    present = {t.name for t in find_tunables(source) if t.name in tunables and precision in t.choices}
     if not present:
         return None
     return apply_values(source, dict.fromkeys(present, precision))
@@ -285,13 +294,16 @@ def with_tensor_cores(source: str, precision: str = "tf32x3") -> str | None:
 
 def _tensor_core_twins(source: str, metadata: dict[str, Any], operator: str) -> list[Candidate]:
     """The seed with its fp32 GEMMs and convolutions on tensor cores, one seed per precision its tunables
-    offer (own kernels: 3xTF32 and 3xBF16; cuDNN: 3xTF32; convolutions: also one TF32 pass, which
-    by_promise keeps only where eager's passes): exact-fp32 dot products run at FFMA rate,
+    offer (own kernels: 3xTF32 and 3xBF16; cuDNN: a TF32 and a BF16 pass; convolutions: also one TF32
+    pass, which by_promise keeps only where eager's passes): exact-fp32 dot products run at FFMA rate,
     where the baselines' cuDNN runs TF32 (KernelBench's convolutions), and a small search budget rarely
-    reaches that tunable by mutation."""
+    reaches that tunable by mutation. cuDNN's three TF32 passes are left to tuning: its TF32+BF16 split
+    computes the same terms in two passes' time, and a conv problem's seeds already fill most of a
+    12-evaluation budget."""
     twins = []
     for precision in TENSOR_CORE_PRECISIONS:
-        twin = with_tensor_cores(source, precision)
+        tunables = [t for t in PRECISION_TUNABLES if (t, precision) not in TUNING_ONLY_PRECISIONS]
+        twin = with_tensor_cores(source, precision, tunables)
         if twin is not None:
             extra = {"fp32_precision": precision}
             twins.append(Candidate(twin, BACKEND, operator, "seed", metadata={**metadata, **extra}))

@@ -60,6 +60,10 @@ def _scan_kernel(
     base = (lanes64 // inner) * n * inner + lanes64 % inner
     k = tl.arange(0, BLOCK)
     carry = tl.full([LANES], 1.0 if PROD else 0.0, tl.float32)
+    # The next chunk's carry is this chunk's inclusive scan at its far end (masked positions add 0 or
+    # multiply by 1). Taken from the scan rather than as carry + sum(x): Triton 3.6's thread-locality
+    # pass asserts on a loop-carried accumulator of a reduction whose final value goes unused.
+    last = (k == 0) if REV else (k == BLOCK - 1)
     for i in range(0, n_chunks):
         # A reverse scan takes the chunks from the end; the first one it meets may be partial.
         pos = (n - (i + 1) * BLOCK + k) if REV else (i * BLOCK + k)
@@ -68,13 +72,13 @@ def _scan_kernel(
         if PROD:
             x = tl.load(x_ptr + offs, mask=mask, other=1.0).to(tl.float32)
             y = tl.cumprod(x, axis=1, reverse=REV) * carry[:, None]
-            carry = carry * tl.reduce(x, 1, _mul)
+            carry = tl.reduce(tl.where(last[None, :], y, 1.0), 1, _mul)
         else:
             x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
             y = tl.cumsum(x, axis=1, reverse=REV) + carry[:, None]
+            carry = tl.sum(tl.where(last[None, :], y, 0.0), axis=1)
             if EXCL:
                 y = y - x
-            carry = carry + tl.sum(x, axis=1)
         tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 

@@ -28,6 +28,7 @@ from kernelevolve.sweep_run import (
 from kernelevolve.sweep_sample import op_family, read_sample, sample_markdown, stratified_sample
 from kernelevolve.sweep_summary import (
     compile_within_tolerance_ms,
+    eager_within_tolerance_ms,
     load_records,
     summarize,
     summary_markdown,
@@ -339,6 +340,35 @@ def test_the_torch_compile_that_meets_the_tolerance_is_compared_apart() -> None:
     assert "| strict | 2 | 100% | 2.00x | 100% |" in text
     # without an exact-fp32 run it would repeat the table before it: not shown
     assert "whose output meets the tolerance" not in summary_markdown(summarize([records[0], records[2]]))
+
+
+def test_the_eager_that_meets_the_tolerance_is_compared_apart() -> None:
+    """Where eager's TF32 output misses the tolerance, its exact-fp32 time (the reference itself) is the
+    one compared with; where nothing was checked (no convolution) eager is already at that precision."""
+
+    def problem(key: str, best_ms: float, eager_ms: float, **fields: Any) -> dict[str, Any]:
+        return {
+            **_record(key, "ok", eager_ms / best_ms, 1.0),
+            "best_ms": best_ms,
+            "eager_ms": eager_ms,
+            **fields,
+        }
+
+    records = [
+        problem("L1/1", 1.0, 2.0),  # no convolution: 2x
+        problem("L2/5", 8.0, 7.5, eager_within_tolerance=False, eager_exact_ms=32.0),  # 4x the exact one
+        problem("L2/6", 1.0, 1.0, eager_within_tolerance=True, eager_exact_ms=3.0),  # default meets it: 1x
+        problem("L2/7", 1.0, 0.5, eager_within_tolerance=False),  # no exact time: left out
+    ]
+    assert [eager_within_tolerance_ms(r) for r in records] == [2.0, 32.0, 1.0, None]
+    summary = summarize(records)
+    within = summary["baseline_accuracy"]["vs_eager_that_meets_tolerance"]["strict"]
+    assert within["problems"] == 3 and math.isclose(within["geomean_speedup_vs_eager"], 2.0)
+    text = summary_markdown(summary)
+    assert "Against the eager whose output meets the tolerance" in text
+    assert "| strict | 3 | 100% | 2.00x | 67% |" in text
+    # eager's output met the tolerance everywhere: the table would repeat the first ones
+    assert "eager whose output" not in summary_markdown(summarize([records[0], records[2]]))
 
 
 def _winner(speedup: float, own: bool, library_share: float | None = None) -> dict[str, Any]:

@@ -132,7 +132,7 @@ def test_a_tf32_and_a_bf16_pass_meet_the_fp32_tolerance_in_every_convolution_kin
     emulated = SimpleNamespace(
         **{
             name: getattr(torch, name)
-            for name in ("empty", "int32", "float32", "bfloat16", "contiguous_format")
+            for name in ("empty", "sub", "int32", "float32", "bfloat16", "contiguous_format")
         },
         channels_last=torch.channels_last,
         channels_last_3d=torch.channels_last_3d,

@@ -46,9 +46,14 @@ LIBRARY_CONV_TUNABLES = (
 
 LIBRARY_CONV_SOURCE = """
 def _ke_tf32_split(t):
-    # t = hi + lo exactly: hi keeps the sign, exponent and TF32's 10 mantissa bits (0xFFFFE000)
-    hi = (t.view(torch.int32) & -8192).view(torch.float32)
+    # t = hi + lo exactly
+    hi = _ke_tf32_hi(t)
     return hi, t - hi
+
+
+def _ke_tf32_hi(t):
+    # the sign, exponent and TF32's 10 mantissa bits (0xFFFFE000): what a TF32 pass multiplies exactly
+    return (t.view(torch.int32) & -8192).view(torch.float32)
 
 
 def _ke_convolution_3xtf32(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -62,18 +67,20 @@ def _ke_convolution_3xtf32(x, weight, bias, stride, padding, dilation, transpose
     return out
 
 
-def _ke_grouped_pair(a, b, groups, channel_dim, memory_format):
-    # [a, b] along the channel dim within each group, in bf16: channels g of the pair are a's group g
-    # then b's, so a grouped convolution over the pair pairs them with the weight's pair alike
-    shape = list(a.shape)
+def _ke_bf16_pair(t, hi, groups, channel_dim, memory_format, lo_first):
+    # [hi, t - hi] ([t - hi, hi] with lo_first) along the channel dim within each group, in bf16:
+    # channels g of the pair are group g's two parts, so a grouped convolution over the pair meets the
+    # weight's pair alike. Each half is written once from t and hi (lo is never an fp32 tensor).
+    shape = list(t.shape)
     per_group = shape[channel_dim] // groups
     pair_shape = shape[:channel_dim] + [2 * shape[channel_dim]] + shape[channel_dim + 1 :]
-    pair = torch.empty(pair_shape, dtype=torch.bfloat16, device=a.device, memory_format=memory_format)
+    pair = torch.empty(pair_shape, dtype=torch.bfloat16, device=t.device, memory_format=memory_format)
     split = shape[:channel_dim] + [groups, 2, per_group] + shape[channel_dim + 1 :]
-    halves = pair.view(split).unbind(channel_dim + 1)
+    first, second = pair.view(split).unbind(channel_dim + 1)
+    lo_half, hi_half = (first, second) if lo_first else (second, first)
     grouped = shape[:channel_dim] + [groups, per_group] + shape[channel_dim + 1 :]
-    halves[0].copy_(a.view(grouped))
-    halves[1].copy_(b.view(grouped))
+    hi_half.copy_(hi.view(grouped))
+    torch.sub(t.view(grouped), hi.view(grouped), out=lo_half)
     return pair
 
 
@@ -89,14 +96,13 @@ def _ke_convolution_tf32_bf16(x, weight, bias, stride, padding, dilation, transp
     # x_hi*w_hi in one TF32 pass (exact products: TF32 rounds no hi part), and both cross terms
     # x_hi*w_lo + x_lo*w_hi in one BF16 pass over doubled input channels: the cross terms are within
     # 2^-10 of the result, so BF16's 8-bit operands and output leave errors near 2^-18 of it
-    x_hi, x_lo = _ke_tf32_split(x)
-    w_hi, w_lo = _ke_tf32_split(weight)
+    x_hi, w_hi = _ke_tf32_hi(x), _ke_tf32_hi(weight)
     args = (stride, padding, dilation, transposed, output_padding, groups)
-    x_pair = _ke_grouped_pair(x_hi, x_lo, groups, 1, _ke_memory_format(x))
+    x_pair = _ke_bf16_pair(x, x_hi, groups, 1, _ke_memory_format(x), lo_first=False)
     # the weight's input channels: dim 1 of a convolution's (out, in/groups, ...), dim 0 of a transposed
-    # one's (in, out/groups, ...), grouped there in blocks of in/groups
+    # one's (in, out/groups, ...), grouped there in blocks of in/groups; [w_lo, w_hi] meets [x_hi, x_lo]
     w_groups, w_dim = (groups, 0) if transposed else (1, 1)
-    w_pair = _ke_grouped_pair(w_lo, w_hi, w_groups, w_dim, _ke_memory_format(weight))
+    w_pair = _ke_bf16_pair(weight, w_hi, w_groups, w_dim, _ke_memory_format(weight), lo_first=True)
     out = torch.convolution(x_hi, w_hi, bias, *args)
     out += torch.convolution(x_pair, w_pair, None, *args)
     return out

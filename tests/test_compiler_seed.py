@@ -61,11 +61,15 @@ def test_h200_inductor_code_becomes_a_candidate(name: str) -> None:
     assert strict_codes == ({"torch_compute_op"} if library else set()), strict_codes
     assert not check_source(source, "triton", False)
     declared = {t.name for t in find_tunables(source) if t.declared}
-    # params: the kernels' own tunables; cuDNN convolutions add their precision (library_conv.py)
+    # params: the kernels' own tunables; cuDNN convolutions and cuBLAS matmuls add their precision
+    # (library_conv.py, library_gemm.py)
     library_conv = (
         {"LIBRARY_CONV_FP32_PRECISION", "LIBRARY_CONV_BENCHMARK"} if "torch.convolution" in library else set()
     )
-    assert declared == set(params) | library_conv and any(n.endswith("_WARPS") for n in declared)
+    library_gemm = {"LIBRARY_MM_FP32_PRECISION"} if set(library) & {"torch.mm", "torch.addmm"} else set()
+    assert declared == set(params) | library_conv | library_gemm
+    assert any(n.endswith("_WARPS") for n in declared)
+    assert ("_library_matmul(" in source) == bool(library_gemm)
     if library:  # matmuls and convolutions: our own kernels in their place pass strict mode
         own, _ = render(reference, [shaped], name, own_kernels=True)
         assert not check_source(own, "triton", True)

@@ -17,6 +17,7 @@ from kernelevolve.types import Candidate
 from kernelevolve.variation.compiler.library_conv import LIBRARY_CONV_SOURCE, LIBRARY_CONV_TUNABLES
 from kernelevolve.variation.compiler.program import parse
 from kernelevolve.variation.compiler.render import ShapeProgram, render
+from kernelevolve.variation.compiler.tf32_split import TF32_SPLIT_SOURCE
 from kernelevolve.variation.compiler_seed import (
     _tensor_core_twins,
     by_promise,
@@ -50,7 +51,7 @@ def _helper_namespace(torch_module: Any, precision: str, benchmark: bool = False
         "LIBRARY_CONV_FP32_PRECISION": precision,
         "LIBRARY_CONV_BENCHMARK": benchmark,
     }
-    exec(LIBRARY_CONV_SOURCE, namespace)  # noqa: S102  (our own rendered helper source)
+    exec(TF32_SPLIT_SOURCE + LIBRARY_CONV_SOURCE, namespace)  # noqa: S102  (our own rendered helpers)
     return namespace
 
 

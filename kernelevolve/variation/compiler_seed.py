@@ -27,12 +27,18 @@ BACKEND = "triton"
 # that do: 3xTF32 (about 22 bits of mantissa) and 3xBF16 (about 16 bits, at twice the bf16 rate: on Hopper
 # three bf16 passes cost about 1.5 TF32 passes). In a CPU simulation of KernelBench's Linear layers (K up to
 # 32768) 3xBF16 used at most 10% of the 1e-4 tolerance, 3xTF32 well under 1%.
-PRECISION_TUNABLES = ("MM_FP32_PRECISION", "CONV_FP32_PRECISION", "LIBRARY_CONV_FP32_PRECISION")
+PRECISION_TUNABLES = (
+    "MM_FP32_PRECISION",
+    "CONV_FP32_PRECISION",
+    "LIBRARY_CONV_FP32_PRECISION",
+    "LIBRARY_MM_FP32_PRECISION",
+)
 # One TF32 pass: what PyTorch's eager runs convolutions in by default (cudnn.allow_tf32), so only the
 # convolution tunables offer it, and its twins are kept only where eager's own output at that precision
 # met the tolerance (by_promise); the candidates' check decides as always.
 EAGER_CONV_PRECISION = "tf32"
-# "tf32_bf16": cuDNN's convolutions in one TF32 and one BF16 pass (compiler/library_conv.py)
+# "tf32_bf16": cuDNN's convolutions and cuBLAS's matmuls in one TF32 and one BF16 pass
+# (compiler/library_conv.py, compiler/library_gemm.py)
 TENSOR_CORE_PRECISIONS = ("tf32_bf16", "tf32x3", "bf16x3", EAGER_CONV_PRECISION)
 # Eager's TF32 output meeting the tolerance is evidence for our own one-pass TF32 convolution only where
 # cuDNN ran TF32 algorithms: where eager's default run is no faster than its exact one, it ran none. On the

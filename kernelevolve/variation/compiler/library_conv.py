@@ -44,18 +44,8 @@ LIBRARY_CONV_TUNABLES = (
     "LIBRARY_CONV_BENCHMARK = False  # tune: False, True",
 )
 
+# needs compiler/tf32_split.py's TF32_SPLIT_SOURCE beside it (render includes that once)
 LIBRARY_CONV_SOURCE = """
-def _ke_tf32_split(t):
-    # t = hi + lo exactly
-    hi = _ke_tf32_hi(t)
-    return hi, t - hi
-
-
-def _ke_tf32_hi(t):
-    # the sign, exponent and TF32's 10 mantissa bits (0xFFFFE000): what a TF32 pass multiplies exactly
-    return (t.view(torch.int32) & -8192).view(torch.float32)
-
-
 def _ke_convolution_3xtf32(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     # x_hi*w_hi + x_hi*w_lo + x_lo*w_hi, the small terms first; TF32 rounds none of the hi parts
     x_hi, x_lo = _ke_tf32_split(x)

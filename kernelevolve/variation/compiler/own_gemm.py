@@ -224,6 +224,24 @@ def substitutable(library_calls: tuple[str, ...], convolutions_substitutable: bo
     )
 
 
+def gemm_operands(func: str, node: ast.Call) -> tuple[ast.expr, ast.expr, list[ast.keyword]]:
+    """A torch.mm/addmm/bmm/baddbmm call's operands and its `out`, `bias`, `alpha` and `beta` keywords,
+    whether it passed them by position or by name: the arguments of `_matmul`-shaped helpers."""
+    keywords = {k.arg: k.value for k in node.keywords if k.arg}
+    args = list(node.args)
+    if func in ("torch.addmm", "torch.baddbmm"):
+        bias, a, b = (args + [None, None, None])[:3]
+        keywords.setdefault("bias", bias or keywords.pop("input"))
+        a = a or keywords.pop("mat1", None) or keywords.pop("batch1")
+        b = b or keywords.pop("mat2", None) or keywords.pop("batch2")
+    else:
+        a, b = (args + [None, None])[:2]
+        a = a or keywords.pop("input")
+        b = b or keywords.pop("mat2")
+    kept = [ast.keyword(arg=k, value=v) for k, v in keywords.items() if k in ("out", "bias", "alpha", "beta")]
+    return a, b, kept
+
+
 class OwnGemm(ast.NodeTransformer):
     """Rewrite torch.mm/addmm/bmm/baddbmm calls of the host steps as `_matmul` calls."""
 
@@ -232,24 +250,6 @@ class OwnGemm(ast.NodeTransformer):
         func = ast.unparse(node.func)
         if func not in SUBSTITUTED:
             return node
-        keywords = {k.arg: k.value for k in node.keywords if k.arg}
-        args = list(node.args)
-        if func in ("torch.addmm", "torch.baddbmm"):
-            bias, a, b = (args + [None, None, None])[:3]
-            keywords.setdefault("bias", bias or keywords.pop("input"))
-            a = a or keywords.pop("mat1", None) or keywords.pop("batch1")
-            b = b or keywords.pop("mat2", None) or keywords.pop("batch2")
-        else:
-            a, b = (args + [None, None])[:2]
-            a = a or keywords.pop("input")
-            b = b or keywords.pop("mat2")
-        call = ast.Call(
-            func=ast.Name("_matmul", ast.Load()),
-            args=[a, b],
-            keywords=[
-                ast.keyword(arg=k, value=v)
-                for k, v in keywords.items()
-                if k in ("out", "bias", "alpha", "beta")
-            ],
-        )
+        a, b, keywords = gemm_operands(func, node)
+        call = ast.Call(func=ast.Name("_matmul", ast.Load()), args=[a, b], keywords=keywords)
         return ast.copy_location(call, node)

@@ -26,9 +26,15 @@ from kernelevolve.variation.compiler.library_conv import (
     LIBRARY_CONV_TUNABLES,
     LibraryConv,
 )
+from kernelevolve.variation.compiler.library_gemm import (
+    LIBRARY_GEMM_SOURCE,
+    LIBRARY_GEMM_TUNABLES,
+    LibraryGemm,
+)
 from kernelevolve.variation.compiler.own_conv import CONV_SOURCE, CONV_TUNABLES, CONVOLUTION, OwnConv
-from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES, OwnGemm
+from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES, SUBSTITUTED, OwnGemm
 from kernelevolve.variation.compiler.program import Axis, Kernel, Program
+from kernelevolve.variation.compiler.tf32_split import TF32_SPLIT_SOURCE
 
 MAX_GRID_AXIS = 65535
 _HELPERS = '''
@@ -157,8 +163,13 @@ def render(
     gemm = [*gemm_tunables, GEMM_SOURCE] if own_kernels and calls - {CONVOLUTION} else []
     if own_kernels and CONVOLUTION in calls:
         gemm += [*CONV_TUNABLES, CONV_SOURCE]
-    if not own_kernels and not interpreter and CONVOLUTION in calls:
+    library = not own_kernels and not interpreter  # on a GPU: cuDNN/cuBLAS through our wrappers
+    if library and CONVOLUTION in calls:
         gemm += [*LIBRARY_CONV_TUNABLES, LIBRARY_CONV_SOURCE]
+    if library and calls & set(SUBSTITUTED):
+        gemm += [*LIBRARY_GEMM_TUNABLES, LIBRARY_GEMM_SOURCE]
+    if library and calls & {CONVOLUTION, *SUBSTITUTED}:
+        gemm.append(TF32_SPLIT_SOURCE)
     if interpreter:  # Triton's interpreter takes no bf16x3 dot (it computes every fp32 dot in fp32)
         gemm = [line.replace(', "bf16x3"', "") for line in gemm]
     lines = [
@@ -225,7 +236,8 @@ def _call_function(
     on_gpu: bool,
 ) -> tuple[str, list[FusedEpilogue]]:
     """The shape's call function, and the GEMM epilogues fused into it (own kernels only); on a GPU,
-    library convolutions go through `_library_convolution` (its precision a tunable)."""
+    library convolutions and matmuls go through `_library_convolution` and `_library_matmul` (their
+    precisions tunables)."""
     program = shaped.program
 
     class Rename(ast.NodeTransformer):
@@ -245,7 +257,7 @@ def _call_function(
         ]
         steps, fused = fuse_epilogues(statements, pointwise)
     elif on_gpu:
-        steps = [ast.fix_missing_locations(LibraryConv().visit(s)) for s in steps]
+        steps = [ast.fix_missing_locations(LibraryGemm().visit(LibraryConv().visit(s))) for s in steps]
     body = [ast.unparse(s) for s in steps]
     names = ", ".join(program.arg_names)
     lines = [

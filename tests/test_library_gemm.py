@@ -1,0 +1,239 @@
+"""cuBLAS matmuls split into a TF32 and a BF16 GEMM (compiler/library_gemm.py): accuracy with tensor
+cores emulated on the CPU, operand layouts, the TF32 switch's scope, the rendering of permissive GPU seeds
+and their twin; on a GPU, real cuBLAS and the harness."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import torch
+
+from kernelevolve.eval.static_checks import check_source
+from kernelevolve.types import Candidate
+from kernelevolve.variation.compiler.library_gemm import LIBRARY_GEMM_SOURCE, LIBRARY_GEMM_TUNABLES
+from kernelevolve.variation.compiler.program import parse
+from kernelevolve.variation.compiler.render import ShapeProgram, render
+from kernelevolve.variation.compiler.tf32_split import TF32_SPLIT_SOURCE
+from kernelevolve.variation.compiler_seed import _tensor_core_twins, by_promise
+from kernelevolve.variation.tunables import find_tunables
+from tests.gpu import gpu_platform_name, needs_cuda
+
+H200 = Path(__file__).parent / "fixtures" / "inductor_h200"
+LINEAR = (
+    "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.linear = nn.Linear(8, 8)\n\n    def forward(self, x):\n"
+    "        return x\n\ndef get_inputs():\n    return [torch.rand(2, 8)]\n\ndef get_init_inputs():\n"
+    "    return []\n"
+)
+
+
+def _tf32(t: torch.Tensor) -> torch.Tensor:
+    return (t.view(torch.int32) & -8192).view(torch.float32)
+
+
+class EmulatedCublas:
+    """torch's matmuls as tensor cores compute them: fp32 operands read as TF32 where the matmul flag
+    allows it (else exact), BF16 operands multiplied exactly with fp32 sums and a BF16 output. Records
+    the flag each fp32 GEMM ran under."""
+
+    def __init__(self, new_api: bool = True) -> None:
+        self.matmul = SimpleNamespace(fp32_precision="ieee") if new_api else SimpleNamespace(allow_tf32=False)
+        self.fp32_flags: list[bool] = []
+
+    def _tf32_on(self) -> bool:
+        if hasattr(self.matmul, "fp32_precision"):
+            return bool(self.matmul.fp32_precision == "tf32")
+        return bool(self.matmul.allow_tf32)
+
+    def _product(self, op: Any, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        if a.dtype == torch.bfloat16:
+            return op(a.float(), b.float()).to(torch.bfloat16)
+        tf32 = self._tf32_on()
+        self.fp32_flags.append(tf32)
+        return op(_tf32(a), _tf32(b)) if tf32 else op(a, b)
+
+    @staticmethod
+    def _into(result: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
+        return result if out is None else out.copy_(result)
+
+    def mm(self, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        return self._into(self._product(torch.mm, a, b), out)
+
+    def bmm(self, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        return self._into(self._product(torch.bmm, a, b), out)
+
+    def addmm(self, bias: Any, a: Any, b: Any, beta: float = 1, alpha: float = 1, out: Any = None) -> Any:
+        return self._into(beta * bias + alpha * self._product(torch.mm, a, b), out)
+
+    def baddbmm(self, bias: Any, a: Any, b: Any, beta: float = 1, alpha: float = 1, out: Any = None) -> Any:
+        return self._into(beta * bias + alpha * self._product(torch.bmm, a, b), out)
+
+    def namespace(self, precision: str = "tf32_bf16") -> dict[str, Any]:
+        fake_torch = SimpleNamespace(
+            **{name: getattr(torch, name) for name in ("empty", "sub", "int32", "float32", "bfloat16")},
+            mm=self.mm,
+            bmm=self.bmm,
+            addmm=self.addmm,
+            baddbmm=self.baddbmm,
+            backends=SimpleNamespace(cuda=SimpleNamespace(matmul=self.matmul)),
+        )
+        namespace: dict[str, Any] = {"torch": fake_torch, "LIBRARY_MM_FP32_PRECISION": precision}
+        exec(TF32_SPLIT_SOURCE + LIBRARY_GEMM_SOURCE, namespace)  # noqa: S102  (our own rendered helpers)
+        return namespace
+
+
+def _worst(got: torch.Tensor, exact: torch.Tensor) -> float:
+    """Error over what KernelBench's atol=rtol=1e-4 allows."""
+    return float(((got.double() - exact).abs() / (1e-4 + 1e-4 * exact.abs())).max())
+
+
+def _cases() -> list[tuple[str, dict[str, Any]]]:
+    torch.manual_seed(0)
+    m, k, n = 64, 4096, 48
+    weight = torch.empty(n, k).uniform_(-(k**-0.5), k**-0.5)
+    return [
+        ("mm, transposed weight", {"a": torch.randn(m, k), "b": weight.t()}),
+        ("mm, column-major a", {"a": torch.randn(k, m).t(), "b": torch.randn(k, n) / 64}),
+        (
+            "addmm",
+            {"a": torch.randn(m, k), "b": weight.t(), "bias": torch.randn(n), "alpha": 0.5, "beta": 2.0},
+        ),
+        ("bmm", {"a": torch.randn(3, m, 512), "b": torch.randn(3, 512, n) / 23}),
+        (
+            "baddbmm",
+            {"a": torch.randn(3, m, 512), "b": torch.randn(3, 512, n) / 23, "bias": torch.randn(3, m, n)},
+        ),
+    ]
+
+
+@pytest.mark.parametrize("case", range(5))
+def test_a_tf32_and_a_bf16_gemm_meet_the_fp32_tolerance_where_one_tf32_pass_misses_it(case: int) -> None:
+    name, operands = _cases()[case]
+    a, b = operands["a"], operands["b"]
+    bias, alpha, beta = operands.get("bias"), operands.get("alpha", 1), operands.get("beta", 1)
+    exact = alpha * (a.double() @ b.double())
+    if bias is not None:
+        exact = exact + beta * bias.double()
+    cublas = EmulatedCublas()
+    namespace = cublas.namespace()
+    out = torch.empty(exact.shape)
+    got = namespace["_library_matmul"](a, b, out=out, bias=bias, alpha=alpha, beta=beta)
+    assert got is out  # Inductor's buffer, written in place
+    assert cublas.fp32_flags == [False] and cublas.matmul.fp32_precision == "ieee"  # on the CPU: plain
+
+    split = namespace["_ke_matmul_tf32_bf16"](a, b, torch.empty(exact.shape), bias, alpha, beta)
+    assert cublas.fp32_flags[1:] == [True]  # the one fp32 GEMM ran in TF32 ...
+    assert cublas.matmul.fp32_precision == "ieee"  # ... and the flag is back
+    one_pass = cublas.matmul
+    one_pass.fp32_precision = "tf32"
+    single = namespace["_ke_torch_matmul"](a, b, None, bias, alpha, beta)
+    assert _worst(split, exact) < 0.1, (name, _worst(split, exact))
+    assert _worst(single, exact) > 1.0, (name, _worst(single, exact))  # why one TF32 pass is no option
+
+
+def test_the_pairs_keep_their_operands_layout_and_order() -> None:
+    cublas = EmulatedCublas()
+    namespace = cublas.namespace()
+    weight = torch.randn(48, 256)
+    b = weight.t()  # (K, N) column-major, as Inductor passes nn.Linear's weight
+    b_hi = namespace["_ke_tf32_hi"](b)
+    pair = namespace["_ke_k_pair"](b, b_hi, 0, lo_first=True)
+    assert pair.shape == (512, 48) and pair.stride() == (1, 512)  # still column-major
+    assert torch.equal(pair[:256].float(), (b - b_hi).to(torch.bfloat16).float())  # lo first
+    assert torch.equal(pair[256:].float(), b_hi.to(torch.bfloat16).float())
+    a = torch.randn(8, 256)
+    a_pair = namespace["_ke_k_pair"](a, namespace["_ke_tf32_hi"](a), 1, lo_first=False)
+    assert a_pair.shape == (8, 512) and a_pair.is_contiguous()
+    assert torch.equal(a_pair[:, :256].float(), namespace["_ke_tf32_hi"](a).to(torch.bfloat16).float())
+
+
+def test_the_legacy_flag_is_restored_even_when_the_gemm_fails() -> None:
+    cublas = EmulatedCublas(new_api=False)
+    namespace = cublas.namespace()
+
+    def failing(*args: Any, **kwargs: Any) -> torch.Tensor:
+        raise RuntimeError("cuBLAS failed")
+
+    namespace["torch"].mm = failing
+    with pytest.raises(RuntimeError, match="cuBLAS failed"):
+        namespace["_ke_matmul_tf32_bf16"](torch.randn(4, 8), torch.randn(8, 4), None, None, 1, 1)
+    assert cublas.matmul.allow_tf32 is False
+
+
+def _rendered(interpreter: bool) -> str:
+    shaped = ShapeProgram("default", ((1,),), (), parse((H200 / "L2_70_0.py").read_text()))
+    source, _ = render(LINEAR, [shaped], "L2_70", interpreter=interpreter, own_kernels=False)
+    return source
+
+
+def test_permissive_gpu_seeds_call_the_library_matmul_and_twin_it() -> None:
+    source = _rendered(interpreter=False)
+    call = source[source.index("def _call_s0") :]
+    assert "_library_matmul(" in call and "torch.mm(" not in call
+    assert LIBRARY_GEMM_TUNABLES[1] in source and "def _ke_tf32_hi" in source
+    assert not check_source(source, "triton", False)  # permissive: the library call is allowed
+    assert "_library_matmul" not in _rendered(interpreter=True)  # the CPU has no TF32: the plain call
+    metadata = {"own_kernels": False, "library_calls": ["torch.mm"]}
+    twins = _tensor_core_twins(source, metadata, "compiler_seed")
+    assert [t.metadata["fp32_precision"] for t in twins] == ["tf32_bf16"]
+    assert {t.name: t.value for t in find_tunables(twins[0].source)}[
+        "LIBRARY_MM_FP32_PRECISION"
+    ] == "tf32_bf16"
+    plain = Candidate(source, "triton", "compiler_seed", "seed", metadata=metadata)
+    own = Candidate("# own\n", "triton", "compiler_seed", "seed", metadata={"own_kernels": True})
+    # no convolution: nothing measured at exact precision, so the split goes first
+    assert by_promise([own, plain, *twins]) == [twins[0], plain, own]
+
+
+@pytest.mark.gpu
+@needs_cuda
+@pytest.mark.parametrize("case", range(5))
+def test_the_split_on_cublas_meets_the_tolerance_and_leaves_the_flag(case: int) -> None:
+    name, operands = _cases()[case]
+    cuda = {
+        key: value.cuda() if isinstance(value, torch.Tensor) else value for key, value in operands.items()
+    }
+    namespace: dict[str, Any] = {"torch": torch, "LIBRARY_MM_FP32_PRECISION": "tf32_bf16"}
+    exec(TF32_SPLIT_SOURCE + LIBRARY_GEMM_SOURCE, namespace)  # noqa: S102
+    a, b = cuda["a"], cuda["b"]
+    bias, alpha, beta = cuda.get("bias"), cuda.get("alpha", 1), cuda.get("beta", 1)
+    matmul = torch.backends.cuda.matmul
+    before = matmul.fp32_precision if hasattr(matmul, "fp32_precision") else matmul.allow_tf32
+    got = namespace["_library_matmul"](a, b, bias=bias, alpha=alpha, beta=beta)
+    after = matmul.fp32_precision if hasattr(matmul, "fp32_precision") else matmul.allow_tf32
+    assert after == before
+    exact = alpha * (a.double() @ b.double())
+    if bias is not None:
+        exact = exact + beta * bias.double()
+    assert got.dtype == torch.float32 and _worst(got, exact) < 0.2, (name, _worst(got, exact))
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_the_split_twin_passes_the_harness_on_a_gpu() -> None:
+    """A Linear layer with an epilogue at KernelBench's size and tolerance, through an evaluation child."""
+    from kernelevolve.eval.local import LocalEvaluator
+    from kernelevolve.platforms import load_platform
+    from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
+    from kernelevolve.variation.compiler_seed import CompilerSeedOperator
+    from tests.proposal_context import seed_context
+
+    platform = load_platform(gpu_platform_name())
+    reference = (
+        LINEAR.replace("nn.Linear(8, 8)", "nn.Linear(4096, 2048)")
+        .replace("return x\n", "return torch.sigmoid(self.linear(x)) * 2.0\n")
+        .replace("torch.rand(2, 8)", "torch.rand(256, 4096)")
+    )
+    spec = KernelSpec(name="library_gemm_gpu", reference_source=reference, atol=1e-4, rtol=1e-4)
+    seeds = CompilerSeedOperator(strict=False).propose(seed_context(spec, platform))
+    twins = [s for s in seeds if not s.metadata["own_kernels"] and s.metadata.get("fp32_precision")]
+    assert [t.metadata["fp32_precision"] for t in twins] == ["tf32_bf16"]
+    settings = EvalSettings(
+        correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False, strict=False
+    )
+    with LocalEvaluator(platform, settings) as evaluator:
+        report = evaluator.submit(EvalRequest(twins[0], spec, platform.name, settings)).result()
+    assert report.status is Status.OK, report.feedback

@@ -109,13 +109,16 @@ SPLIT_CASES = [  # (module, input shape, channels last)
 ]
 
 
-@pytest.mark.parametrize("case", range(len(SPLIT_CASES)))
-def test_a_tf32_and_a_bf16_pass_meet_the_fp32_tolerance_in_every_convolution_kind(case: int) -> None:
-    """Plain, grouped, transposed, 3-D, channels-last: the cross terms paired within each group in one
-    BF16 pass leave errors far inside 1e-4 where one TF32 pass misses it, and keep the input's layout."""
+def _split_case(
+    case: int, device: str
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, tuple[Any, ...], Any]:
+    """SPLIT_CASES[case] on `device`: (input, weight, bias, torch.convolution's trailing arguments, the
+    channels-last memory format the case is in, or None)."""
     torch.manual_seed(case)
     module, shape, channels_last = SPLIT_CASES[case]
-    x, weight, bias = torch.randn(shape), module.weight.detach(), module.bias.detach()
+    x = torch.randn(shape, device=device)
+    weight, bias = module.weight.detach().to(device), module.bias.detach().to(device)
+    layout = None
     if channels_last:
         layout = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
         x, weight = x.contiguous(memory_format=layout), weight.contiguous(memory_format=layout)
@@ -129,6 +132,14 @@ def test_a_tf32_and_a_bf16_pass_meet_the_fp32_tolerance_in_every_convolution_kin
         list(module.output_padding),
         module.groups,
     )
+    return x, weight, bias, args, layout
+
+
+@pytest.mark.parametrize("case", range(len(SPLIT_CASES)))
+def test_a_tf32_and_a_bf16_pass_meet_the_fp32_tolerance_in_every_convolution_kind(case: int) -> None:
+    """Plain, grouped, transposed, 3-D, channels-last: the cross terms paired within each group in one
+    BF16 pass leave errors far inside 1e-4 where one TF32 pass misses it, and keep the input's layout."""
+    x, weight, bias, args, layout = _split_case(case, "cpu")
     exact = torch.convolution(x.double(), weight.double(), bias.double(), *args)
     emulated = SimpleNamespace(
         **{
@@ -148,7 +159,7 @@ def test_a_tf32_and_a_bf16_pass_meet_the_fp32_tolerance_in_every_convolution_kin
     assert two.dtype == torch.float32 and two.shape == exact.shape
     assert worst(two) < 0.1, worst(two)  # 0.02-0.04 in these cases
     assert worst(one) > 1.0, worst(one)
-    if channels_last:
+    if layout is not None:
         assert two.is_contiguous(memory_format=layout)
 
 
@@ -383,23 +394,7 @@ def test_the_split_twins_pass_the_harness_on_a_gpu() -> None:
 @needs_cuda
 @pytest.mark.parametrize("case", range(len(SPLIT_CASES)))
 def test_a_tf32_and_a_bf16_pass_on_cudnn_meet_the_tolerance_and_leave_the_flags(case: int) -> None:
-    torch.manual_seed(case)
-    module, shape, channels_last = SPLIT_CASES[case]
-    x = torch.randn(shape, device="cuda")
-    weight, bias = module.weight.detach().cuda(), module.bias.detach().cuda()
-    if channels_last:
-        layout = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
-        x, weight = x.contiguous(memory_format=layout), weight.contiguous(memory_format=layout)
-    transposed = isinstance(module, (torch.nn.ConvTranspose2d, torch.nn.ConvTranspose3d))
-    padding = list(module.padding)  # type: ignore[arg-type]
-    args = (
-        list(module.stride),
-        padding,
-        list(module.dilation),
-        transposed,
-        list(module.output_padding),
-        module.groups,
-    )
+    x, weight, bias, args, _ = _split_case(case, "cuda")
     cudnn = torch.backends.cudnn
     before = cudnn.allow_tf32
     try:

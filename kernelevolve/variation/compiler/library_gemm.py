@@ -18,9 +18,7 @@ it, even on an error.
 
 from __future__ import annotations
 
-import ast
-
-from kernelevolve.variation.compiler.own_gemm import SUBSTITUTED, gemm_operands
+from kernelevolve.variation.compiler.own_gemm import OwnGemm
 
 LIBRARY_GEMM_FUNCTION = "_library_matmul"
 
@@ -93,14 +91,7 @@ def _library_matmul(a, b, out=None, bias=None, alpha=1, beta=1):
 """
 
 
-class LibraryGemm(ast.NodeTransformer):
+class LibraryGemm(OwnGemm):
     """Host steps' `torch.mm/addmm/bmm/baddbmm(...)` calls as `_library_matmul(...)` calls."""
 
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
-        func = ast.unparse(node.func)
-        if func not in SUBSTITUTED:
-            return node
-        a, b, keywords = gemm_operands(func, node)
-        call = ast.Call(func=ast.Name(LIBRARY_GEMM_FUNCTION, ast.Load()), args=[a, b], keywords=keywords)
-        return ast.copy_location(call, node)
+    function = LIBRARY_GEMM_FUNCTION

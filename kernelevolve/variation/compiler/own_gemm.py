@@ -243,7 +243,10 @@ def gemm_operands(func: str, node: ast.Call) -> tuple[ast.expr, ast.expr, list[a
 
 
 class OwnGemm(ast.NodeTransformer):
-    """Rewrite torch.mm/addmm/bmm/baddbmm calls of the host steps as `_matmul` calls."""
+    """Rewrite torch.mm/addmm/bmm/baddbmm calls of the host steps as `_matmul` calls (subclasses: as
+    calls of their own `function`, same arguments)."""
+
+    function = "_matmul"
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
@@ -251,5 +254,5 @@ class OwnGemm(ast.NodeTransformer):
         if func not in SUBSTITUTED:
             return node
         a, b, keywords = gemm_operands(func, node)
-        call = ast.Call(func=ast.Name("_matmul", ast.Load()), args=[a, b], keywords=keywords)
+        call = ast.Call(func=ast.Name(self.function, ast.Load()), args=[a, b], keywords=keywords)
         return ast.copy_location(call, node)

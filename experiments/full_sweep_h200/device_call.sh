@@ -26,6 +26,20 @@ sweep_name=${SWEEP_NAME:-full}
 sweep_dir=runs/sweeps/$sweep_name
 if [ "$sweep_name" = full ]; then
   [ -d "$sweep_dir" ] || { mkdir -p runs/sweeps && cp -r experiments/full_sweep_h200 "$sweep_dir"; }
+  # A carried folder older than the committed records would return a tarball without them (the fifteenth
+  # session carried one from before calls 30-32): every committed line must be in the carried file.
+  if ! python3 - "$sweep_dir/results.jsonl" experiments/full_sweep_h200/results.jsonl <<'PY'
+import sys
+carried = set(open(sys.argv[1]).read().splitlines())
+missing = [line for line in open(sys.argv[2]).read().splitlines() if line not in carried]
+if missing:
+    print(f"{sys.argv[1]} lacks {len(missing)} of the committed records: refresh it from experiments/full_sweep_h200")
+sys.exit(1 if missing else 0)
+PY
+  then
+    echo "no sweep this call"
+    exit 0
+  fi
 fi
 
 if [ -n "${PREFLIGHT:-}" ]; then

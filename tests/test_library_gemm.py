@@ -39,13 +39,11 @@ class EmulatedCublas:
     allows it (else exact), BF16 operands multiplied exactly with fp32 sums and a BF16 output. Records
     the flag each fp32 GEMM ran under."""
 
-    def __init__(self, new_api: bool = True) -> None:
-        self.matmul = SimpleNamespace(fp32_precision="ieee") if new_api else SimpleNamespace(allow_tf32=False)
+    def __init__(self) -> None:
+        self.matmul = SimpleNamespace(allow_tf32=False)
         self.fp32_flags: list[bool] = []
 
     def _tf32_on(self) -> bool:
-        if hasattr(self.matmul, "fp32_precision"):
-            return bool(self.matmul.fp32_precision == "tf32")
         return bool(self.matmul.allow_tf32)
 
     def _product(self, op: Any, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -122,13 +120,12 @@ def test_a_tf32_and_a_bf16_gemm_meet_the_fp32_tolerance_where_one_tf32_pass_miss
     out = torch.empty(exact.shape)
     got = namespace["_library_matmul"](a, b, out=out, bias=bias, alpha=alpha, beta=beta)
     assert got is out  # Inductor's buffer, written in place
-    assert cublas.fp32_flags == [False] and cublas.matmul.fp32_precision == "ieee"  # on the CPU: plain
+    assert cublas.fp32_flags == [False] and cublas.matmul.allow_tf32 is False  # on the CPU: plain
 
     split = namespace["_ke_matmul_tf32_bf16"](a, b, torch.empty(exact.shape), bias, alpha, beta)
     assert cublas.fp32_flags[1:] == [True]  # the one fp32 GEMM ran in TF32 ...
-    assert cublas.matmul.fp32_precision == "ieee"  # ... and the flag is back
-    one_pass = cublas.matmul
-    one_pass.fp32_precision = "tf32"
+    assert cublas.matmul.allow_tf32 is False  # ... and the flag is back
+    cublas.matmul.allow_tf32 = True
     single = namespace["_ke_torch_matmul"](a, b, None, bias, alpha, beta)
     assert _worst(split, exact) < 0.1, (name, _worst(split, exact))
     assert _worst(single, exact) > 1.0, (name, _worst(single, exact))  # why one TF32 pass is no option
@@ -150,8 +147,8 @@ def test_the_pairs_keep_their_operands_layout_and_order() -> None:
     assert torch.equal(a_pair[:, :256].float(), namespace["_ke_tf32_hi"](a).to(torch.bfloat16).float())
 
 
-def test_the_legacy_flag_is_restored_even_when_the_gemm_fails() -> None:
-    cublas = EmulatedCublas(new_api=False)
+def test_the_flag_is_restored_even_when_the_gemm_fails() -> None:
+    cublas = EmulatedCublas()
     namespace = cublas.namespace()
 
     def failing(*args: Any, **kwargs: Any) -> torch.Tensor:
@@ -201,10 +198,9 @@ def test_the_split_on_cublas_meets_the_tolerance_and_leaves_the_flag(case: int) 
     a, b = cuda["a"], cuda["b"]
     bias, alpha, beta = cuda.get("bias"), cuda.get("alpha", 1), cuda.get("beta", 1)
     matmul = torch.backends.cuda.matmul
-    before = matmul.fp32_precision if hasattr(matmul, "fp32_precision") else matmul.allow_tf32
+    before = matmul.allow_tf32
     got = namespace["_library_matmul"](a, b, bias=bias, alpha=alpha, beta=beta)
-    after = matmul.fp32_precision if hasattr(matmul, "fp32_precision") else matmul.allow_tf32
-    assert after == before
+    assert matmul.allow_tf32 == before
     exact = alpha * (a.double() @ b.double())
     if bias is not None:
         exact = exact + beta * bias.double()

@@ -12,8 +12,8 @@ it, far inside KernelBench's 1e-4, for about two TF32 passes' work.
 In permissive seeds rendered for a GPU, Inductor's `torch.mm/addmm/bmm/baddbmm(...)` host steps call
 `_library_matmul(a, b, out=, bias=, alpha=, beta=)` (the argument form of own_gemm.py's `_matmul`);
 `LIBRARY_MM_FP32_PRECISION` ("ieee", the plain call, or "tf32_bf16") is a tunable, and GPU seeds come
-with a "tf32_bf16" twin (compiler_seed). TF32 is switched on for the TF32 GEMM only and restored after
-it, even on an error.
+with a "tf32_bf16" twin (compiler_seed). TF32 is switched on (`torch.backends.cuda.matmul.allow_tf32`)
+for the TF32 GEMM only and restored after it, even on an error.
 """
 
 from __future__ import annotations
@@ -64,20 +64,15 @@ def _ke_matmul_tf32_bf16(a, b, out, bias, alpha, beta):
     a_hi, b_hi = _ke_tf32_hi(a), _ke_tf32_hi(b)
     a_pair = _ke_k_pair(a, a_hi, a.dim() - 1, lo_first=False)
     b_pair = _ke_k_pair(b, b_hi, b.dim() - 2, lo_first=True)
+    # the legacy flag, as the harness and library_conv set cuDNN's: PyTorch releases since 2.9 may raise on
+    # legacy reads (Inductor's among them) after a write through the new fp32_precision API (pytorch#189955)
     matmul = torch.backends.cuda.matmul
-    new_api = hasattr(matmul, "fp32_precision")  # one API only: PyTorch refuses reads across the two
-    before = matmul.fp32_precision if new_api else matmul.allow_tf32
+    before = matmul.allow_tf32
+    matmul.allow_tf32 = True
     try:
-        if new_api:
-            matmul.fp32_precision = "tf32"
-        else:
-            matmul.allow_tf32 = True
         out = _ke_torch_matmul(a_hi, b_hi, out, bias, alpha, beta)
     finally:
-        if new_api:
-            matmul.fp32_precision = before
-        else:
-            matmul.allow_tf32 = before
+        matmul.allow_tf32 = before
     cross = (torch.bmm if a.dim() == 3 else torch.mm)(a_pair, b_pair)
     return out.add_(cross, alpha=alpha)
 

@@ -101,7 +101,7 @@ def test_the_body_runs_on_the_tile_with_the_accumulator_for_the_output_load() ->
     body = fused_epilogue(data_masked, "k", "in_out_ptr0").source  # type: ignore[arg-type]
     assert "tl.load(in_ptr0 + x2, tmp1 & xmask, other=0.0)" in body
     assert "xoffset" not in function and "XBLOCK" not in function
-    assert epilogue.writes_output and epilogue.gemm_kernel == "_ke_matmul_kernel_k_s0"
+    assert epilogue.writes_output and epilogue.host_kernels == ("_ke_matmul_kernel_k_s0",)
     assert "def _ke_matmul_kernel_k_s0(" in epilogue.source and "_ke_epilogue_k_s0(acc.to(" in epilogue.source
 
 

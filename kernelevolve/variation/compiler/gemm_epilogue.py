@@ -1,16 +1,21 @@
-"""Inductor's pointwise kernel after one of our GEMMs, run on the GEMM's output tile before it is stored.
+"""Inductor's pointwise kernel after one of our GEMMs or convolutions, run on its output tile before it is
+stored.
 
-In an own-kernel compiler seed, `_matmul(..., out=buf0)` is often followed by the launch of a pointwise
-kernel that reads buf0 element by element and writes it back: KernelBench's level-2 GEMM epilogues
-(bias, activations, scaling, residual adds). Fusing that kernel into the GEMM saves its launch and a read
-and a write of the whole output.
+In an own-kernel compiler seed, `_matmul(..., out=buf0)` or `buf0 = _conv(...)` is often followed by the
+launch of a pointwise kernel that reads buf0 element by element and writes it back: KernelBench's level-2
+epilogues (bias, activations, scaling, residual adds, batch norm in inference). Fusing that kernel into the
+GEMM or convolution saves its launch and a read and a write of the whole output.
 
 The kernel's body runs unchanged on a tile: its `xindex` becomes the tile's flat indices into the
 contiguous output (so `xindex % N` is still the column), its `xmask` the tile's bounds, and its load of
 the GEMM's output at `xindex` becomes the accumulator. A copy of `_ke_matmul_kernel` calls the body;
 `_matmul` falls back to launching the kernel after the GEMM when the output is not one contiguous block of
-xnumel elements or K is split. Anything else the body does with the GEMM's output (another index, a
-reduction, a 2-D tiling) leaves the launch as it was.
+xnumel elements or K is split. A convolution's tile gives each element's offset in its output, which for
+a dense output (NCHW, channels-last or any order of its dims) is the flat index the pointwise kernel
+walks: copies of both convolution kernels (`_ke_conv_kernel`, `_ke_conv_taps_kernel`) call the body, and
+`_conv` launches the kernel after it where the output is not dense or the direct depthwise kernel runs.
+Anything else the body does with the output (another index, a reduction, a 2-D tiling) leaves the launch
+as it was.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from kernelevolve.variation.compiler.own_conv import CONV_SOURCE
 from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE
 from kernelevolve.variation.compiler.program import Kernel, Unsupported
 
@@ -26,19 +32,32 @@ EPILOGUE_TUNABLES = (
     '# GEMM epilogue: "fused" runs the next pointwise kernel on the GEMM\'s tile; "separate" launches it after.',
     'MM_EPILOGUE = "fused"  # tune: "fused", "separate"',
 )
+CONV_EPILOGUE_TUNABLES = (
+    '# convolution epilogue: "fused" runs the next pointwise kernel on the tile; "separate" launches it after.',
+    'CONV_EPILOGUE = "fused"  # tune: "fused", "separate"',
+)
+# the host functions whose kernels can take an epilogue: (their kernels in their source, its placeholder)
+_HOSTS = {
+    "_matmul": (GEMM_SOURCE, ("_ke_matmul_kernel",), "_ke_epilogue"),
+    "_conv": (CONV_SOURCE, ("_ke_conv_kernel", "_ke_conv_taps_kernel"), "_ke_conv_epilogue"),
+}
 _LANE_NAMES = ("xoffset", "xindex", "xmask")  # defined by the GEMM tile instead
 _GRID_NAMES = ("XBLOCK", "xoffset")
 
 
 @dataclass(frozen=True)
 class FusedEpilogue:
-    gemm_kernel: str  # the copy of _ke_matmul_kernel that calls the epilogue
-    source: str  # the epilogue function and that copy
-    writes_output: bool  # the body stores the GEMM's output itself (Inductor's in_out_ptr)
+    host_kernels: tuple[
+        str, ...
+    ]  # the copies of the host's kernels (GEMM, or both convolution loops) calling it
+    source: str  # the epilogue function and those copies
+    writes_output: bool  # the body stores the host's output itself (Inductor's in_out_ptr)
+    host: str = "_matmul"  # the host function: `_matmul` or `_conv`
 
 
-def fused_epilogue(kernel: Kernel, name: str, output_param: str) -> FusedEpilogue:
-    """The epilogue made of pointwise `kernel` (launched as `name`) whose `output_param` is the GEMM's output."""
+def fused_epilogue(kernel: Kernel, name: str, output_param: str, host: str = "_matmul") -> FusedEpilogue:
+    """The epilogue made of pointwise `kernel` (launched as `name`) whose `output_param` is the output of
+    `host` (`_matmul` or `_conv`)."""
     if kernel.kind != "pointwise" or kernel.blocks != ("XBLOCK",) or [a.prefix for a in kernel.axes] != ["x"]:
         raise Unsupported(f"{name}: not a one-axis pointwise kernel")
     if kernel.axes[0].overflow_axis is not None or "xnumel" not in kernel.params:
@@ -59,10 +78,12 @@ def fused_epilogue(kernel: Kernel, name: str, output_param: str) -> FusedEpilogu
         header,
         *("    " + line for s in statements for line in ast.unparse(s).splitlines()),
     ]
-    gemm_kernel = f"_ke_matmul_kernel_{name}"
-    return FusedEpilogue(
-        gemm_kernel, "\n".join(lines) + "\n\n\n" + _gemm_copy(gemm_kernel, function), body.writes
-    )
+    source, originals, placeholder = _HOSTS[host]
+    copies = tuple(f"{original}_{name}" for original in originals)
+    kernels = [
+        _kernel_copy(source, o, c, placeholder, function) for o, c in zip(originals, copies, strict=True)
+    ]
+    return FusedEpilogue(copies, "\n\n\n".join(["\n".join(lines), *kernels]), body.writes, host)
 
 
 class _Body(ast.NodeTransformer):
@@ -165,13 +186,13 @@ def _with_lane_mask(mask: ast.expr) -> ast.expr:
     return ast.BinOp(mask, ast.BitAnd(), ast.Name("xmask", ast.Load()))
 
 
-def _gemm_copy(name: str, epilogue: str) -> str:
-    """`_ke_matmul_kernel` renamed, calling `epilogue` where the original calls the empty `_ke_epilogue`."""
-    tree = ast.parse(GEMM_SOURCE)
-    kernel = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "_ke_matmul_kernel")
+def _kernel_copy(source: str, original: str, name: str, placeholder: str, epilogue: str) -> str:
+    """`original` (a kernel of `source`) renamed `name`, calling `epilogue` where it calls `placeholder`."""
+    tree = ast.parse(source)
+    kernel = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == original)
     kernel.name = name
     for node in ast.walk(kernel):
-        if isinstance(node, ast.Name) and node.id == "_ke_epilogue":
+        if isinstance(node, ast.Name) and node.id == placeholder:
             node.id = epilogue
     return ast.unparse(kernel)
 
@@ -179,44 +200,47 @@ def _gemm_copy(name: str, epilogue: str) -> str:
 def fuse_epilogues(
     steps: list[ast.stmt], pointwise: dict[str, tuple[Kernel, str]]
 ) -> tuple[list[ast.stmt], list[FusedEpilogue]]:
-    """Host steps with each `_matmul(..., out=B)` that is followed by a fusable pointwise launch on B
-    (after only aliases of B and `del`s) given that launch as its `epilogue`; `pointwise` maps launcher
-    names to (kernel, name it is launched under)."""
+    """Host steps with each `_matmul(..., out=B)` or `B = _conv(...)` that is followed by a fusable
+    pointwise launch on B (after only aliases of B, `del`s and buffer allocations, which move ahead of
+    the call) given that launch as its `epilogue`; `pointwise` maps launcher names to (kernel, name it is
+    launched under)."""
     result = list(steps)
     fused: dict[str, FusedEpilogue] = {}
     index = 0
     while index < len(result):
         launch_at = _fusable_launch(result, index, pointwise)
         if launch_at is not None:
-            launch_index, keywords, epilogue = launch_at
+            launch_index, keywords, epilogue, allocations = launch_at
             result[index].value.keywords += keywords  # type: ignore[attr-defined]
-            del result[launch_index]
-            fused.setdefault(epilogue.gemm_kernel, epilogue)
+            moved = [result[i] for i in allocations]
+            result = [s for i, s in enumerate(result) if i != launch_index and i not in allocations]
+            result[index:index] = moved  # the epilogue's own output buffers exist before the call
+            index += len(moved)
+            fused.setdefault(epilogue.host_kernels[0], epilogue)
         index += 1
     return [ast.fix_missing_locations(s) for s in result], list(fused.values())
 
 
 def _fusable_launch(
     steps: list[ast.stmt], index: int, pointwise: dict[str, tuple[Kernel, str]]
-) -> tuple[int, list[ast.keyword], FusedEpilogue] | None:
-    call = _matmul_call(steps[index])
-    output = next((k.value for k in call.keywords if k.arg == "out"), None) if call else None
-    if call is None or not isinstance(output, ast.Name):
+) -> tuple[int, list[ast.keyword], FusedEpilogue, list[int]] | None:
+    host = _host_call(steps[index])
+    if host is None:
         return None
+    call, output = host
     aliases = {output.id}
+    allocations: list[int] = []
     after = index + 1
     while after < len(steps):
         stmt = steps[after]
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
         if isinstance(stmt, ast.Delete):
             after += 1
-        elif (
-            isinstance(stmt, ast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)
-            and isinstance(stmt.value, ast.Name)
-            and stmt.value.id in aliases
-        ):
-            aliases.add(stmt.targets[0].id)
+        elif isinstance(target, ast.Name) and isinstance(stmt.value, ast.Name) and stmt.value.id in aliases:
+            aliases.add(target.id)
+            after += 1
+        elif isinstance(target, ast.Name) and _is_allocation(stmt.value):
+            allocations.append(after)
             after += 1
         else:
             break
@@ -235,17 +259,22 @@ def _fusable_launch(
     if len(args) != len(kernel.params) or len(on_output) != 1:
         return None
     other_names = {n.id for a in args for n in ast.walk(a) if isinstance(n, ast.Name)} - aliases
-    if other_names & {t.id for s in steps[index + 1 : after] for t in ast.walk(s) if isinstance(t, ast.Name)}:
-        return None  # deleted between the GEMM and the launch
+    between = [s for s in steps[index + 1 : after] if isinstance(s, ast.Delete)]
+    if other_names & {t.id for s in between for t in ast.walk(s) if isinstance(t, ast.Name)}:
+        return None  # deleted between the host call and the launch
     try:
-        epilogue = fused_epilogue(kernel, name, kernel.params[on_output[0]])
+        epilogue = fused_epilogue(kernel, name, kernel.params[on_output[0]], ast.unparse(call.func))
     except Unsupported:
         return None
-    launch_args = [ast.Name(output.id, ast.Load()) if i in on_output else a for i, a in enumerate(args)]
+    # `_matmul` writes into its `out`, which exists before the call; `_conv` makes its output, so the
+    # arguments name it None and `_conv` puts its output there
+    made = epilogue.host == "_conv"
+    output_arg = ast.Constant(None) if made else ast.Name(output.id, ast.Load())
+    launch_args = [output_arg if i in on_output else a for i, a in enumerate(args)]
     epilogue_args = [a for a, p in zip(launch_args, kernel.params, strict=True) if p != "xnumel"]
     value = ast.Tuple(
         [
-            ast.Name(epilogue.gemm_kernel, ast.Load()),
+            *(ast.Name(k, ast.Load()) for k in epilogue.host_kernels),
             ast.Name(launch.value.func.id, ast.Load()),
             ast.Tuple(launch_args, ast.Load()),
             ast.Tuple(epilogue_args, ast.Load()),
@@ -254,15 +283,24 @@ def _fusable_launch(
         ast.Load(),
     )
     numel = launch_args[kernel.params.index("xnumel")]
-    return after, [ast.keyword("epilogue", value), ast.keyword("epilogue_numel", numel)], epilogue
+    keywords = [ast.keyword("epilogue", value), ast.keyword("epilogue_numel", numel)]
+    return after, keywords, epilogue, allocations
 
 
-def _matmul_call(stmt: ast.stmt) -> ast.Call | None:
-    if (
-        isinstance(stmt, ast.Expr)
-        and isinstance(stmt.value, ast.Call)
-        and isinstance(stmt.value.func, ast.Name)
-        and stmt.value.func.id == "_matmul"
-    ):
-        return stmt.value
-    return None
+def _is_allocation(value: ast.expr) -> bool:
+    """`_empty(...)`: a fresh buffer (render's helper for Inductor's empty_strided)."""
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "_empty"
+
+
+def _host_call(stmt: ast.stmt) -> tuple[ast.Call, ast.Name] | None:
+    """(the call, the name of its output) of `_matmul(..., out=B)` or `B = _conv(...)`, else None."""
+    call = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        return None
+    if isinstance(stmt, ast.Expr) and call.func.id == "_matmul":
+        output = next((k.value for k in call.keywords if k.arg == "out"), None)
+    elif isinstance(stmt, ast.Assign) and call.func.id == "_conv" and len(stmt.targets) == 1:
+        output = stmt.targets[0]
+    else:
+        return None
+    return (call, output) if isinstance(output, ast.Name) else None

@@ -65,8 +65,9 @@ def _ke_output_position(offs, OD, OH, OW):
 def _ke_conv_kernel(
     x_ptr, w_ptr, b_ptr, y_ptr, N, D, H, W, OD, OH, OW, KD, KH, KW, CG, COG,
     sxn, sxc, sxd, sxh, sxw, swa, swb, swd, swh, sww, syn, syc, syd, syh, syw,
-    step_d, step_h, step_w, pad_d, pad_h, pad_w, dil_d, dil_h, dil_w,
+    step_d, step_h, step_w, pad_d, pad_h, pad_w, dil_d, dil_h, dil_w, e0, e1, e2, e3, e4, e5,
     TRANSPOSED: tl.constexpr, HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
+    HAS_EPILOGUE: tl.constexpr, STORE_Y: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -122,8 +123,17 @@ def _ke_conv_kernel(
     inside = (offs_m[:, None] < pixels) & (offs_co[None, :] < COG)
     if HAS_BIAS:
         acc += tl.load(b_ptr + co, mask=offs_co < COG, other=0.0).to(tl.float32)[None, :]
-    y_ptrs = y_ptr + n[:, None] * syn + co[None, :] * syc + od[:, None] * syd + oh[:, None] * syh + ow[:, None] * syw
-    tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=inside)
+    y_offs = n[:, None] * syn + co[None, :] * syc + od[:, None] * syd + oh[:, None] * syh + ow[:, None] * syw
+    if HAS_EPILOGUE:  # the pointwise kernel that followed, on this tile of a dense output
+        _ke_conv_epilogue(acc.to(y_ptr.dtype.element_ty), y_offs, inside, e0, e1, e2, e3, e4, e5)
+    if STORE_Y:
+        tl.store(y_ptr + y_offs, acc.to(y_ptr.dtype.element_ty), mask=inside)
+
+
+@triton.jit
+def _ke_conv_epilogue(value, xindex, xmask, e0, e1, e2, e3, e4, e5):
+    \"\"\"None: copies of the convolution kernels with an epilogue call their own (gemm_epilogue.py).\"\"\"
+    pass
 
 
 @triton.jit
@@ -144,8 +154,9 @@ def _ke_conv_taps_kernel(
     x_ptr, w_ptr, b_ptr, y_ptr, N, D, H, W, OD, OH, OW, KD, KH, KW, CG, COG,
     sxn, sxc, sxd, sxh, sxw, swa, swb, swd, swh, sww, syn, syc, syd, syh, syw,
     step_d, step_h, step_w, pad_d, pad_h, pad_w, dil_d, dil_h, dil_w,
-    kstep_d, kstep_h, kstep_w, inv_d, inv_h, inv_w,
+    e0, e1, e2, e3, e4, e5, kstep_d, kstep_h, kstep_w, inv_d, inv_h, inv_w,
     TRANSPOSED: tl.constexpr, HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
+    HAS_EPILOGUE: tl.constexpr, STORE_Y: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
     # K steps: taps, then input channels BLOCK_K at a time; a row's spatial index and validity take
@@ -230,8 +241,12 @@ def _ke_conv_taps_kernel(
     if HAS_BIAS:
         acc += tl.load(b_ptr + co, mask=co_ok, other=0.0).to(tl.float32)[None, :]
     y_rows = n * syn + od.to(tl.int64) * syd + oh.to(tl.int64) * syh + ow.to(tl.int64) * syw
-    y_ptrs = y_ptr + y_rows[:, None] + co[None, :] * syc
-    tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=inside[:, None] & co_ok[None, :])
+    y_offs = y_rows[:, None] + co[None, :] * syc
+    y_mask = inside[:, None] & co_ok[None, :]
+    if HAS_EPILOGUE:  # the pointwise kernel that followed, on this tile of a dense output
+        _ke_conv_epilogue(acc.to(y_ptr.dtype.element_ty), y_offs, y_mask, e0, e1, e2, e3, e4, e5)
+    if STORE_Y:
+        tl.store(y_ptr + y_offs, acc.to(y_ptr.dtype.element_ty), mask=y_mask)
 
 
 @triton.jit
@@ -277,9 +292,13 @@ def _as_3d(tensor, dims):
 
 def _conv(
     x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, transposed=False, output_padding=0,
-    out_size=None, out_stride=None,
+    out_size=None, out_stride=None, epilogue=None, epilogue_numel=0,
 ):
-    # 1-, 2- or 3-D convolution or transposed convolution (aten semantics) by our implicit GEMM
+    # 1-, 2- or 3-D convolution or transposed convolution (aten semantics) by our implicit GEMM.
+    # `epilogue`: (copies of _ke_conv_kernel and _ke_conv_taps_kernel calling the next pointwise kernel's
+    # body on each tile, that kernel's launcher, its launch arguments, the epilogue's arguments, whether
+    # the epilogue writes the output itself); fused where the output is dense (its offsets are the
+    # pointwise kernel's xindex) with epilogue_numel elements, else launched after the convolution.
     if CONV_LOOP not in ("auto", "taps", "fused"):
         raise ValueError(f"CONV_LOOP is {CONV_LOOP!r}: one of 'auto', 'taps', 'fused'")
     dims = x.dim() - 2
@@ -303,6 +322,11 @@ def _conv(
         y = torch.empty(size, dtype=x.dtype, device=x.device)
     y5 = _as_3d(y, dims)
     per_group = out_channels // groups
+    # the epilogue's arguments name the output (made here) None
+    if epilogue is not None:
+        epilogue = (
+            *epilogue[:3], *([y if a is None else a for a in epilogue[i]] for i in (3, 4)), epilogue[5]
+        )
     if not transposed and channels // groups == 1:  # depthwise: the direct kernel
         pixels = batch * spatial[0] * spatial[1] * spatial[2]
         _ke_depthwise_kernel[(triton.cdiv(pixels, DW_BLOCK), out_channels)](
@@ -314,18 +338,31 @@ def _conv(
             step[0], step[1], step[2], pad[0], pad[1], pad[2], dil[0], dil[1], dil[2],
             HAS_BIAS=bias is not None, BLOCK=DW_BLOCK, num_warps=DW_WARPS,
         )
+        if epilogue is not None:  # the direct kernel takes no epilogue
+            epilogue[2](*epilogue[3])
         return y
+    # a dense output (any order of its dims) has its element offsets 0 .. numel - 1: the xindex of a
+    # pointwise kernel over it
+    dense = sum((n - 1) * s for n, s in zip(y.shape, y.stride())) + 1 == y.numel()
+    fused = (
+        epilogue is not None and CONV_EPILOGUE == "fused" and y.numel() > 0 and dense
+        and epilogue_numel == y.numel() < 2**31
+    )
+    extra = epilogue[4] if fused else ()
     common = (
         x5, w5, bias if bias is not None else y5, y5, batch, *spatial_in, *spatial, *kernel,
         channels // groups, per_group, *x5.stride(), *w5.stride(), *y5.stride(), *step, *pad, *dil,
+        *[*extra, y5, y5, y5, y5, y5, y5][:6],
     )
     meta = dict(
         TRANSPOSED=bool(transposed), HAS_BIAS=bias is not None,
         # input_precision only applies to fp32; other dtypes keep Triton's default (None)
         PRECISION=CONV_FP32_PRECISION if x.dtype == torch.float32 else None,
+        HAS_EPILOGUE=fused, STORE_Y=not (fused and epilogue[5]),
         BLOCK_M=CONV_BLOCK_M, BLOCK_N=CONV_BLOCK_N, BLOCK_K=CONV_BLOCK_K,
         num_warps=CONV_WARPS, num_stages=CONV_STAGES,
     )
+    fused_loop, taps_loop = (epilogue[0], epilogue[1]) if fused else (_ke_conv_kernel, _ke_conv_taps_kernel)
     tiles_n = triton.cdiv(per_group, CONV_BLOCK_N)
     loop = CONV_LOOP
     if loop == "auto":
@@ -334,8 +371,15 @@ def _conv(
         loop = "fused" if not transposed and channels // groups < 16 else "taps"
     if loop == "fused":
         grid = (triton.cdiv(batch * spatial[0] * spatial[1] * spatial[2], CONV_BLOCK_M) * tiles_n, groups)
-        _ke_conv_kernel[grid](*common, **meta)
-        return y
+        fused_loop[grid](*common, **meta)
+    else:
+        _conv_taps(taps_loop, common, meta, transposed, step, dil, spatial, batch, tiles_n, groups)
+    if epilogue is not None and not fused:
+        epilogue[2](*epilogue[3])
+    return y
+
+
+def _conv_taps(kernel, common, meta, transposed, step, dil, spatial, batch, tiles_n, groups):
     # "taps": a transposed convolution's outputs by stride phase, a tile of ceil(out / step) per dimension
     phases, rows, ksteps, inverses = 1, batch, [], []
     for s, d, o in zip(step, dil, spatial):
@@ -348,8 +392,7 @@ def _conv(
         phases *= s
         rows *= triton.cdiv(o, s)
     grid = (phases * triton.cdiv(rows, CONV_BLOCK_M) * tiles_n, groups)
-    _ke_conv_taps_kernel[grid](*common, *ksteps, *inverses, **meta)
-    return y
+    kernel[grid](*common, *ksteps, *inverses, **meta)
 """
 
 

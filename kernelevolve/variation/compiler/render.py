@@ -20,7 +20,12 @@ from typing import Any
 
 from kernelevolve.variation.codegen.emit import reference_parts
 from kernelevolve.variation.codegen.kernels import Tunable
-from kernelevolve.variation.compiler.gemm_epilogue import EPILOGUE_TUNABLES, FusedEpilogue, fuse_epilogues
+from kernelevolve.variation.compiler.gemm_epilogue import (
+    CONV_EPILOGUE_TUNABLES,
+    EPILOGUE_TUNABLES,
+    FusedEpilogue,
+    fuse_epilogues,
+)
 from kernelevolve.variation.compiler.library_conv import (
     LIBRARY_CONV_SOURCE,
     LIBRARY_CONV_TUNABLES,
@@ -159,10 +164,11 @@ def render(
     kernel_blocks += [e.source for e in epilogues]
     uses_aten = any(c.startswith("torch.ops.aten") for p in programs for c in p.program.library_calls)
     calls = {c for p in programs for c in p.program.library_calls}
-    gemm_tunables = [*GEMM_TUNABLES, *(EPILOGUE_TUNABLES if epilogues else ())]
+    hosts = {e.host for e in epilogues}
+    gemm_tunables = [*GEMM_TUNABLES, *(EPILOGUE_TUNABLES if "_matmul" in hosts else ())]
     gemm = [*gemm_tunables, GEMM_SOURCE] if own_kernels and calls - {CONVOLUTION} else []
     if own_kernels and CONVOLUTION in calls:
-        gemm += [*CONV_TUNABLES, CONV_SOURCE]
+        gemm += [*CONV_TUNABLES, *(CONV_EPILOGUE_TUNABLES if "_conv" in hosts else ()), CONV_SOURCE]
     library = not own_kernels and not interpreter  # on a GPU: cuDNN/cuBLAS through our wrappers
     if library and CONVOLUTION in calls:
         gemm += [*LIBRARY_CONV_TUNABLES, LIBRARY_CONV_SOURCE]

@@ -4,6 +4,7 @@ compiler seeds, compiler/gemm_epilogue.py): the rendered seeds run under Triton'
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from kernelevolve.platforms import load_platform
 from kernelevolve.types import Candidate, KernelSpec
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator
 from kernelevolve.variation.tunables import apply_values
+from tests.gpu import gpu_platform_name, needs_cuda
 from tests.proposal_context import seed_context
 from tests.source_module import load_source
 
@@ -159,3 +161,33 @@ def test_the_fused_convolution_kernels_compile_for_hopper(tmp_path: Path) -> Non
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+@pytest.mark.gpu
+@needs_cuda
+@pytest.mark.parametrize("precision", ["ieee", "bf16x3"])
+def test_the_fused_seed_passes_the_harness_on_a_gpu(precision: str) -> None:
+    """Inductor's CUDA code for the reference, our convolution with its epilogue fused, through an
+    evaluation child on the GPU; the same seed with the epilogue launched separately too."""
+    from kernelevolve.eval.local import LocalEvaluator
+    from kernelevolve.types import EvalRequest, EvalSettings, Status
+
+    platform = load_platform(gpu_platform_name())
+    reference = REFERENCE.replace("torch.randn(2, 4, 5, 6, 7)", "torch.randn(8, 16, 12, 14, 16)").replace(
+        "[4, 6]", "[16, 24]"
+    )
+    spec = KernelSpec(name="conv_epilogue_gpu", reference_source=reference, atol=1e-4, rtol=1e-4)
+    seeds = CompilerSeedOperator(strict=True).propose(seed_context(spec, platform))
+    own = [c for c in seeds if c.metadata["own_kernels"] and "epilogue=(" in c.source]
+    assert own, "no own seed with a fused epilogue"
+    fused = dataclasses.replace(
+        own[0], source=apply_values(own[0].source, {"CONV_FP32_PRECISION": precision})
+    )
+    separate = dataclasses.replace(fused, source=apply_values(fused.source, {"CONV_EPILOGUE": "separate"}))
+    settings = EvalSettings(
+        correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False
+    )
+    with LocalEvaluator(platform, settings) as evaluator:
+        for candidate in (fused, separate):
+            report = evaluator.submit(EvalRequest(candidate, spec, platform.name, settings)).result()
+            assert report.status is Status.OK, report.feedback

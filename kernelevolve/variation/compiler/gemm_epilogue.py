@@ -233,13 +233,19 @@ def _fusable_launch(
     after = index + 1
     while after < len(steps):
         stmt = steps[after]
-        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+        assign = stmt if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+        target = assign.targets[0] if assign is not None and isinstance(assign.targets[0], ast.Name) else None
         if isinstance(stmt, ast.Delete):
             after += 1
-        elif isinstance(target, ast.Name) and isinstance(stmt.value, ast.Name) and stmt.value.id in aliases:
+        elif (
+            assign is not None
+            and target is not None
+            and isinstance(assign.value, ast.Name)
+            and (assign.value.id in aliases)
+        ):
             aliases.add(target.id)
             after += 1
-        elif isinstance(target, ast.Name) and _is_allocation(stmt.value):
+        elif assign is not None and target is not None and _is_allocation(assign.value):
             allocations.append(after)
             after += 1
         else:

@@ -210,10 +210,7 @@ def eager_within_tolerance_ms(record: dict[str, Any]) -> float | None:
 
 def _against_eager_within_tolerance(view: dict[str, Any]) -> dict[str, Any] | None:
     reference = eager_within_tolerance_ms(view)
-    if reference is None:
-        return None
-    best = view.get("best_ms")
-    return {**view, "speedup_vs_eager": reference / best if view.get("correct") and best else None}
+    return None if reference is None else _against(view, "eager", reference)
 
 
 def compile_within_tolerance_ms(record: dict[str, Any]) -> float | None:
@@ -232,13 +229,13 @@ def compile_within_tolerance_ms(record: dict[str, Any]) -> float | None:
 
 def _against_compile_within_tolerance(view: dict[str, Any]) -> dict[str, Any] | None:
     reference = compile_within_tolerance_ms(view)
-    return None if reference is None else _against_compile(view, reference)
+    return None if reference is None else _against(view, "compile", reference)
 
 
-def _against_compile(view: dict[str, Any], compile_ms: float) -> dict[str, Any]:
-    """The view with its speedup over torch.compile taken against `compile_ms` instead."""
+def _against(view: dict[str, Any], baseline: str, baseline_ms: float) -> dict[str, Any]:
+    """The view with its speedup over `baseline` ("eager" or "compile") taken against `baseline_ms`."""
     best = view.get("best_ms")
-    return {**view, "speedup_vs_compile": compile_ms / best if view.get("correct") and best else None}
+    return {**view, f"speedup_vs_{baseline}": baseline_ms / best if view.get("correct") and best else None}
 
 
 def _baseline_accuracy_lines(accuracy: dict[str, Any] | None) -> list[str]:
@@ -262,12 +259,7 @@ def _baseline_accuracy_lines(accuracy: dict[str, Any] | None) -> list[str]:
             "| mode | problems | correct | geomean speedup | fast_1 |",
             "|---|---:|---:|---:|---:|",
         ]
-        lines += [
-            f"| {mode} | {group['problems']} | {format_percent(group['correctness_rate'])} | "
-            f"{format_speedup(group['geomean_speedup_vs_eager'])} | "
-            f"{format_percent(group['fast_p_vs_eager'][_p_key(1.0)])} |"
-            for mode, group in eager_within.items()
-        ]
+        lines += _mode_rows(eager_within, "eager")
     return lines
 
 
@@ -288,7 +280,7 @@ def _compile_accuracy_lines(accuracy: dict[str, Any]) -> list[str]:
         "| mode | problems | correct | geomean speedup | fast_1 |",
         "|---|---:|---:|---:|---:|",
     ]
-    lines += _compile_rows(accuracy["vs_compile_where_it_meets_tolerance"])
+    lines += _mode_rows(accuracy["vs_compile_where_it_meets_tolerance"])
     within = accuracy.get("vs_compile_that_meets_tolerance") or {}
     where_it_meets = accuracy["vs_compile_where_it_meets_tolerance"]
     # only where some problem is compared with torch.compile's exact-fp32 run is this table a new one
@@ -302,15 +294,16 @@ def _compile_accuracy_lines(accuracy: dict[str, Any]) -> list[str]:
             "| mode | problems | correct | geomean speedup | fast_1 |",
             "|---|---:|---:|---:|---:|",
         ]
-        lines += _compile_rows(within)
+        lines += _mode_rows(within)
     return lines
 
 
-def _compile_rows(groups: dict[str, Any]) -> list[str]:
+def _mode_rows(groups: dict[str, Any], baseline: str = "compile") -> list[str]:
+    """One row per mode: correctness, geomean speedup and fast_1 against `baseline`."""
     return [
         f"| {mode} | {group['problems']} | {format_percent(group['correctness_rate'])} | "
-        f"{format_speedup(group['geomean_speedup_vs_compile'])} | "
-        f"{format_percent(group['fast_p_vs_compile'][_p_key(1.0)])} |"
+        f"{format_speedup(group[f'geomean_speedup_vs_{baseline}'])} | "
+        f"{format_percent(group[f'fast_p_vs_{baseline}'][_p_key(1.0)])} |"
         for mode, group in groups.items()
     ]
 
@@ -358,7 +351,7 @@ def _against_fastest_compile(view: dict[str, Any]) -> dict[str, Any]:
     graphs, default = view.get("compile_graphs_ms"), view.get("compile_ms")
     if not graphs or not default or graphs >= default:
         return view
-    return _against_compile(view, graphs)
+    return _against(view, "compile", graphs)
 
 
 def _host_bound_lines(rows: list[dict[str, Any]]) -> list[str]:
@@ -398,7 +391,7 @@ def _cuda_graph_lines(groups: dict[str, Any] | None) -> list[str]:
         "",
         "| mode | problems | correct | geomean speedup | fast_1 |",
         "|---|---:|---:|---:|---:|",
-        *_compile_rows(groups),
+        *_mode_rows(groups),
     ]
 
 

@@ -130,7 +130,7 @@ class CompilerSeedOperator:
                 continue
             metadata.update(extra)
             seeds.append(Candidate(source, BACKEND, self.name, "seed", metadata=metadata))
-            if device == "cuda":  # own kernels: 3xTF32 and 3xBF16; cuDNN convolutions: TF32+BF16, 3xTF32
+            if device == "cuda":  # own kernels: 3xTF32 and 3xBF16; cuDNN and cuBLAS calls: TF32+BF16
                 seeds.extend(_tensor_core_twins(source, metadata, self.name))
         log.info(
             "compiler_seed: %d seed(s) for %s (%d kernels over %d shapes%s%s)",
@@ -212,8 +212,8 @@ def by_promise(
     BF16 pass, into three TF32 passes, and as it is, the splits before the plain call where they cost
     fewer TF32 passes than its exact fp32 takes (`exact_slowdown`: see `exact_fp32_slowdown`; unknown
     counts as paying), then our own kernels: fp32 dot products on 3xBF16 tensor cores, on 3xTF32, then
-    in exact fp32. On the H200 sample sweep the 3xTF32 own seed beat the exact one on 8 of 10 problems (L2/62: 2.16 ms
-    against 9.99 ms), and a level-3 search has time for two or three seeds."""
+    in exact fp32. On the H200 sample sweep the 3xTF32 own seed beat the exact one on 8 of 10 problems
+    (L2/62: 2.16 ms against 9.99 ms), and a level-3 search has time for two or three seeds."""
     # (own kernels, fp32 precision; None: exact) in the order they are worth evaluating
     order: list[tuple[bool, str | None]]
     if eager_passes:  # the library's splits are dropped there (worth)

@@ -47,9 +47,8 @@ _GRID_NAMES = ("XBLOCK", "xoffset")
 
 @dataclass(frozen=True)
 class FusedEpilogue:
-    host_kernels: tuple[
-        str, ...
-    ]  # the copies of the host's kernels (GEMM, or both convolution loops) calling it
+    # the copies of the host's kernels (the GEMM's, or both convolution loops') that call it
+    host_kernels: tuple[str, ...]
     source: str  # the epilogue function and those copies
     writes_output: bool  # the body stores the host's output itself (Inductor's in_out_ptr)
     host: str = "_matmul"  # the host function: `_matmul` or `_conv`
@@ -233,23 +232,16 @@ def _fusable_launch(
     after = index + 1
     while after < len(steps):
         stmt = steps[after]
-        assign = stmt if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
-        target = assign.targets[0] if assign is not None and isinstance(assign.targets[0], ast.Name) else None
+        named = _named_assign(stmt)
         if isinstance(stmt, ast.Delete):
-            after += 1
-        elif (
-            assign is not None
-            and target is not None
-            and isinstance(assign.value, ast.Name)
-            and (assign.value.id in aliases)
-        ):
-            aliases.add(target.id)
-            after += 1
-        elif assign is not None and target is not None and _is_allocation(assign.value):
+            pass
+        elif named is not None and isinstance(named[1], ast.Name) and named[1].id in aliases:
+            aliases.add(named[0])
+        elif named is not None and _is_allocation(named[1]):
             allocations.append(after)
-            after += 1
         else:
             break
+        after += 1
     launch = steps[after] if after < len(steps) else None
     if not (
         isinstance(launch, ast.Expr)
@@ -291,6 +283,13 @@ def _fusable_launch(
     numel = launch_args[kernel.params.index("xnumel")]
     keywords = [ast.keyword("epilogue", value), ast.keyword("epilogue_numel", numel)]
     return after, keywords, epilogue, allocations
+
+
+def _named_assign(stmt: ast.stmt) -> tuple[str, ast.expr] | None:
+    """(name, value) of `name = value`, else None."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id, stmt.value
+    return None
 
 
 def _is_allocation(value: ast.expr) -> bool:

@@ -19,8 +19,8 @@ eager's output meets the tolerance that way, so may a candidate's, and the check
 
 In permissive seeds rendered for a GPU, Inductor's `torch.convolution(...)` host steps call
 `_library_convolution(...)`; `LIBRARY_CONV_FP32_PRECISION` ("ieee", the plain call, "tf32_bf16", "tf32x3"
-or "tf32") is a tunable, and GPU seeds come with "tf32_bf16" and "tf32x3" twins and, where eager's TF32
-output met the tolerance, a "tf32" one (compiler_seed).
+or "tf32") is a tunable, and GPU seeds come with a "tf32_bf16" twin and, where eager's TF32 output met the
+tolerance, a "tf32" one (compiler_seed); "tf32x3" is left to tuning.
 
 `LIBRARY_CONV_BENCHMARK`, another tunable, has cuDNN time its algorithms for each convolution on the first
 call and keep the fastest (`cudnn.benchmark`, for these calls only), where by default its heuristics pick

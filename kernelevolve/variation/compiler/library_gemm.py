@@ -32,10 +32,8 @@ LIBRARY_GEMM_SOURCE = """
 def _ke_torch_matmul(a, b, out, bias, alpha, beta):
     # the call Inductor made: mm/bmm, or addmm/baddbmm with the bias
     if bias is None:
-        if alpha == 1:
-            return (torch.bmm if a.dim() == 3 else torch.mm)(a, b, out=out)
         product = (torch.bmm if a.dim() == 3 else torch.mm)(a, b, out=out)
-        return product.mul_(alpha)
+        return product if alpha == 1 else product.mul_(alpha)
     addmm = torch.baddbmm if a.dim() == 3 else torch.addmm
     return addmm(bias, a, b, beta=beta, alpha=alpha, out=out)
 
@@ -79,10 +77,10 @@ def _ke_matmul_tf32_bf16(a, b, out, bias, alpha, beta):
 
 def _library_matmul(a, b, out=None, bias=None, alpha=1, beta=1):
     # (bias * beta +) alpha * a @ b, as own_gemm's _matmul takes it
-    split = LIBRARY_MM_FP32_PRECISION == "tf32_bf16" and a.is_cuda and a.dtype == torch.float32
-    if not split or b.dtype != torch.float32:
-        return _ke_torch_matmul(a, b, out, bias, alpha, beta)
-    return _ke_matmul_tf32_bf16(a, b, out, bias, alpha, beta)
+    fp32 = a.dtype == torch.float32 and b.dtype == torch.float32
+    if LIBRARY_MM_FP32_PRECISION == "tf32_bf16" and a.is_cuda and fp32:
+        return _ke_matmul_tf32_bf16(a, b, out, bias, alpha, beta)
+    return _ke_torch_matmul(a, b, out, bias, alpha, beta)
 """
 
 

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import pytest
+
+if TYPE_CHECKING:
+    from kernelevolve.types import Candidate, EvalReport, KernelSpec
 
 
 def cuda_available() -> bool:
@@ -22,3 +28,20 @@ def gpu_platform_name() -> str:
 
     name = torch.cuda.get_device_name(0).upper()
     return next((p for p in ("h200", "h100", "a100") if p.upper() in name), "h100")
+
+
+def harness_reports(
+    candidates: Sequence[Candidate], spec: KernelSpec, platform_name: str, strict: bool = True
+) -> list[EvalReport]:
+    """Each candidate through an evaluation child of the platform (correctness, then a short timing), in
+    turn: what a search's evaluation gives it."""
+    from kernelevolve.eval.local import LocalEvaluator
+    from kernelevolve.platforms import load_platform
+    from kernelevolve.types import EvalRequest, EvalSettings
+
+    platform = load_platform(platform_name)
+    settings = EvalSettings(
+        correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False, strict=strict
+    )
+    with LocalEvaluator(platform, settings) as evaluator:
+        return [evaluator.submit(EvalRequest(c, spec, platform.name, settings)).result() for c in candidates]

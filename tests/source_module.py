@@ -16,3 +16,18 @@ def load_source(source: str, directory: Path, name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def count_pointwise_launches(module: ModuleType) -> list[int]:
+    """Counts launches of a rendered seed's one pointwise kernel (what fusing it into the GEMM or
+    convolution before it removes): its launcher is wrapped, one item appended per launch."""
+    (name,) = [n for n in vars(module) if n.startswith("_launch_triton_poi")]
+    launches: list[int] = []
+    original = getattr(module, name)
+
+    def counted(*args: object) -> None:
+        launches.append(1)
+        original(*args)
+
+    setattr(module, name, counted)
+    return launches

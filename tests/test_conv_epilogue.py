@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 import torch
@@ -18,9 +17,9 @@ from kernelevolve.platforms import load_platform
 from kernelevolve.types import Candidate, KernelSpec
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator
 from kernelevolve.variation.tunables import apply_values
-from tests.gpu import gpu_platform_name, needs_cuda
+from tests.gpu import gpu_platform_name, harness_reports, needs_cuda
 from tests.proposal_context import seed_context
-from tests.source_module import load_source
+from tests.source_module import count_pointwise_launches, load_source
 
 # A transposed 3-D convolution, then a shift, hardswish and a product with the convolution's own output:
 # one pointwise kernel over the convolution's NCDHW output (as KernelBench L2/26)
@@ -53,20 +52,6 @@ def _own_seed(reference: str) -> Candidate:
     return own
 
 
-def _launch_counter(module: ModuleType) -> list[int]:
-    """Counts launches of the pointwise kernel that follows the convolution (what fusion removes)."""
-    (name,) = [n for n in vars(module) if n.startswith("_launch_triton_poi")]
-    launches: list[int] = []
-    original = getattr(module, name)
-
-    def counted(*args: object) -> None:
-        launches.append(1)
-        original(*args)
-
-    setattr(module, name, counted)
-    return launches
-
-
 def test_the_seed_hands_the_launch_to_the_convolution() -> None:
     source = _own_seed(REFERENCE).source
     call = source[source.index("def _call_s0") :]
@@ -91,7 +76,7 @@ def test_the_fused_seed_matches_the_reference(
 ) -> None:
     source = apply_values(_own_seed(REFERENCE).source, values)
     module = load_source(source, tmp_path, "conv_epilogue_seed")
-    counted = _launch_counter(module)
+    counted = count_pointwise_launches(module)
     namespace: dict[str, object] = {}
     exec(REFERENCE, namespace)  # noqa: S102  (the test's own reference)
     torch.manual_seed(0)
@@ -110,7 +95,7 @@ def test_a_depthwise_convolution_launches_its_epilogue_after_the_direct_kernel(t
     ).replace("[4, 6]", "[4, 8]")
     own = _own_seed(depthwise)
     module = load_source(own.source, tmp_path, "conv_depthwise_seed")
-    counted = _launch_counter(module)
+    counted = count_pointwise_launches(module)
     namespace: dict[str, object] = {}
     exec(depthwise, namespace)  # noqa: S102
     torch.manual_seed(0)
@@ -169,8 +154,7 @@ def test_the_fused_convolution_kernels_compile_for_hopper(tmp_path: Path) -> Non
 def test_the_fused_seed_passes_the_harness_on_a_gpu(precision: str) -> None:
     """Inductor's CUDA code for the reference, our convolution with its epilogue fused, through an
     evaluation child on the GPU; the same seed with the epilogue launched separately too."""
-    from kernelevolve.eval.local import LocalEvaluator
-    from kernelevolve.types import EvalRequest, EvalSettings, Status
+    from kernelevolve.types import Status
 
     platform = load_platform(gpu_platform_name())
     reference = REFERENCE.replace("torch.randn(2, 4, 5, 6, 7)", "torch.randn(8, 16, 12, 14, 16)").replace(
@@ -184,10 +168,5 @@ def test_the_fused_seed_passes_the_harness_on_a_gpu(precision: str) -> None:
         own[0], source=apply_values(own[0].source, {"CONV_FP32_PRECISION": precision})
     )
     separate = dataclasses.replace(fused, source=apply_values(fused.source, {"CONV_EPILOGUE": "separate"}))
-    settings = EvalSettings(
-        correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False
-    )
-    with LocalEvaluator(platform, settings) as evaluator:
-        for candidate in (fused, separate):
-            report = evaluator.submit(EvalRequest(candidate, spec, platform.name, settings)).result()
-            assert report.status is Status.OK, report.feedback
+    for report in harness_reports([fused, separate], spec, platform.name):
+        assert report.status is Status.OK, report.feedback

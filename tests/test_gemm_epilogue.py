@@ -23,10 +23,10 @@ from kernelevolve.variation.compiler.program import Unsupported, parse
 from kernelevolve.variation.compiler.render import ShapeProgram, render
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator
 from kernelevolve.variation.tunables import apply_values
-from tests.gpu import gpu_platform_name, needs_cuda
+from tests.gpu import gpu_platform_name, harness_reports, needs_cuda
 from tests.kernelbench_data import KERNELBENCH, needs_kernelbench
 from tests.proposal_context import seed_context
-from tests.source_module import load_source
+from tests.source_module import count_pointwise_launches, load_source
 
 H200 = Path(__file__).parent / "fixtures" / "inductor_h200"
 LINEAR_STAND_IN = (
@@ -183,20 +183,6 @@ def _seed_module(tmp_path: Path, rows: int, outputs: int, **values: object) -> t
     return module, namespace
 
 
-def _launch_counter(module: ModuleType) -> list[int]:
-    """Counts launches of the pointwise kernel that follows the GEMM (the launch fusion removes)."""
-    (name,) = [n for n in vars(module) if n.startswith("_launch_triton_poi")]
-    launches: list[int] = []
-    original = getattr(module, name)
-
-    def counted(*args: object) -> None:
-        launches.append(1)
-        original(*args)
-
-    setattr(module, name, counted)
-    return launches
-
-
 @pytest.mark.parametrize(
     ("rows", "outputs"),
     [(37, 70), (32, 64)],
@@ -211,7 +197,7 @@ def test_the_fused_seed_matches_the_reference(
     tmp_path: Path, rows: int, outputs: int, values: dict[str, object], launches: int
 ) -> None:
     module, namespace = _seed_module(tmp_path, rows, outputs, **values)
-    counted = _launch_counter(module)
+    counted = count_pointwise_launches(module)
     torch.manual_seed(0)
     reference = namespace["Model"](45, outputs)  # type: ignore[operator]
     torch.manual_seed(0)
@@ -270,7 +256,7 @@ def test_kernelbench_gemm_epilogues_fuse_and_match(tmp_path: Path, problem: int)
     (own,) = [c for c in seeds if c.metadata["own_kernels"]]
     assert "epilogue=(" in own.source
     candidate_module = load_source(own.source, tmp_path, f"kb_l2_{problem}")
-    counted = _launch_counter(candidate_module)
+    counted = count_pointwise_launches(candidate_module)
     module = ref.load_reference(spec.reference_source)
     ref.apply_shape(module, spec.shapes[0])
     reference = ref.build_model(module.Model, module, 0, "cpu", torch.float32)
@@ -288,8 +274,7 @@ def test_kernelbench_gemm_epilogues_fuse_and_match(tmp_path: Path, problem: int)
 def test_the_fused_seed_passes_the_harness_on_a_gpu(precision: str) -> None:
     """Inductor's CUDA code for the epilogue reference, fused, through an evaluation child on the GPU;
     against the same seed with the epilogue launched separately."""
-    from kernelevolve.eval.local import LocalEvaluator
-    from kernelevolve.types import EvalRequest, EvalSettings, Status
+    from kernelevolve.types import Status
 
     platform = load_platform(gpu_platform_name())
     # 3072 outputs: Inductor pads a 3000-wide output's rows, which leaves the launch separate (above)
@@ -303,12 +288,5 @@ def test_the_fused_seed_passes_the_harness_on_a_gpu(precision: str) -> None:
     )
     assert "epilogue=(" in own.source
     separate = dataclasses.replace(own, source=apply_values(own.source, {"MM_EPILOGUE": "separate"}))
-    settings = EvalSettings(
-        correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False
-    )
-    with LocalEvaluator(platform, settings) as evaluator:
-        reports = [
-            evaluator.submit(EvalRequest(c, spec, platform.name, settings)).result() for c in (own, separate)
-        ]
-    for report in reports:
+    for report in harness_reports([own, separate], spec, platform.name):
         assert report.status is Status.OK, report.feedback

@@ -28,7 +28,7 @@ from kernelevolve.variation.compiler_seed import (
 )
 from kernelevolve.variation.tunables import find_tunables
 from tests.baselines_graph import graph_with_baselines
-from tests.gpu import gpu_platform_name, needs_cuda
+from tests.gpu import gpu_platform_name, harness_reports, needs_cuda
 
 H200 = Path(__file__).parent / "fixtures" / "inductor_h200"
 CONV_STAND_IN = (
@@ -359,9 +359,8 @@ def _own(precision: str | None) -> dict[str, object]:
 @needs_cuda
 def test_the_split_twins_pass_the_harness_on_a_gpu() -> None:
     """A convolution with an epilogue at KernelBench's tolerance, through an evaluation child."""
-    from kernelevolve.eval.local import LocalEvaluator
     from kernelevolve.platforms import load_platform
-    from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
+    from kernelevolve.types import KernelSpec, Status
     from kernelevolve.variation.compiler_seed import CompilerSeedOperator
     from tests.proposal_context import seed_context
 
@@ -375,13 +374,8 @@ def test_the_split_twins_pass_the_harness_on_a_gpu() -> None:
     seeds = CompilerSeedOperator(strict=False).propose(seed_context(spec, platform))
     twins = [s for s in seeds if not s.metadata["own_kernels"] and s.metadata.get("fp32_precision")]
     assert "tf32_bf16" in {t.metadata["fp32_precision"] for t in twins}
-    settings = EvalSettings(
-        correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False, strict=False
-    )
-    with LocalEvaluator(platform, settings) as evaluator:
-        for twin in twins:
-            report = evaluator.submit(EvalRequest(twin, spec, platform.name, settings)).result()
-            assert report.status is Status.OK, (twin.metadata["fp32_precision"], report.feedback)
+    for twin, report in zip(twins, harness_reports(twins, spec, platform.name, strict=False), strict=True):
+        assert report.status is Status.OK, (twin.metadata["fp32_precision"], report.feedback)
 
 
 @pytest.mark.gpu

@@ -19,7 +19,7 @@ from kernelevolve.variation.compiler.render import ShapeProgram, render
 from kernelevolve.variation.compiler.tf32_split import TF32_SPLIT_SOURCE
 from kernelevolve.variation.compiler_seed import _tensor_core_twins, by_promise
 from kernelevolve.variation.tunables import find_tunables
-from tests.gpu import gpu_platform_name, needs_cuda
+from tests.gpu import gpu_platform_name, harness_reports, needs_cuda
 
 H200 = Path(__file__).parent / "fixtures" / "inductor_h200"
 LINEAR = (
@@ -211,9 +211,8 @@ def test_the_split_on_cublas_meets_the_tolerance_and_leaves_the_flag(case: int) 
 @needs_cuda
 def test_the_split_twin_passes_the_harness_on_a_gpu() -> None:
     """A Linear layer with an epilogue at KernelBench's size and tolerance, through an evaluation child."""
-    from kernelevolve.eval.local import LocalEvaluator
     from kernelevolve.platforms import load_platform
-    from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
+    from kernelevolve.types import KernelSpec, Status
     from kernelevolve.variation.compiler_seed import CompilerSeedOperator
     from tests.proposal_context import seed_context
 
@@ -227,9 +226,5 @@ def test_the_split_twin_passes_the_harness_on_a_gpu() -> None:
     seeds = CompilerSeedOperator(strict=False).propose(seed_context(spec, platform))
     twins = [s for s in seeds if not s.metadata["own_kernels"] and s.metadata.get("fp32_precision")]
     assert [t.metadata["fp32_precision"] for t in twins] == ["tf32_bf16"]
-    settings = EvalSettings(
-        correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False, strict=False
-    )
-    with LocalEvaluator(platform, settings) as evaluator:
-        report = evaluator.submit(EvalRequest(twins[0], spec, platform.name, settings)).result()
+    (report,) = harness_reports(twins[:1], spec, platform.name, strict=False)
     assert report.status is Status.OK, report.feedback

@@ -3,6 +3,8 @@ with tensor cores emulated on the CPU, the rendering of permissive GPU seeds, an
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -186,6 +188,83 @@ def test_off_the_gpu_or_at_ieee_it_is_the_plain_call() -> None:
             bias=None,
         )  # by name, as Inductor's host code calls it
         assert torch.equal(got, expected) and calls == [1]
+
+
+@pytest.mark.parametrize(
+    ("input_channels", "weight_shape", "stride", "transposed", "groups", "pays"),
+    [
+        (672, (672, 1, 5, 5), [1, 1], False, 672, False),  # L3/21's depthwise 5x5: 25 products
+        (40, (40, 1, 3, 3), [1, 1], False, 40, False),  # depthwise 3x3 (ShuffleNet's, MobileNet's)
+        (16, (64, 16, 1, 1), [1, 1], False, 1, False),  # a 1x1 over 16 channels
+        (240, (80, 80, 1, 1), [1, 1], False, 3, True),  # L3/25's grouped 1x1: 80 channels a group
+        (8, (64, 8, 3, 3), [1, 1], False, 1, True),  # 72 products
+        (64, (64, 1, 2, 2), [2, 2], True, 64, False),  # a depthwise transposed one, 1 tap an output
+        (64, (64, 32, 4, 4), [2, 2], True, 1, True),  # 64 channels, 4 of 16 taps an output
+        (8, (8, 16, 3, 3, 3), [1, 1, 1], False, 1, True),  # 3-D, 216 products
+    ],
+)
+def test_the_splits_apply_where_each_output_sums_at_least_32_products(
+    input_channels: int,
+    weight_shape: tuple[int, ...],
+    stride: list[int],
+    transposed: bool,
+    groups: int,
+    pays: bool,
+) -> None:
+    split_pays = _helpers(torch.convolution)["_ke_split_pays"]
+    x = torch.empty(1, input_channels, *([4] * (len(weight_shape) - 2)))
+    assert split_pays(x, torch.empty(weight_shape), stride, transposed, groups) is pays
+
+
+class _OnGpu(torch.Tensor):
+    """A CPU tensor that says it is on the GPU, so the helper takes its GPU branch."""
+
+    @property
+    def is_cuda(self) -> bool:  # type: ignore[override]
+        return True
+
+
+class _TorchWithCountedConvolutions:
+    """torch, with `torch.convolution` counted by the TF32 setting it ran under and cuDNN's flags a no-op."""
+
+    def __init__(self) -> None:
+        self.calls: list[bool] = []
+        self.allow_tf32 = False
+        cudnn = SimpleNamespace(
+            flags=self._flags, enabled=True, benchmark=False, deterministic=False, allow_tf32=False
+        )
+        self.backends = SimpleNamespace(cudnn=cudnn)
+
+    @contextmanager
+    def _flags(self, allow_tf32: bool = False, **others: Any) -> Iterator[None]:
+        before, self.allow_tf32 = self.allow_tf32, allow_tf32
+        try:
+            yield
+        finally:
+            self.allow_tf32 = before
+
+    def convolution(self, *args: Any) -> torch.Tensor:
+        self.calls.append(self.allow_tf32)
+        return torch.convolution(
+            *[a.as_subclass(torch.Tensor) if isinstance(a, torch.Tensor) else a for a in args]
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(torch, name)
+
+
+@pytest.mark.parametrize("precision", ["tf32_bf16", "tf32x3"])
+def test_a_depthwise_convolution_stays_one_exact_call_under_either_split(precision: str) -> None:
+    fake = _TorchWithCountedConvolutions()
+    convolve = _helper_namespace(fake, precision)["_library_convolution"]
+    args = dict(stride=[1, 1], padding=[1, 1], dilation=[1, 1], transposed=False, output_padding=[0, 0])
+    x, w = torch.randn(1, 8, 6, 6), torch.randn(8, 1, 3, 3)
+    depthwise = convolve(x.as_subclass(_OnGpu), w, None, groups=8, **args)
+    assert fake.calls == [False]  # one call, exact fp32
+    assert torch.allclose(depthwise.as_subclass(torch.Tensor), F.conv2d(x, w, padding=1, groups=8))
+    fake.calls.clear()
+    convolve(x.as_subclass(_OnGpu), torch.randn(16, 8, 3, 3), None, groups=1, **args)  # 72 products: split
+    assert fake.calls == ([True, True] if precision == "tf32_bf16" else [True, True, True])
 
 
 def _rendered(interpreter: bool) -> str:

@@ -14,6 +14,11 @@ group). The cross terms are within 2^-10 of the result, so BF16's 8-bit operands
 2^-18 of it, still far inside 1e-4 (one TF32 pass: about 2^-11); BF16 tensor cores run twice TF32's
 rate, so the doubled pass costs about one TF32 pass, and the whole about two where tf32x3 costs three.
 
+Convolutions that sum fewer than 32 products into each output element (depthwise ones, thin groups) stay
+exact under either split: they are memory-bound in exact fp32 too, and the BF16 pass over channel pairs is
+a shape cuDNN may run slowly (L3/21, whose one thin convolution is a depthwise 5x5, ran its splits 5-7x
+slower than its exact call).
+
 "tf32" is one TF32 pass, PyTorch's own default for convolutions (what the eager baseline runs): where
 eager's output meets the tolerance that way, so may a candidate's, and the check decides.
 
@@ -98,10 +103,26 @@ def _ke_convolution_tf32_bf16(x, weight, bias, stride, padding, dilation, transp
     return out
 
 
+def _ke_split_pays(input, weight, stride, transposed, groups):
+    # Products summed into each output element. Below 32 a convolution is memory-bound even in exact fp32
+    # (depthwise 3x3: 9), so a split's extra passes only add time, and its BF16 pass over two channels a
+    # group may be a shape cuDNN runs slowly: L3/21, whose one thin convolution is a depthwise 5x5, ran
+    # its splits 5-7x slower than its exact call
+    taps = 1
+    for size in weight.shape[2:]:
+        taps *= size
+    if transposed:  # each output element meets about 1/stride of the kernel's taps
+        for step in stride:
+            taps = max(1, taps // step)
+    return (input.shape[1] // groups) * taps >= 32
+
+
 def _library_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     # torch.convolution's parameters, which Inductor's host code passes by name
     args = (stride, padding, dilation, transposed, output_padding, groups)
     precision = LIBRARY_CONV_FP32_PRECISION
+    if precision in ("tf32x3", "tf32_bf16") and not _ke_split_pays(input, weight, stride, transposed, groups):
+        precision = "ieee"
     split = precision in ("tf32x3", "tf32_bf16", "tf32") and input.dtype == torch.float32
     if not input.is_cuda or not (split or LIBRARY_CONV_BENCHMARK):
         return torch.convolution(input, weight, bias, *args)

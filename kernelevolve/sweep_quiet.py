@@ -10,11 +10,17 @@ call's GPU time) and not yet re-measured gets its baselines measured again, one 
 one GPU, and keeps the faster of the two measurements of each: both are honest measurements of the
 same protocol, and the faster is the one less slowed by its neighbours (never to our advantage).
 The record keeps both (`in_search_baselines`, `quiet_baselines`).
+
+Where the two disagree by more than `DISAGREEMENT` on eager or torch.compile, one of them was slowed by
+something, and the faster may be too: the tenth sample run's MobileNetV2 read torch.compile at 0.844 ms
+beside UNet and 2.417 ms in the quiet pass, against 0.683 and 0.694 in run 9. Such a problem is measured
+alone a second time, and each baseline keeps the fastest of the three (`quiet_baselines["measurements"]`).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -71,24 +77,42 @@ def remeasure(
             log.info("quiet baselines: time limit reached; the rest wait for the next call")
             break
         try:
-            baselines = _measure(config_for(record), make_evaluator)
+            quiet = _measured_alone(record, config_for(record), make_evaluator)
         except Exception as exc:  # noqa: BLE001 - a measurement, not a verdict: the record stands as it is
             log.warning(
                 "quiet baselines of %s failed: %s: %s", record.get("problem"), type(exc).__name__, exc
             )
             continue
-        updated = with_quiet_baselines(record, baselines)
+        updated = with_quiet_baselines(record, quiet)
         store(updated)
         done.append(str(record.get("problem")))
         log.info(
-            "quiet baselines of %s: eager %.4g -> %.4g ms, torch.compile %s -> %s ms",
+            "quiet baselines of %s: eager %.4g -> %.4g ms, torch.compile %s -> %s ms (%d measurement(s) alone)",
             record.get("problem"),
             record["eager_ms"],
             updated["quiet_baselines"]["eager_ms"],
             _ms(record.get("compile_ms")),
             _ms(updated["quiet_baselines"]["compile_ms"]),
+            updated["quiet_baselines"]["measurements"],
         )
     return done
+
+
+def _measured_alone(
+    record: dict[str, Any], config: dict[str, Any], make_evaluator: EvaluatorFactory
+) -> dict[str, Any]:
+    """The record's baselines measured alone, twice where the first disagrees with the record's."""
+    quiet = quiet_measurement(_measure(config, make_evaluator))
+    if not disagrees(record, quiet):
+        return quiet
+    try:
+        again = quiet_measurement(_measure(config, make_evaluator))
+    except Exception as exc:  # noqa: BLE001 - a measurement, not a verdict: the first one stands
+        log.warning(
+            "quiet baselines of %s, measured again: %s: %s", record.get("problem"), type(exc).__name__, exc
+        )
+        return quiet
+    return {**fastest_of(quiet, again), "measurements": 2}
 
 
 def _ms(value: float | None) -> str:
@@ -107,16 +131,45 @@ def _measure(config: dict[str, Any], make_evaluator: EvaluatorFactory) -> dict[s
         evaluator.close()
 
 
-def with_quiet_baselines(record: dict[str, Any], baselines: dict[str, Baseline]) -> dict[str, Any]:
-    """The record with the faster of its two measurements of each baseline, and speedups to match."""
-    # summed over shapes as the record's own fields were (`sweep_run.record_from_results`)
+# eager or torch.compile measured beside others and alone further apart than this: measure alone again
+DISAGREEMENT = 1.25
+
+
+def quiet_measurement(baselines: dict[str, Baseline]) -> dict[str, Any]:
+    """One measurement's baselines summed over shapes as a record's own fields are
+    (`sweep_run.record_from_results`), with their host issue times and when it was taken."""
     summed = record_from_results({"baselines": {shape: b.to_json() for shape, b in baselines.items()}})
-    quiet: dict[str, Any] = {key: summed[key] for key in (*_KEPT_FASTER, "eager_host_ms", "compile_host_ms")}
+    quiet: dict[str, Any] = {key: summed[key] for key in (*_KEPT_FASTER, *_HOST_TIMES)}
     quiet["measured_at"] = time.strftime(TIME_FORMAT)
+    quiet["measurements"] = 1
+    return quiet
+
+
+def disagrees(record: dict[str, Any], quiet: dict[str, Any]) -> bool:
+    """Do the record's eager or torch.compile time and the quiet one differ by more than DISAGREEMENT?"""
+    for key in ("eager_ms", "compile_ms"):
+        pair = [value for value in (record.get(key), quiet.get(key)) if value]
+        if len(pair) == 2 and max(pair) > DISAGREEMENT * min(pair):
+            return True
+    return False
+
+
+def fastest_of(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """Two quiet measurements as one: each baseline's faster, with the host issue time of the faster
+    eager and torch.compile, and the later time of measurement."""
+    merged = {key: _faster(first.get(key), second.get(key)) for key in _KEPT_FASTER}
+    for time_key, host_key in (("eager_ms", "eager_host_ms"), ("compile_ms", "compile_host_ms")):
+        second_faster = (second.get(time_key) or math.inf) < (first.get(time_key) or math.inf)
+        merged[host_key] = (second if second_faster else first).get(host_key)
+    merged["measured_at"] = second["measured_at"]
+    return merged
+
+
+def with_quiet_baselines(record: dict[str, Any], quiet: dict[str, Any]) -> dict[str, Any]:
+    """The record with the faster of its in-search and quiet (`quiet_measurement`) figures of each
+    baseline, and speedups to match."""
     updated = dict(record)
-    updated["in_search_baselines"] = {
-        key: record.get(key) for key in (*_KEPT_FASTER, "eager_host_ms", "compile_host_ms")
-    }
+    updated["in_search_baselines"] = {key: record.get(key) for key in (*_KEPT_FASTER, *_HOST_TIMES)}
     updated["quiet_baselines"] = quiet
     for other in ("eager_exact_ms", "compile_exact_ms", "compile_graphs_ms"):
         if record.get(other) is not None:
@@ -135,6 +188,7 @@ def with_quiet_baselines(record: dict[str, Any], baselines: dict[str, Baseline])
 
 
 _KEPT_FASTER = ("eager_ms", "compile_ms", "eager_exact_ms", "compile_exact_ms", "compile_graphs_ms")
+_HOST_TIMES = ("eager_host_ms", "compile_host_ms")
 
 
 def _faster(first: float | None, second: float | None) -> float | None:

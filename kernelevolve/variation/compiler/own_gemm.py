@@ -218,9 +218,13 @@ def _matmul(a, b, out=None, bias=None, alpha=1, beta=1, epilogue=None, epilogue_
 
 
 def substitutable(library_calls: tuple[str, ...], convolutions_substitutable: bool = True) -> bool:
-    """Whether every library call can become our own kernel (GEMM, or convolution of 1-3 dimensions)."""
+    """Whether every library call can become our own kernel (GEMM, convolution of 1-3 dimensions, or
+    fused attention: own_attention.py)."""
+    from kernelevolve.variation.compiler.own_attention import ATTENTION_OPS
+
     return bool(library_calls) and all(
-        call in SUBSTITUTED or (call == CONVOLUTION and convolutions_substitutable) for call in library_calls
+        call in SUBSTITUTED or call in ATTENTION_OPS or (call == CONVOLUTION and convolutions_substitutable)
+        for call in library_calls
     )
 
 

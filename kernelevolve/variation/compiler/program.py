@@ -252,7 +252,7 @@ class _HostRewriter:
                     if target == CONVOLUTION:
                         rewriter.convolutions.append(node)
                 elif func.startswith(LIBRARY_OP_PREFIXES):
-                    rewriter.library.add(_library_op_name(func))
+                    rewriter.library.add(library_op_name(func))
                 return node
 
         return Calls().visit(stmt)  # type: ignore[no-any-return]
@@ -272,6 +272,6 @@ def _as_strided(call: ast.Call) -> ast.expr:
     return ast.Call(ast.Attribute(tensor, "as_strided", ast.Load()), [size, stride, start], [])
 
 
-def _library_op_name(func: str) -> str:
+def library_op_name(func: str) -> str:
     """One spelling per op: `aten.x` and `torch.ops.aten.x` are the same call."""
     return func if func.startswith("torch.ops.") else "torch.ops." + func

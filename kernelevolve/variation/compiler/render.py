@@ -36,6 +36,12 @@ from kernelevolve.variation.compiler.library_gemm import (
     LIBRARY_GEMM_TUNABLES,
     LibraryGemm,
 )
+from kernelevolve.variation.compiler.own_attention import (
+    ATTENTION_OPS,
+    ATTENTION_SOURCE,
+    ATTENTION_TUNABLES,
+    OwnAttention,
+)
 from kernelevolve.variation.compiler.own_conv import CONV_SOURCE, CONV_TUNABLES, CONVOLUTION, OwnConv
 from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES, SUBSTITUTED, OwnGemm
 from kernelevolve.variation.compiler.program import Axis, Kernel, Program
@@ -135,7 +141,7 @@ def render(
     own_kernels: bool = False,
 ) -> tuple[str, dict[str, int]]:
     """(candidate source, tunables and their defaults); `interpreter` for the CPU platform;
-    `own_kernels` puts our Triton GEMM and convolution in place of the library calls
+    `own_kernels` puts our Triton GEMM, convolution and attention in place of the library calls
     (`own_gemm.substitutable`)."""
     prelude, bases, class_body, forward_sig = reference_parts(reference_source)
     tunables: list[Tunable] = []
@@ -162,11 +168,14 @@ def render(
         epilogues += fused
         dispatch.append(shaped)
     kernel_blocks += [e.source for e in epilogues]
-    uses_aten = any(c.startswith("torch.ops.aten") for p in programs for c in p.program.library_calls)
     calls = {c for p in programs for c in p.program.library_calls}
+    replaced = set(ATTENTION_OPS) if own_kernels else set()
+    uses_aten = any(c.startswith("torch.ops.aten") for c in calls - replaced)
     hosts = {e.host for e in epilogues}
     gemm_tunables = [*GEMM_TUNABLES, *(EPILOGUE_TUNABLES if "_matmul" in hosts else ())]
-    gemm = [*gemm_tunables, GEMM_SOURCE] if own_kernels and calls - {CONVOLUTION} else []
+    gemm = [*gemm_tunables, GEMM_SOURCE] if own_kernels and calls & set(SUBSTITUTED) else []
+    if own_kernels and calls & set(ATTENTION_OPS):
+        gemm += [*ATTENTION_TUNABLES, ATTENTION_SOURCE]
     if own_kernels and CONVOLUTION in calls:
         gemm += [*CONV_TUNABLES, *(CONV_EPILOGUE_TUNABLES if "_conv" in hosts else ()), CONV_SOURCE]
     library = not own_kernels and not interpreter  # on a GPU: cuDNN/cuBLAS through our wrappers
@@ -257,7 +266,12 @@ def _call_function(
     steps = [Rename().visit(ast.parse(ast.unparse(s))) for s in program.body]
     fused: list[FusedEpilogue] = []
     if own_kernels:
-        steps = [ast.fix_missing_locations(OwnConv(program.layouts).visit(OwnGemm().visit(s))) for s in steps]
+        steps = [
+            ast.fix_missing_locations(
+                OwnConv(program.layouts).visit(OwnGemm().visit(OwnAttention().visit(s)))
+            )
+            for s in steps
+        ]
         statements = [
             stmt for step in steps for stmt in (step.body if isinstance(step, ast.Module) else [step])
         ]

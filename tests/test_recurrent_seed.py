@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -68,9 +69,13 @@ def get_init_inputs():
 """
 
 
-def _pair(tmp_path: Path, reference: str, name: str) -> tuple[Any, Any, list[Any]]:
-    source, replaced = recurrent_candidate(reference)
-    assert replaced and not check_source(source, "triton", False)
+def _pair(tmp_path: Path, reference: str, name: str, own_kernels: bool) -> tuple[Any, Any, list[Any]]:
+    """The reference's model and the seed's (cuBLAS GEMMs, or our own kernels for everything), built alike."""
+    source, replaced = recurrent_candidate(reference, own_kernels)
+    # the own-kernels twin passes the strict checks: no PyTorch compute (GEMMs and Linear layers ours)
+    assert replaced and not check_source(source, "triton", own_kernels)
+    assert ("Linear" in replaced) == (own_kernels and "nn.Linear(" in reference)
+    assert ("nn.Linear(" in source) == ("nn.Linear(" in reference and not own_kernels)
     ref, new = load_source(reference, tmp_path, f"{name}_ref"), load_source(source, tmp_path, f"{name}_new")
     torch.manual_seed(0)
     ref_model = ref.Model(*ref.get_init_inputs()).eval()
@@ -80,12 +85,15 @@ def _pair(tmp_path: Path, reference: str, name: str) -> tuple[Any, Any, list[Any
     return ref_model, new_model, ref.get_inputs()
 
 
+@pytest.mark.parametrize("own_kernels", [False, True], ids=["cublas", "own_gemm"])
 @pytest.mark.parametrize("bidirectional", [False, True])
 def test_our_lstm_matches_pytorchs_with_the_same_weights(
-    interpreter: None, tmp_path: Path, bidirectional: bool
+    interpreter: None, tmp_path: Path, bidirectional: bool, own_kernels: bool
 ) -> None:
     reference = LSTM_REFERENCE.replace("BIDIRECTIONAL", str(bidirectional))
-    ref_model, new_model, inputs = _pair(tmp_path, reference, f"lstm_{bidirectional}")
+    ref_model, new_model, inputs = _pair(
+        tmp_path, reference, f"lstm_{bidirectional}_{own_kernels}", own_kernels
+    )
     named = [(n, p.shape) for n, p in ref_model.named_parameters()]
     assert named == [(n, p.shape) for n, p in new_model.named_parameters()]
     assert all(torch.equal(a, b) for a, b in zip(ref_model.parameters(), new_model.parameters(), strict=True))
@@ -97,9 +105,13 @@ def test_our_lstm_matches_pytorchs_with_the_same_weights(
     torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("own_kernels", [False, True], ids=["cublas", "own_gemm"])
 @pytest.mark.parametrize("bias", [True, False])
-def test_our_bidirectional_gru_matches_pytorchs(interpreter: None, tmp_path: Path, bias: bool) -> None:
-    ref_model, new_model, inputs = _pair(tmp_path, GRU_REFERENCE.replace("BIAS", str(bias)), f"gru_{bias}")
+def test_our_bidirectional_gru_matches_pytorchs(
+    interpreter: None, tmp_path: Path, bias: bool, own_kernels: bool
+) -> None:
+    reference = GRU_REFERENCE.replace("BIAS", str(bias))
+    ref_model, new_model, inputs = _pair(tmp_path, reference, f"gru_{bias}_{own_kernels}", own_kernels)
     assert len(list(new_model.parameters())) == (16 if bias else 8)
     with torch.no_grad():
         expected, got = ref_model(*inputs), new_model(*inputs)
@@ -107,13 +119,20 @@ def test_our_bidirectional_gru_matches_pytorchs(interpreter: None, tmp_path: Pat
     torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
 
 
-def test_the_operator_offers_a_seed_in_permissive_runs_only() -> None:
+def test_the_operator_offers_the_cublas_seed_in_permissive_runs_and_its_own_kernels_twin_in_both() -> None:
     platform = load_platform("cpu")
     spec = KernelSpec(name="gru", reference_source=GRU_REFERENCE.replace("BIAS", "True"))
-    (seed,) = RecurrentSeedOperator().propose(seed_context(spec, platform))
+    seed, own = RecurrentSeedOperator().propose(seed_context(spec, platform))
     assert seed.metadata["recurrent"] == ["GRU"] and "_KeGRU(" in seed.source and "nn.GRU(" not in seed.source
     assert seed.metadata["params"] == {"RNN_BLOCK": 256, "RNN_WARPS": 4}
-    assert RecurrentSeedOperator(strict=True).propose(seed_context(spec, platform)) == []
+    assert "torch.addmm(" in seed.source and "own_kernels" not in seed.metadata
+    assert own.metadata["own_kernels"] and "_matmul(" in own.source and "torch.addmm(" not in own.source
+    assert {"RNN_BLOCK", "MM_BLOCK_M", "MM_FP32_PRECISION"} <= set(own.metadata["params"])
+    assert RecurrentSeedOperator(strict=True).propose(seed_context(spec, platform)) == [own]
+    # LSTM and Linear: the twin has both in our kernels
+    lstm = KernelSpec(name="lstm", reference_source=LSTM_REFERENCE.replace("BIDIRECTIONAL", "False"))
+    (strict_lstm,) = RecurrentSeedOperator(strict=True).propose(seed_context(lstm, platform))
+    assert strict_lstm.metadata["recurrent"] == ["LSTM", "Linear"]
     plain = spec.reference_source.replace("torch.nn.GRU", "torch.nn.Linear")
     assert (
         RecurrentSeedOperator().propose(seed_context(KernelSpec(name="x", reference_source=plain), platform))
@@ -128,11 +147,13 @@ def test_a_reference_drawing_random_states_in_forward_passes_the_harness(interpr
 
     platform = load_platform("cpu")
     spec = KernelSpec(name="lstm", reference_source=LSTM_REFERENCE.replace("BIDIRECTIONAL", "False"))
-    (seed,) = RecurrentSeedOperator().propose(seed_context(spec, platform))
-    settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=False)
-    with LocalEvaluator(platform, settings) as evaluator:
-        report = evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
-    assert report.status is Status.OK, report.feedback
+    seed, own = RecurrentSeedOperator().propose(seed_context(spec, platform))
+    permissive = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=False)
+    strict = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=True)
+    with LocalEvaluator(platform, permissive) as evaluator:
+        for candidate, settings in ((seed, permissive), (own, strict)):
+            report = evaluator.submit(EvalRequest(candidate, spec, platform.name, settings)).result()
+            assert report.status is Status.OK, report.feedback
 
 
 @pytest.mark.gpu
@@ -164,10 +185,14 @@ def test_the_seed_passes_the_harness_on_a_gpu(kind: str) -> None:
             .replace("return [7, hidden_size", "return [128, hidden_size")
         )
     spec = KernelSpec(name=f"{kind}_gpu", reference_source=reference, atol=1e-4, rtol=1e-4)
-    (seed,) = RecurrentSeedOperator().propose(seed_context(spec, platform))
+    seed, own = RecurrentSeedOperator().propose(seed_context(spec, platform))
     settings = EvalSettings(
         correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False, strict=False
     )
     with LocalEvaluator(platform, settings) as evaluator:
-        report = evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
-    assert report.status is Status.OK, report.feedback
+        for candidate, strict in ((seed, False), (own, True)):  # the twin: our GEMMs, in strict mode
+            request = EvalRequest(
+                candidate, spec, platform.name, dataclasses.replace(settings, strict=strict)
+            )
+            report = evaluator.submit(request).result()
+            assert report.status is Status.OK, f"own kernels {strict}: {report.feedback}"

@@ -1,17 +1,26 @@
 """The recurrent-seed operator: a reference's nn.LSTM and nn.GRU layers replaced by ours.
 
-Arity 0, permissive runs only (the GEMMs are cuBLAS calls). The candidate is the reference's Model,
-renamed ModelNew, with every `nn.LSTM(...)` / `nn.GRU(...)` constructed as `_KeLSTM(...)` /
-`_KeGRU(...)` (recurrent_source.py): the rest of the model stays as the reference wrote it. Compiler
-seeds cannot cover these problems (Dynamo does not trace RNN modules), so without this operator they
-have no candidate at all.
+Arity 0. The candidate is the reference's Model, renamed ModelNew, with every `nn.LSTM(...)` /
+`nn.GRU(...)` constructed as `_KeLSTM(...)` / `_KeGRU(...)` (recurrent_source.py): the rest of the model
+stays as the reference wrote it, and the GEMMs are cuBLAS calls (permissive runs). Its own-kernels twin
+runs the GEMMs in our Triton GEMM and constructs the reference's nn.Linear layers as `_KeLinear(...)`
+too; where nothing else computes in PyTorch (KernelBench's LSTM and GRU problems: recurrent layers and a
+final Linear), it passes strict mode and is offered in strict runs. Compiler seeds cannot cover these
+problems (Dynamo does not trace RNN modules), so without this operator they have no candidate at all.
 """
 
 from __future__ import annotations
 
 import ast
 
-from kernelevolve.variation.recurrent_source import RECURRENT_CLASSES, RECURRENT_SOURCE
+from kernelevolve.variation.recurrent_source import (
+    LIBRARY_RNN_MATMUL,
+    LINEAR_CLASS,
+    OWN_LINEAR_SOURCE,
+    OWN_RNN_MATMUL,
+    RECURRENT_CLASSES,
+    RECURRENT_SOURCE,
+)
 from kernelevolve.variation.reference_copy import ReferenceCopySeed, reference_statements, unparse
 
 _HEADER = "import math\n\nimport torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
@@ -24,29 +33,36 @@ class RecurrentSeedOperator(ReferenceCopySeed):
     def make(self, reference_source: str) -> tuple[str, list[str]]:
         return recurrent_candidate(reference_source)
 
+    def make_own(self, reference_source: str) -> tuple[str, list[str]]:
+        return recurrent_candidate(reference_source, own_kernels=True)
+
 
 class _Substitute(ast.NodeTransformer):
-    """nn.LSTM / torch.nn.LSTM (and GRU) constructions as our classes."""
+    """nn.LSTM / torch.nn.LSTM (and GRU) constructions as our classes; nn.Linear too if `linear`."""
 
-    def __init__(self) -> None:
+    def __init__(self, linear: bool) -> None:
+        self.classes = {**RECURRENT_CLASSES, **({"Linear": LINEAR_CLASS} if linear else {})}
         self.replaced: list[str] = []
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
         func = ast.unparse(node.func)
         kind = func.rsplit(".", 1)[-1]
-        if kind in RECURRENT_CLASSES and func in (kind, f"nn.{kind}", f"torch.nn.{kind}"):
+        if kind in self.classes and func in (kind, f"nn.{kind}", f"torch.nn.{kind}"):
             self.replaced.append(kind)
-            node.func = ast.Name(RECURRENT_CLASSES[kind], ast.Load())
+            node.func = ast.Name(self.classes[kind], ast.Load())
         return node
 
 
-def recurrent_candidate(reference_source: str) -> tuple[str, list[str]]:
-    """(candidate source, the recurrent layers replaced, one entry per construction): the reference copied
-    (reference_copy.py) with our layers; no layers replaced where the reference has none."""
-    substitute = _Substitute()
+def recurrent_candidate(reference_source: str, own_kernels: bool = False) -> tuple[str, list[str]]:
+    """(candidate source, the layers replaced, one entry per construction): the reference copied
+    (reference_copy.py) with our recurrent layers, their GEMMs in cuBLAS or (`own_kernels`) in our Triton
+    GEMM with the Linear layers too; nothing where the reference has no recurrent layer."""
+    substitute = _Substitute(linear=own_kernels)
     kept = reference_statements(reference_source, substitute)
-    if not substitute.replaced:
+    if not set(substitute.replaced) & set(RECURRENT_CLASSES):
         return "", []
-    source = f'"""The reference with its recurrent layers in our kernels (recurrent_seed)."""\n\n{_HEADER}'
-    return source + RECURRENT_SOURCE + "\n\n" + unparse(kept) + "\n", substitute.replaced
+    where = "our kernels" if own_kernels else "our kernels, their GEMMs in cuBLAS"
+    source = f'"""The reference with its recurrent layers in {where} (recurrent_seed)."""\n\n{_HEADER}'
+    matmul = OWN_RNN_MATMUL + OWN_LINEAR_SOURCE if own_kernels else LIBRARY_RNN_MATMUL
+    return source + matmul + RECURRENT_SOURCE + "\n\n" + unparse(kept) + "\n", substitute.replaced

@@ -4,17 +4,50 @@ Dynamo does not trace PyTorch's RNN modules, so KernelBench's LSTM and GRU probl
 no compiler seed. These classes take nn.LSTM's and nn.GRU's place in a copy of the reference:
 - the same constructor and parameters (names, shapes, registration order, uniform(-1/sqrt(H), 1/sqrt(H))
   initialisation in that order), so a model built with the same seed holds the same weights;
-- per layer and direction, the input projection of the whole sequence is one GEMM, each step one addmm of
-  the hidden state (cuBLAS: permissive mode only), and the gate nonlinearities and state update one
+- per layer and direction, the input projection of the whole sequence is one GEMM, each step one GEMM of
+  the hidden state with the projection as its bias, and the gate nonlinearities and state update one
   Triton kernel that writes the step's output in place, which is the next step's hidden state.
 Eval mode only: inter-layer dropout is not applied (as PyTorch does in eval mode).
+
+The GEMMs go through `_ke_rnn_matmul(a, b, out=, bias=)`: cuBLAS in `LIBRARY_RNN_MATMUL` (permissive), our
+Triton GEMM (own_gemm.py) in `OWN_RNN_MATMUL`, whose seeds also take the reference's nn.Linear layers as
+`_KeLinear` (`OWN_LINEAR_SOURCE`), so a model of recurrent and linear layers does all its work in our
+kernels (strict). The states are written into preallocated tensors, not stacked, for the same reason.
 """
 
 from __future__ import annotations
 
+from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES
 from kernelevolve.variation.elementwise_source import TANH_SOURCE
 
 RECURRENT_CLASSES = {"LSTM": "_KeLSTM", "GRU": "_KeGRU"}
+LINEAR_CLASS = "_KeLinear"
+
+LIBRARY_RNN_MATMUL = """
+def _ke_rnn_matmul(a, b, out=None, bias=None):
+    # cuBLAS: (bias +) a @ b, into out when given
+    return torch.mm(a, b, out=out) if bias is None else torch.addmm(bias, a, b, out=out)
+"""
+
+OWN_RNN_MATMUL = (
+    "\n".join([*GEMM_TUNABLES, GEMM_SOURCE])
+    + """
+
+def _ke_rnn_matmul(a, b, out=None, bias=None):
+    # our Triton GEMM (bias: a vector, or a matrix such as a step's slice of the input projection)
+    return _matmul(a, b, out=out, bias=bias)
+"""
+)
+
+OWN_LINEAR_SOURCE = """
+
+class _KeLinear(nn.Linear):
+    # nn.Linear's parameters and initialisation; the product in our GEMM
+    def forward(self, x):
+        flat = x.reshape(-1, x.shape[-1])
+        out = _ke_rnn_matmul(flat, self.weight.t(), bias=self.bias)
+        return out.reshape(*x.shape[:-1], out.shape[-1])
+"""
 
 RECURRENT_SOURCE = (
     """
@@ -26,17 +59,26 @@ RNN_WARPS = 4  # tune: 2, 4, 8
     + """
 
 @triton.jit
-def _ke_lstm_cell_kernel(gates_ptr, c_ptr, h_ptr, h_row_stride, H, n, BLOCK: tl.constexpr):
-    # gates (B, 4H) = x W_ih^T + b_ih + b_hh + h W_hh^T, in PyTorch's order i, f, g, o
+def _ke_lstm_cell_kernel(gates_ptr, b_hh_ptr, c_ptr, h_ptr, h_row_stride, H, n, HAS_B_HH: tl.constexpr, BLOCK: tl.constexpr):
+    # gates (B, 4H) = x W_ih^T + b_ih + h W_hh^T, in PyTorch's order i, f, g, o; b_hh added here
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     row = offs // H
     col = offs % H
     base = row * 4 * H + col
-    i = tl.sigmoid(tl.load(gates_ptr + base, mask=mask, other=0.0))
-    f = tl.sigmoid(tl.load(gates_ptr + base + H, mask=mask, other=0.0))
-    g = _ke_tanh(tl.load(gates_ptr + base + 2 * H, mask=mask, other=0.0))
-    o = tl.sigmoid(tl.load(gates_ptr + base + 3 * H, mask=mask, other=0.0))
+    gate_i = tl.load(gates_ptr + base, mask=mask, other=0.0)
+    gate_f = tl.load(gates_ptr + base + H, mask=mask, other=0.0)
+    gate_g = tl.load(gates_ptr + base + 2 * H, mask=mask, other=0.0)
+    gate_o = tl.load(gates_ptr + base + 3 * H, mask=mask, other=0.0)
+    if HAS_B_HH:
+        gate_i += tl.load(b_hh_ptr + col, mask=mask, other=0.0)
+        gate_f += tl.load(b_hh_ptr + col + H, mask=mask, other=0.0)
+        gate_g += tl.load(b_hh_ptr + col + 2 * H, mask=mask, other=0.0)
+        gate_o += tl.load(b_hh_ptr + col + 3 * H, mask=mask, other=0.0)
+    i = tl.sigmoid(gate_i)
+    f = tl.sigmoid(gate_f)
+    g = _ke_tanh(gate_g)
+    o = tl.sigmoid(gate_o)
     c = f * tl.load(c_ptr + offs, mask=mask, other=0.0) + i * g
     tl.store(c_ptr + offs, c, mask=mask)
     tl.store(h_ptr + row * h_row_stride + col, o * _ke_tanh(c), mask=mask)
@@ -105,41 +147,40 @@ class _KeRecurrent(nn.Module):
         steps, batch = x.shape[0], x.shape[1]
         H, n = self.hidden_size, x.shape[1] * self.hidden_size
         grid = (triton.cdiv(n, RNN_BLOCK),)
-        layer_input, h_last, c_last = x, [], []
+        layer_input = x
+        h_n = torch.empty((self.num_layers * self.directions, batch, H), device=x.device, dtype=x.dtype)
+        c_n = torch.empty_like(h_n) if c0 is not None else None
         for layer in range(self.num_layers):
             out = torch.empty((steps, batch, self.directions * H), device=x.device, dtype=x.dtype)
             for direction in range(self.directions):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
                 flat = layer_input.reshape(steps * batch, layer_input.shape[2])
-                projected = torch.mm(flat, w_ih.t()) if b_ih is None else torch.addmm(b_ih, flat, w_ih.t())
+                projected = _ke_rnn_matmul(flat, w_ih.t(), bias=b_ih).view(steps, batch, -1)
                 index = layer * self.directions + direction
                 h = h0[index].contiguous()
                 c = c0[index].clone() if c0 is not None else None
-                if c is not None and b_hh is not None:  # LSTM: both biases go into the projection
-                    projected += b_hh
-                projected = projected.view(steps, batch, -1)
                 hidden = torch.empty((batch, self.GATES * H), device=x.device, dtype=x.dtype)
                 order = range(steps) if direction == 0 else range(steps - 1, -1, -1)
                 for t in order:
                     h_new = out[t, :, direction * H : (direction + 1) * H]
-                    if c is not None:
-                        torch.addmm(projected[t], h, w_hh.t(), out=hidden)
-                        _ke_lstm_cell_kernel[grid](hidden, c, h_new, h_new.stride(0), H, n, BLOCK=RNN_BLOCK, num_warps=RNN_WARPS)
+                    if c is not None:  # LSTM: this step's projection is the GEMM's bias, b_hh the cell's
+                        _ke_rnn_matmul(h, w_hh.t(), out=hidden, bias=projected[t])
+                        _ke_lstm_cell_kernel[grid](
+                            hidden, hidden if b_hh is None else b_hh, c, h_new, h_new.stride(0), H, n,
+                            HAS_B_HH=b_hh is not None, BLOCK=RNN_BLOCK, num_warps=RNN_WARPS,
+                        )
                     else:
-                        if b_hh is None:
-                            torch.mm(h, w_hh.t(), out=hidden)
-                        else:
-                            torch.addmm(b_hh, h, w_hh.t(), out=hidden)
+                        _ke_rnn_matmul(h, w_hh.t(), out=hidden, bias=b_hh)
                         _ke_gru_cell_kernel[grid](
                             projected[t], hidden, h, h.stride(0), h_new, h_new.stride(0), H, n,
                             BLOCK=RNN_BLOCK, num_warps=RNN_WARPS,
                         )
                     h = h_new
-                h_last.append(h)
+                h_n[index].copy_(h)
                 if c is not None:
-                    c_last.append(c)
+                    c_n[index].copy_(c)
             layer_input = out
-        return out, torch.stack(h_last), torch.stack(c_last) if c_last else None
+        return out, h_n, c_n
 
     def _sequence(self, x):
         return x.transpose(0, 1).contiguous() if self.batch_first else x.contiguous()

@@ -57,9 +57,11 @@ def unparse(statements: list[ast.stmt]) -> str:
 
 
 class ReferenceCopySeed:
-    """An arity-0 operator offering one Triton seed in permissive runs: `make(reference_source)` gives
-    (source, what it replaced), nothing replaced meaning no seed. Its metadata lists what was replaced
-    under `metadata_key`, and the source's tunables under "params"."""
+    """An arity-0 operator offering Triton seeds: `make(reference_source)` gives (source, what it
+    replaced), nothing replaced meaning no seed, offered in permissive runs; `make_own(reference_source)`,
+    where a subclass has one, a twin doing all the work in our kernels, offered in strict runs too and
+    proposed only where the strict static checks pass it. Metadata lists what was replaced under
+    `metadata_key`, the source's tunables under "params", and whether it is the own-kernels twin."""
 
     name = "reference_copy"
     metadata_key = "replaced"
@@ -71,38 +73,52 @@ class ReferenceCopySeed:
     def make(self, reference_source: str) -> tuple[str, list[str]]:
         raise NotImplementedError
 
+    def make_own(self, reference_source: str) -> tuple[str, list[str]] | None:
+        return None
+
     def propose(self, ctx: ProposalContext) -> list[Candidate]:
+        if BACKEND not in ctx.backends:
+            return []
+        makers = [(self.make_own, True)] if self.strict else [(self.make, False), (self.make_own, True)]
+        seeds: list[Candidate] = []
+        for make, own_kernels in makers:
+            try:
+                made = make(ctx.spec.reference_source)
+            except (SyntaxError, ValueError) as exc:
+                log.info("%s: no seed for %s: %s", self.name, ctx.spec.name, exc)
+                return seeds
+            if made is not None and made[1]:
+                seeds += self._seed(ctx, *made, own_kernels)
+        return seeds
+
+    def _seed(
+        self, ctx: ProposalContext, source: str, replaced: list[str], own_kernels: bool
+    ) -> list[Candidate]:
+        from kernelevolve.eval.static_checks import candidate_issues
         from kernelevolve.variation.template_library import tunable_values
 
-        if self.strict or BACKEND not in ctx.backends:
-            return []
-        try:
-            source, replaced = self.make(ctx.spec.reference_source)
-        except (SyntaxError, ValueError) as exc:
-            log.info("%s: no seed for %s: %s", self.name, ctx.spec.name, exc)
-            return []
-        if not replaced:
-            return []
-        from kernelevolve.eval.static_checks import candidate_issues
-
-        issues = candidate_issues(source, BACKEND, False, ctx.spec.reference_source)
+        issues = candidate_issues(source, BACKEND, own_kernels, ctx.spec.reference_source)
         if issues:
             # e.g. activations held only inside nn.Sequential (SqueezeNet, VGG): their launches are not
             # on ModelNew's call path as the checks can see it, so the harness would reject the seed
-            log.info("%s: no seed for %s: %s", self.name, ctx.spec.name, issues[0].message)
+            which = "own-kernels seed" if own_kernels else "seed"
+            log.info("%s: no %s for %s: %s", self.name, which, ctx.spec.name, issues[0].message)
             return []
         kinds = sorted(set(replaced))
         metadata: dict[str, object] = {self.metadata_key: kinds, "params": tunable_values(source)}
-        at_eager_precision = _at_eager_precision(source, ctx)
+        if own_kernels:
+            metadata["own_kernels"] = True
+        at_eager_precision = None if own_kernels else _at_eager_precision(source, ctx)
         if at_eager_precision is not None:
             # the same copy, slower at exact fp32: where eager's TF32 output passes, only this one
             source, metadata["fp32_precision"] = at_eager_precision, "tf32"
         log.info(
-            "%s: %s with our %s%s",
+            "%s: %s with our %s%s%s",
             self.name,
             ctx.spec.name,
             ", ".join(kinds),
             "; convolutions in TF32, as eager runs them" if at_eager_precision else "",
+            "; all of its work in our kernels" if own_kernels else "",
         )
         return [Candidate(source, BACKEND, self.name, "seed", metadata=metadata)]
 

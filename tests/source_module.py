@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -31,3 +34,14 @@ def count_pointwise_launches(module: ModuleType) -> list[int]:
 
     setattr(module, name, counted)
     return launches
+
+
+def build_for_hopper(build_script: str, *arguments: str, cache: Path) -> None:
+    """Runs `build_script` (Triton compiles for sm_90, no launch) in a process of its own, compiled rather
+    than interpreted: Triton decides at import whether it interprets, and the interpreter accepts code the
+    compiler rejects. Fails the test with the compiler's message."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["TRITON_CACHE_DIR"] = str(cache)
+    build = [sys.executable, "-c", build_script, *arguments]
+    result = subprocess.run(build, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]

@@ -5,9 +5,6 @@ compiler seeds, compiler/gemm_epilogue.py): the rendered seeds run under Triton'
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +16,7 @@ from kernelevolve.variation.compiler_seed import CompilerSeedOperator
 from kernelevolve.variation.tunables import apply_values
 from tests.gpu import gpu_platform_name, harness_reports, needs_cuda
 from tests.proposal_context import seed_context
-from tests.source_module import count_pointwise_launches, load_source
+from tests.source_module import build_for_hopper, count_pointwise_launches, load_source
 
 # A transposed 3-D convolution, then a shift, hardswish and a product with the convolution's own output:
 # one pointwise kernel over the convolution's NCDHW output (as KernelBench L2/26)
@@ -134,18 +131,9 @@ def test_the_fused_convolution_kernels_compile_for_hopper(tmp_path: Path) -> Non
     source = _own_seed(REFERENCE).source
     path = tmp_path / "conv_epilogue_seed.py"
     path.write_text(source)
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["TRITON_CACHE_DIR"] = str(tmp_path / "triton_cache")
     suffix = "triton_poi_fused_add_hardswish_mul_0_s0"
     kernels = [f"_ke_conv_kernel_{suffix}", f"_ke_conv_taps_kernel_{suffix}"]
-    result = subprocess.run(
-        [sys.executable, "-c", _HOPPER_BUILD, str(path), *kernels],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
+    build_for_hopper(_HOPPER_BUILD, str(path), *kernels, cache=tmp_path / "triton_cache")
 
 
 @pytest.mark.gpu

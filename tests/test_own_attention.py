@@ -8,9 +8,6 @@ is also compiled for sm_90 without a GPU.
 from __future__ import annotations
 
 import ast
-import os
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -21,7 +18,7 @@ from kernelevolve.eval.static_checks import check_source
 from kernelevolve.variation.compiler.own_attention import ATTENTION_SOURCE, ATTENTION_TUNABLES, OwnAttention
 from kernelevolve.variation.tunables import apply_values
 from tests.gpu import gpu_platform_name, harness_reports, needs_cuda
-from tests.source_module import load_source
+from tests.source_module import build_for_hopper, load_source
 
 SMALL_BLOCKS = {"ATTN_BLOCK_M": 16, "ATTN_BLOCK_N": 16}
 
@@ -137,11 +134,9 @@ for precision, causal, lse, dims in itertools.product(["tf32x3", "ieee"], [False
 def test_the_kernel_compiles_for_hopper(tmp_path: Path) -> None:
     pytest.importorskip("triton.backends.nvidia.compiler")
     _attention_module(tmp_path)  # writes the candidate file
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["TRITON_CACHE_DIR"] = str(tmp_path / "triton_cache")
-    build = [sys.executable, "-c", _HOPPER_BUILD, str(tmp_path / "own_attention_candidate.py")]
-    result = subprocess.run(build, env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
+    build_for_hopper(
+        _HOPPER_BUILD, str(tmp_path / "own_attention_candidate.py"), cache=tmp_path / "triton_cache"
+    )
 
 
 ENCODER_REFERENCE = """

@@ -6,9 +6,6 @@ blocks, and the blocks are small enough for several tiles and K steps, so every 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -20,7 +17,7 @@ from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES
 from kernelevolve.variation.compiler.program import parse
 from kernelevolve.variation.compiler.render import ShapeProgram, render
 from kernelevolve.variation.tunables import apply_values, find_tunables
-from tests.source_module import load_source
+from tests.source_module import build_for_hopper, load_source
 
 H200 = Path(__file__).parent / "fixtures" / "inductor_h200"
 SMALL_BLOCKS = {"MM_BLOCK_M": 16, "MM_BLOCK_N": 32, "MM_BLOCK_K": 16, "MM_GROUP_M": 2}
@@ -165,11 +162,8 @@ def test_fp32_precision_is_a_tunable_of_the_strict_seed() -> None:
 def test_every_layout_and_precision_compiles_for_hopper(tmp_path: Path) -> None:
     pytest.importorskip("triton.backends.nvidia.compiler")
     _gemm_module(tmp_path)  # writes the candidate file
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["TRITON_CACHE_DIR"] = str(tmp_path / "triton_cache")
-    build = [sys.executable, "-c", _HOPPER_BUILD, str(tmp_path / "own_gemm_candidate.py")]
-    result = subprocess.run(build, env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
+    cache = tmp_path / "triton_cache"
+    build_for_hopper(_HOPPER_BUILD, str(tmp_path / "own_gemm_candidate.py"), cache=cache)
     # our implicit-GEMM convolution, plain and transposed, both K loops, at both fp32 precisions
     conv = tmp_path / "conv_candidate.py"
     conv.write_text(
@@ -177,9 +171,7 @@ def test_every_layout_and_precision_compiles_for_hopper(tmp_path: Path) -> None:
             ["import torch\nimport triton\nimport triton.language as tl\n", *CONV_TUNABLES, CONV_SOURCE]
         )
     )
-    build = [sys.executable, "-c", _HOPPER_CONV_BUILD, str(conv)]
-    result = subprocess.run(build, env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
+    build_for_hopper(_HOPPER_CONV_BUILD, str(conv), cache=cache)
 
 
 @pytest.mark.parametrize("split", [0, 1, 3, 16], ids=["auto", "none", "three", "more_than_k_blocks"])

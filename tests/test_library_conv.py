@@ -46,12 +46,15 @@ def _tf32(t: torch.Tensor) -> torch.Tensor:
     return (t.view(torch.int32) & -8192).view(torch.float32)
 
 
-def _helper_namespace(torch_module: Any, precision: str, benchmark: bool = False) -> dict[str, Any]:
+def _helper_namespace(
+    torch_module: Any, precision: str, benchmark: bool = False, split_layout: str = "input"
+) -> dict[str, Any]:
     """The rendered helpers with their tunables set, calling `torch_module` for torch."""
     namespace: dict[str, Any] = {
         "torch": torch_module,
         "LIBRARY_CONV_FP32_PRECISION": precision,
         "LIBRARY_CONV_BENCHMARK": benchmark,
+        "LIBRARY_CONV_SPLIT_LAYOUT": split_layout,
     }
     exec(TF32_SPLIT_SOURCE + LIBRARY_CONV_SOURCE, namespace)  # noqa: S102  (our own rendered helpers)
     return namespace
@@ -137,12 +140,22 @@ def _split_case(
     return x, weight, bias, args, layout
 
 
+@pytest.mark.parametrize("split_layout", ["input", "channels_last"])
 @pytest.mark.parametrize("case", range(len(SPLIT_CASES)))
-def test_a_tf32_and_a_bf16_pass_meet_the_fp32_tolerance_in_every_convolution_kind(case: int) -> None:
+def test_a_tf32_and_a_bf16_pass_meet_the_fp32_tolerance_in_every_convolution_kind(
+    case: int, split_layout: str
+) -> None:
     """Plain, grouped, transposed, 3-D, channels-last: the cross terms paired within each group in one
-    BF16 pass leave errors far inside 1e-4 where one TF32 pass misses it, and keep the input's layout."""
+    BF16 pass leave errors far inside 1e-4 where one TF32 pass misses it, and keep the input's layout,
+    also where the passes run in channels-last (LIBRARY_CONV_SPLIT_LAYOUT)."""
     x, weight, bias, args, layout = _split_case(case, "cpu")
     exact = torch.convolution(x.double(), weight.double(), bias.double(), *args)
+    seen: list[bool] = []
+
+    def convolution(a: torch.Tensor, *rest: Any) -> torch.Tensor:  # notes whether cuDNN got channels-last
+        seen.append(a.dim() >= 4 and not a.is_contiguous() and _channels_last(a))
+        return _emulated_tensor_cores(a, *rest)
+
     emulated = SimpleNamespace(
         **{
             name: getattr(torch, name)
@@ -150,9 +163,12 @@ def test_a_tf32_and_a_bf16_pass_meet_the_fp32_tolerance_in_every_convolution_kin
         },
         channels_last=torch.channels_last,
         channels_last_3d=torch.channels_last_3d,
-        convolution=_emulated_tensor_cores,
+        convolution=convolution,
     )
-    two = _helper_namespace(emulated, "tf32_bf16")["_ke_convolution_tf32_bf16"](x, weight, bias, *args)
+    helpers = _helper_namespace(emulated, "tf32_bf16", split_layout=split_layout)
+    two = helpers["_ke_convolution_tf32_bf16"](x, weight, bias, *args)
+    # both passes in channels-last where asked, or where the input already was
+    assert seen == [split_layout == "channels_last" or layout is not None] * 2
     one = _emulated_tensor_cores(x, weight, bias, *args)
 
     def worst(got: torch.Tensor) -> float:  # error over what atol=rtol=1e-4 allows
@@ -163,6 +179,12 @@ def test_a_tf32_and_a_bf16_pass_meet_the_fp32_tolerance_in_every_convolution_kin
     assert worst(one) > 1.0, worst(one)
     if layout is not None:
         assert two.is_contiguous(memory_format=layout)
+    else:
+        assert two.is_contiguous()  # as the plain call returns it
+
+
+def _channels_last(t: torch.Tensor) -> bool:
+    return t.is_contiguous(memory_format=torch.channels_last if t.dim() == 4 else torch.channels_last_3d)
 
 
 def test_off_the_gpu_or_at_ieee_it_is_the_plain_call() -> None:
@@ -459,14 +481,19 @@ def test_the_split_twins_pass_the_harness_on_a_gpu() -> None:
 
 @pytest.mark.gpu
 @needs_cuda
+@pytest.mark.parametrize("split_layout", ["input", "channels_last"])
 @pytest.mark.parametrize("case", range(len(SPLIT_CASES)))
-def test_a_tf32_and_a_bf16_pass_on_cudnn_meet_the_tolerance_and_leave_the_flags(case: int) -> None:
-    x, weight, bias, args, _ = _split_case(case, "cuda")
+def test_a_tf32_and_a_bf16_pass_on_cudnn_meet_the_tolerance_and_leave_the_flags(
+    case: int, split_layout: str
+) -> None:
+    x, weight, bias, args, layout = _split_case(case, "cuda")
     cudnn = torch.backends.cudnn
     before = cudnn.allow_tf32
     try:
         cudnn.allow_tf32 = False  # the harness's setting for candidates
-        got = _helper_namespace(torch, "tf32_bf16")["_library_convolution"](x, weight, bias, *args)
+        helpers = _helper_namespace(torch, "tf32_bf16", split_layout=split_layout)
+        got = helpers["_library_convolution"](x, weight, bias, *args)
+        assert got.is_contiguous(memory_format=layout or torch.contiguous_format)  # the plain call's layout
         assert cudnn.allow_tf32 is False
         cudnn.allow_tf32 = True
         one = torch.convolution(x, weight, bias, *args)

@@ -27,6 +27,11 @@ In permissive seeds rendered for a GPU, Inductor's `torch.convolution(...)` host
 or "tf32") is a tunable, and GPU seeds come with a "tf32_bf16" twin and, where eager's TF32 output met the
 tolerance, a "tf32" one (compiler_seed); "tf32x3" is left to tuning.
 
+`LIBRARY_CONV_SPLIT_LAYOUT` runs the TF32/BF16 split in channels-last for an input in another layout
+(converted there and back): on the H200 the split's seeds in the reference's layout ran 1.18-1.31x slower
+than those in Inductor's (channels-last) layout (conv_bench, L2/5, L2/11, L2/52), and L3/6's 31 ms against
+16.3; a tunable, off by default, until conv_bench measures it alone.
+
 `LIBRARY_CONV_BENCHMARK`, another tunable, has cuDNN time its algorithms for each convolution on the first
 call and keep the fastest (`cudnn.benchmark`, for these calls only), where by default its heuristics pick
 one: the setting a deployment can make too, which neither eager nor torch.compile makes by default. The
@@ -47,6 +52,8 @@ LIBRARY_CONV_TUNABLES = (
     'LIBRARY_CONV_FP32_PRECISION = "ieee"  # tune: "ieee", "tf32_bf16", "tf32x3", "tf32"',
     "# cuDNN times its algorithms on a convolution's first call and keeps the fastest (cudnn.benchmark)",
     "LIBRARY_CONV_BENCHMARK = False  # tune: False, True",
+    "# the TF32/BF16 split's passes in the input's layout, or in channels-last (the result in the input's)",
+    'LIBRARY_CONV_SPLIT_LAYOUT = "input"  # tune: "input", "channels_last"',
 )
 
 # needs compiler/tf32_split.py's TF32_SPLIT_SOURCE beside it (render includes that once)
@@ -88,6 +95,19 @@ def _ke_memory_format(t):
 
 
 def _ke_convolution_tf32_bf16(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    channels_last = {4: torch.channels_last, 5: torch.channels_last_3d}.get(x.dim())
+    if LIBRARY_CONV_SPLIT_LAYOUT != "channels_last" or channels_last is None or x.is_contiguous(memory_format=channels_last):
+        return _ke_convolution_tf32_bf16_here(x, weight, bias, *args)
+    # cuDNN's BF16 kernels work in channels-last; an input in another layout is converted for both passes,
+    # and the result back to the layout the plain call would return (the host code after it relies on it)
+    out = _ke_convolution_tf32_bf16_here(
+        x.contiguous(memory_format=channels_last), weight.contiguous(memory_format=channels_last), bias, *args
+    )
+    return out.contiguous(memory_format=_ke_memory_format(x))
+
+
+def _ke_convolution_tf32_bf16_here(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     # x_hi*w_hi in one TF32 pass (exact products: TF32 rounds no hi part), and both cross terms
     # x_hi*w_lo + x_lo*w_hi in one BF16 pass over doubled input channels: the cross terms are within
     # 2^-10 of the result, so BF16's 8-bit operands and output leave errors near 2^-18 of it

@@ -73,6 +73,29 @@ def test_the_efficient_attention_helper_matches_the_op_and_its_layout(
     assert no_lse.shape == (2, 3, 0)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_the_cuda_flash_helper_gives_the_ops_outputs_in_its_meta_layouts(
+    tmp_path: Path, dtype: torch.dtype
+) -> None:
+    module = _attention_module(tmp_path)
+    q, k, v = (t.to(dtype) for t in _qkv(2, 2, 19, 23, 16, 16))
+    got = module._own_flash_attention(q, k, v, 0.0, True, scale=0.2)
+    meta = torch.ops.aten._scaled_dot_product_flash_attention.default(
+        *(t.to("meta") for t in (q, k, v)), 0.0, True, scale=0.2
+    )
+    assert len(got) == len(meta)
+    for ours, theirs in zip(got, meta, strict=True):
+        if isinstance(theirs, torch.Tensor):
+            assert (ours.shape, ours.stride(), ours.dtype) == (theirs.shape, theirs.stride(), theirs.dtype)
+        else:
+            assert ours == theirs
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        q.float(), k.float(), v.float(), is_causal=True, scale=0.2
+    )
+    tolerance = 1e-5 if dtype == torch.float32 else 2e-3
+    torch.testing.assert_close(got[0].float(), expected, atol=tolerance, rtol=tolerance)
+
+
 def test_the_cpu_flash_helper_matches_the_op_its_layouts_and_lse(tmp_path: Path) -> None:
     module = _attention_module(tmp_path)
     q, k, v = _qkv(2, 2, 19, 19, 8, 8)
@@ -102,11 +125,13 @@ def test_both_spellings_of_the_op_become_our_helper() -> None:
     host = (
         "buf4 = torch.ops.aten._scaled_dot_product_efficient_attention.default(buf1, buf2, buf3, None, False)\n"
         "buf9 = aten._scaled_dot_product_flash_attention_for_cpu.default(buf6, buf7, buf8, scale=0.5)\n"
+        "buf11 = aten._scaled_dot_product_flash_attention.default(buf6, buf7, buf8, 0.0, True)\n"
         "buf10 = torch.ops.aten.mm.default(buf5, buf5)\n"
     )
     rewritten = ast.unparse(OwnAttention().visit(ast.parse(host)))
     assert "_own_efficient_attention(buf1, buf2, buf3, None, False)" in rewritten
     assert "_own_cpu_flash_attention(buf6, buf7, buf8, scale=0.5)" in rewritten
+    assert "_own_flash_attention(buf6, buf7, buf8, 0.0, True)" in rewritten
     assert "torch.ops.aten.mm.default(buf5, buf5)" in rewritten  # not ours to replace
 
 
@@ -215,6 +240,11 @@ def test_on_a_gpu_the_efficient_helper_matches_the_op_and_the_encoders_strict_se
         )[0]
         assert out.stride() == expected.stride()
         torch.testing.assert_close(out, expected, atol=1e-4, rtol=1e-4)
+        half = [t.half() for t in (q, k, v)]  # fp16: Inductor keeps the flash op
+        out = module._own_flash_attention(*half, 0.0, causal)[0]
+        expected = torch.ops.aten._scaled_dot_product_flash_attention.default(*half, 0.0, causal)[0]
+        assert out.stride() == expected.stride()
+        torch.testing.assert_close(out, expected, atol=2e-3, rtol=2e-3)
 
     from kernelevolve.platforms import load_platform
 

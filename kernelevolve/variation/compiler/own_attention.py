@@ -1,12 +1,13 @@
 """Our Triton attention in place of the fused attention op Inductor keeps, for strict-mode compiler seeds.
 
 Inductor leaves `F.scaled_dot_product_attention` (and nn.MultiheadAttention's fast path) as one fallback
-op: `_scaled_dot_product_efficient_attention` for fp32 on CUDA, `_scaled_dot_product_flash_attention_for_cpu`
-on the CPU. With it a seed could only run in permissive mode (KernelBench L3/28, VisionTransformer, had no
+op: `_scaled_dot_product_efficient_attention` for fp32 on CUDA, `_scaled_dot_product_flash_attention` for
+fp16/bf16 there, `_scaled_dot_product_flash_attention_for_cpu` on the CPU. With it a seed could only run in permissive mode (KernelBench L3/28, VisionTransformer, had no
 strict result in the sample runs). Each such call in the host steps becomes a call of a helper with the
 op's own signature and outputs, so the steps after it (`buf[0]`, views of it) read what they read before:
-the output in the layout the op gives (the CUDA op's (B, M, H, Ev) storage seen as (B, H, M, Ev); the CPU
-op's `empty_like(query)`), its log-sum-exp where the op returns one, and empty RNG state.
+the output in the layout the op gives (efficient attention's (B, M, H, Ev) storage seen as (B, H, M, Ev); the
+flash ops' `empty_like(query)`), its log-sum-exp where the op returns one, and empty RNG state: the layouts
+of the ops' meta functions, which Inductor's code after the call was written against.
 
 The kernel is a flash-attention forward: each program owns a block of query rows of one (batch, head) and
 streams keys and values through an online softmax, so the score matrix never reaches memory; any strides,
@@ -24,6 +25,7 @@ from kernelevolve.variation.compiler.program import library_op_name
 # Inductor's fused attention ops, and the helper (in ATTENTION_SOURCE) that takes each one's place
 ATTENTION_OPS = {
     "torch.ops.aten._scaled_dot_product_efficient_attention.default": "_own_efficient_attention",
+    "torch.ops.aten._scaled_dot_product_flash_attention.default": "_own_flash_attention",
     "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default": "_own_cpu_flash_attention",
 }
 
@@ -144,6 +146,20 @@ def _own_efficient_attention(query, key, value, attn_bias, compute_log_sumexp, d
     seed = torch.empty((), device=query.device, dtype=torch.int64)
     offset = torch.empty((), device=query.device, dtype=torch.int64)
     return out, lse, seed, offset
+
+
+def _own_flash_attention(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False, *, scale=None):
+    # aten._scaled_dot_product_flash_attention's (CUDA, fp16/bf16): the output laid out as the query, the
+    # log-sum-exp (B, H, M), no sequence offsets, the sequence lengths, and (unused) RNG state and mask
+    _ke_attention_refuses(None, dropout_p)
+    batch, heads, seq_q = query.shape[:3]
+    out = torch.empty_like(query)
+    lse = torch.empty((batch, heads, seq_q), device=query.device, dtype=torch.float32)
+    _ke_attention(query, key, value, scale, is_causal, out, lse)
+    rng_state = torch.empty((2,), device=query.device, dtype=torch.uint64)
+    unused = torch.empty((), device=query.device, dtype=torch.uint64)
+    debug_mask = torch.empty((0,), device=query.device, dtype=query.dtype)
+    return out, lse, None, None, seq_q, key.shape[2], rng_state, unused, debug_mask
 
 
 def _own_cpu_flash_attention(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):

@@ -213,9 +213,11 @@ def test_the_summary_shows_both_measurements_and_flags_unchecked_ones(config_for
     )
     rows = {row["problem"]: row for row in summary["host_bound_baselines"]}
     assert rows["L3/20"]["eager_ms"] == [3.6, pytest.approx(1.2)] and rows["L3/20"]["measured_again"]
+    assert rows["L3/20"]["measurements_alone"] == 2  # 3.6 beside others and 1.2 alone disagree
     assert rows["L3/28"]["eager_ms"] == [2.0, None] and not rows["L3/28"]["measured_again"]
     text = summary_markdown(summary)
     assert "### Host-bound baselines" in text and "| L3/28 | 2 | - |" in text
+    assert "| yes, twice |" in text and text.count("| no |") == 1
 
 
 def test_a_sweep_call_measures_its_folders_host_bound_records(

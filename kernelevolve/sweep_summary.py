@@ -327,7 +327,7 @@ def _host_bound_baselines(records: list[dict[str, Any]]) -> list[dict[str, Any]]
                 "compile_graphs_ms": r.get("compile_graphs_ms"),
                 "measured_again": quiet is not None,
                 # twice where the first measurement alone disagreed with the one beside others
-                "measurements_alone": (quiet or {}).get("measurements", 1) if quiet is not None else 0,
+                "measurements_alone": quiet.get("measurements", 1) if quiet is not None else 0,
             }
         )
     return rows
@@ -357,7 +357,7 @@ def _against_fastest_compile(view: dict[str, Any]) -> dict[str, Any]:
 
 
 def _measured_again(row: dict[str, Any]) -> str:
-    alone = row.get("measurements_alone", 1 if row.get("measured_again") else 0)
+    alone = row["measurements_alone"]
     return "no" if not alone else "yes" if alone == 1 else "yes, twice"
 
 

@@ -72,18 +72,26 @@ def test_the_fused_seed_matches_the_reference(
     tmp_path: Path, values: dict[str, object], launches: int
 ) -> None:
     source = apply_values(_own_seed(REFERENCE).source, values)
+    assert _pointwise_launches_matching(source, REFERENCE, (4, 6), tmp_path) == launches
+
+
+def _pointwise_launches_matching(
+    source: str, reference_source: str, init: tuple[int, ...], tmp_path: Path
+) -> int:
+    """How often the seed `source` launched its pointwise kernel in a forward that matched the reference's
+    (both models built alike from `init`, on the same input)."""
     module = load_source(source, tmp_path, "conv_epilogue_seed")
     counted = count_pointwise_launches(module)
     namespace: dict[str, object] = {}
-    exec(REFERENCE, namespace)  # noqa: S102  (the test's own reference)
+    exec(reference_source, namespace)  # noqa: S102  (the test's own reference)
     torch.manual_seed(0)
-    reference = namespace["Model"](4, 6)  # type: ignore[operator]
+    reference = namespace["Model"](*init)  # type: ignore[operator]
     torch.manual_seed(0)
-    candidate = module.ModelNew(4, 6)
+    candidate = module.ModelNew(*init)
     x = torch.randn(2, 4, 5, 6, 7)
     with torch.no_grad():
         torch.testing.assert_close(candidate(x), reference(x), atol=1e-4, rtol=1e-4)
-    assert len(counted) == launches
+    return len(counted)
 
 
 def test_a_depthwise_convolution_launches_its_epilogue_after_the_direct_kernel(tmp_path: Path) -> None:
@@ -91,18 +99,8 @@ def test_a_depthwise_convolution_launches_its_epilogue_after_the_direct_kernel(t
         "nn.ConvTranspose3d(i, o, 3, stride=2, padding=1, output_padding=1)", "nn.Conv3d(i, o, 3, groups=i)"
     ).replace("[4, 6]", "[4, 8]")
     own = _own_seed(depthwise)
-    module = load_source(own.source, tmp_path, "conv_depthwise_seed")
-    counted = count_pointwise_launches(module)
-    namespace: dict[str, object] = {}
-    exec(depthwise, namespace)  # noqa: S102
-    torch.manual_seed(0)
-    reference = namespace["Model"](4, 8)  # type: ignore[operator]
-    torch.manual_seed(0)
-    candidate = module.ModelNew(4, 8)
-    x = torch.randn(2, 4, 5, 6, 7)
-    with torch.no_grad():
-        torch.testing.assert_close(candidate(x), reference(x), atol=1e-4, rtol=1e-4)
-    assert len(counted) == ("epilogue=(" in own.source)  # fused by the rendering, launched by `_conv`
+    launches = _pointwise_launches_matching(own.source, depthwise, (4, 8), tmp_path)
+    assert launches == ("epilogue=(" in own.source)  # fused by the rendering, launched by `_conv`
 
 
 # Built without launching, in a process of its own: Triton decides at import whether it interprets.

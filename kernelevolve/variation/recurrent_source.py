@@ -59,6 +59,15 @@ RNN_WARPS = 4  # tune: 2, 4, 8
     + """
 
 @triton.jit
+def _ke_lstm_gate(gates_ptr, b_hh_ptr, base, col, mask, HAS_B_HH: tl.constexpr):
+    # one gate's pre-activation: the GEMM's, plus b_hh where the layer has it
+    gate = tl.load(gates_ptr + base, mask=mask, other=0.0)
+    if HAS_B_HH:
+        gate += tl.load(b_hh_ptr + col, mask=mask, other=0.0)
+    return gate
+
+
+@triton.jit
 def _ke_lstm_cell_kernel(gates_ptr, b_hh_ptr, c_ptr, h_ptr, h_row_stride, H, n, HAS_B_HH: tl.constexpr, BLOCK: tl.constexpr):
     # gates (B, 4H) = x W_ih^T + b_ih + h W_hh^T, in PyTorch's order i, f, g, o; b_hh added here
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -66,19 +75,10 @@ def _ke_lstm_cell_kernel(gates_ptr, b_hh_ptr, c_ptr, h_ptr, h_row_stride, H, n, 
     row = offs // H
     col = offs % H
     base = row * 4 * H + col
-    gate_i = tl.load(gates_ptr + base, mask=mask, other=0.0)
-    gate_f = tl.load(gates_ptr + base + H, mask=mask, other=0.0)
-    gate_g = tl.load(gates_ptr + base + 2 * H, mask=mask, other=0.0)
-    gate_o = tl.load(gates_ptr + base + 3 * H, mask=mask, other=0.0)
-    if HAS_B_HH:
-        gate_i += tl.load(b_hh_ptr + col, mask=mask, other=0.0)
-        gate_f += tl.load(b_hh_ptr + col + H, mask=mask, other=0.0)
-        gate_g += tl.load(b_hh_ptr + col + 2 * H, mask=mask, other=0.0)
-        gate_o += tl.load(b_hh_ptr + col + 3 * H, mask=mask, other=0.0)
-    i = tl.sigmoid(gate_i)
-    f = tl.sigmoid(gate_f)
-    g = _ke_tanh(gate_g)
-    o = tl.sigmoid(gate_o)
+    i = tl.sigmoid(_ke_lstm_gate(gates_ptr, b_hh_ptr, base, col, mask, HAS_B_HH))
+    f = tl.sigmoid(_ke_lstm_gate(gates_ptr, b_hh_ptr, base + H, col + H, mask, HAS_B_HH))
+    g = _ke_tanh(_ke_lstm_gate(gates_ptr, b_hh_ptr, base + 2 * H, col + 2 * H, mask, HAS_B_HH))
+    o = tl.sigmoid(_ke_lstm_gate(gates_ptr, b_hh_ptr, base + 3 * H, col + 3 * H, mask, HAS_B_HH))
     c = f * tl.load(c_ptr + offs, mask=mask, other=0.0) + i * g
     tl.store(c_ptr + offs, c, mask=mask)
     tl.store(h_ptr + row * h_row_stride + col, o * _ke_tanh(c), mask=mask)

@@ -87,13 +87,15 @@ class ReferenceCopySeed:
             except (SyntaxError, ValueError) as exc:
                 log.info("%s: no seed for %s: %s", self.name, ctx.spec.name, exc)
                 return seeds
-            if made is not None and made[1]:
-                seeds += self._seed(ctx, *made, own_kernels)
+            seed = self._seed(ctx, *made, own_kernels) if made is not None and made[1] else None
+            if seed is not None:
+                seeds.append(seed)
         return seeds
 
     def _seed(
         self, ctx: ProposalContext, source: str, replaced: list[str], own_kernels: bool
-    ) -> list[Candidate]:
+    ) -> Candidate | None:
+        """The seed made of `source`, None where the static checks would reject it."""
         from kernelevolve.eval.static_checks import candidate_issues
         from kernelevolve.variation.template_library import tunable_values
 
@@ -103,7 +105,7 @@ class ReferenceCopySeed:
             # on ModelNew's call path as the checks can see it, so the harness would reject the seed
             which = "own-kernels seed" if own_kernels else "seed"
             log.info("%s: no %s for %s: %s", self.name, which, ctx.spec.name, issues[0].message)
-            return []
+            return None
         kinds = sorted(set(replaced))
         metadata: dict[str, object] = {self.metadata_key: kinds, "params": tunable_values(source)}
         if own_kernels:
@@ -120,7 +122,7 @@ class ReferenceCopySeed:
             "; convolutions in TF32, as eager runs them" if at_eager_precision else "",
             "; all of its work in our kernels" if own_kernels else "",
         )
-        return [Candidate(source, BACKEND, self.name, "seed", metadata=metadata)]
+        return Candidate(source, BACKEND, self.name, "seed", metadata=metadata)
 
 
 def _at_eager_precision(source: str, ctx: ProposalContext) -> str | None:

@@ -86,18 +86,22 @@ def _ke_bf16_pair(t, hi, groups, channel_dim, memory_format, lo_first):
     return pair
 
 
+def _ke_channels_last(t):
+    # the channels-last memory format of t's rank, None where it has none
+    return {4: torch.channels_last, 5: torch.channels_last_3d}.get(t.dim())
+
+
 def _ke_memory_format(t):
-    if t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last):
-        return torch.channels_last
-    if t.dim() == 5 and t.is_contiguous(memory_format=torch.channels_last_3d):
-        return torch.channels_last_3d
+    channels_last = _ke_channels_last(t)
+    if channels_last is not None and t.is_contiguous(memory_format=channels_last):
+        return channels_last
     return torch.contiguous_format
 
 
 def _ke_convolution_tf32_bf16(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     args = (stride, padding, dilation, transposed, output_padding, groups)
-    channels_last = {4: torch.channels_last, 5: torch.channels_last_3d}.get(x.dim())
-    if LIBRARY_CONV_SPLIT_LAYOUT != "channels_last" or channels_last is None or x.is_contiguous(memory_format=channels_last):
+    channels_last = _ke_channels_last(x)
+    if LIBRARY_CONV_SPLIT_LAYOUT != "channels_last" or channels_last is None or _ke_memory_format(x) == channels_last:
         return _ke_convolution_tf32_bf16_here(x, weight, bias, *args)
     # cuDNN's BF16 kernels work in channels-last; an input in another layout is converted for both passes,
     # and the result back to the layout the plain call would return (the host code after it relies on it)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 
+from kernelevolve.variation.compiler.own_attention import ATTENTION_OPS
 from kernelevolve.variation.compiler.own_conv import CONVOLUTION
 
 SUBSTITUTED = ("torch.mm", "torch.addmm", "torch.bmm", "torch.baddbmm")
@@ -220,8 +221,6 @@ def _matmul(a, b, out=None, bias=None, alpha=1, beta=1, epilogue=None, epilogue_
 def substitutable(library_calls: tuple[str, ...], convolutions_substitutable: bool = True) -> bool:
     """Whether every library call can become our own kernel (GEMM, convolution of 1-3 dimensions, or
     fused attention: own_attention.py)."""
-    from kernelevolve.variation.compiler.own_attention import ATTENTION_OPS
-
     return bool(library_calls) and all(
         call in SUBSTITUTED or call in ATTENTION_OPS or (call == CONVOLUTION and convolutions_substitutable)
         for call in library_calls

@@ -62,13 +62,17 @@ def test_h200_inductor_code_becomes_a_candidate(name: str) -> None:
     assert not check_source(source, "triton", False)
     declared = {t.name for t in find_tunables(source) if t.declared}
     # params: the kernels' own tunables; cuDNN convolutions and cuBLAS matmuls add their precision
-    # (library_conv.py: with algorithm timing and the split's layout; library_gemm.py)
+    # (library_conv.py: with algorithm timing and the split's layout; library_gemm.py: with its K chunk)
     library_conv = (
         {"LIBRARY_CONV_FP32_PRECISION", "LIBRARY_CONV_BENCHMARK", "LIBRARY_CONV_SPLIT_LAYOUT"}
         if "torch.convolution" in library
         else set()
     )
-    library_gemm = {"LIBRARY_MM_FP32_PRECISION"} if set(library) & {"torch.mm", "torch.addmm"} else set()
+    library_gemm = (
+        {"LIBRARY_MM_FP32_PRECISION", "LIBRARY_MM_TF32_K_CHUNK"}
+        if set(library) & {"torch.mm", "torch.addmm"}
+        else set()
+    )
     assert declared == set(params) | library_conv | library_gemm
     assert any(n.endswith("_WARPS") for n in declared)
     assert ("_library_matmul(" in source) == bool(library_gemm)

@@ -9,6 +9,12 @@ a_hi@b_lo + a_lo@b_hi in one BF16 GEMM over K doubled ([a_hi, a_lo] against [b_l
 terms are within 2^-10 of the result, so BF16's 8-bit operands and output leave errors near 2^-18 of
 it, far inside KernelBench's 1e-4, for about two TF32 passes' work.
 
+Over a long K the TF32 term's own accumulation drifts: on the H200 (experiments/gemm_split_error/) the
+split's rms relative error grew from 5.2e-6 at K = 2048 to 1.9e-5 at 8192 and 3.8e-5 at 16384, enough to
+fail L2/62's check after a GroupNorm over 16-value groups, while the TF32 term summed over K chunks of 1024
+in fp32 stayed near 3e-6 at every K. So the TF32 term runs in chunks of `LIBRARY_MM_TF32_K_CHUNK` (a
+tunable; 0 runs it in one GEMM), each added to the output by cuBLAS's fp32 epilogue.
+
 In permissive seeds rendered for a GPU, Inductor's `torch.mm/addmm/bmm/baddbmm(...)` host steps call
 `_library_matmul(a, b, out=, bias=, alpha=, beta=)` (the argument form of own_gemm.py's `_matmul`);
 `LIBRARY_MM_FP32_PRECISION` ("ieee", the plain call, or "tf32_bf16") is a tunable, and GPU seeds come
@@ -25,6 +31,7 @@ LIBRARY_GEMM_FUNCTION = "_library_matmul"
 LIBRARY_GEMM_TUNABLES = (
     "# cuBLAS matmuls: exact fp32, or hi/lo splits of both operands in one TF32 and one BF16 GEMM",
     'LIBRARY_MM_FP32_PRECISION = "ieee"  # tune: "ieee", "tf32_bf16"',
+    "LIBRARY_MM_TF32_K_CHUNK = 2048  # tune: 1024, 2048, 4096, 0",
 )
 
 # needs compiler/tf32_split.py's TF32_SPLIT_SOURCE beside it (render includes that once)
@@ -56,9 +63,21 @@ def _ke_k_pair(t, hi, k_dim, lo_first):
     return pair
 
 
+def _ke_tf32_chunked(a_hi, b_hi, out, bias, alpha, beta):
+    # the TF32 term over K chunks, each added to out in fp32 (the tensor cores' accumulation over a long K
+    # drifts); the first chunk takes the bias
+    k = a_hi.shape[-1]
+    chunk = LIBRARY_MM_TF32_K_CHUNK if 0 < LIBRARY_MM_TF32_K_CHUNK < k else k
+    out = _ke_torch_matmul(a_hi.narrow(-1, 0, chunk), b_hi.narrow(-2, 0, chunk), out, bias, alpha, beta)
+    for start in range(chunk, k, chunk):
+        size = min(chunk, k - start)
+        _ke_torch_matmul(a_hi.narrow(-1, start, size), b_hi.narrow(-2, start, size), out, out, alpha, 1)
+    return out
+
+
 def _ke_matmul_tf32_bf16(a, b, out, bias, alpha, beta):
-    # a_hi@b_hi in one TF32 GEMM (with the bias), then alpha * (a_hi@b_lo + a_lo@b_hi) from one BF16
-    # GEMM over K doubled
+    # a_hi@b_hi in TF32 GEMMs (with the bias), then alpha * (a_hi@b_lo + a_lo@b_hi) from one BF16 GEMM
+    # over K doubled
     a_hi, b_hi = _ke_tf32_hi(a), _ke_tf32_hi(b)
     a_pair = _ke_k_pair(a, a_hi, a.dim() - 1, lo_first=False)
     b_pair = _ke_k_pair(b, b_hi, b.dim() - 2, lo_first=True)
@@ -68,7 +87,7 @@ def _ke_matmul_tf32_bf16(a, b, out, bias, alpha, beta):
     before = matmul.allow_tf32
     matmul.allow_tf32 = True
     try:
-        out = _ke_torch_matmul(a_hi, b_hi, out, bias, alpha, beta)
+        out = _ke_tf32_chunked(a_hi, b_hi, out, bias, alpha, beta)
     finally:
         matmul.allow_tf32 = before
     cross = (torch.bmm if a.dim() == 3 else torch.mm)(a_pair, b_pair)

@@ -140,6 +140,26 @@ def test_the_operator_offers_the_cublas_seed_in_permissive_runs_and_its_own_kern
     )
 
 
+def test_on_cuda_the_cublas_seed_comes_first_as_its_graph_replay_then_the_twin_then_itself() -> None:
+    """Each seed's evaluation of a full-size LSTM takes over 40 s on the H200: a replay left to the
+    graph-replay operator's follow-up waited behind both and the budget ran out."""
+    from kernelevolve.eval.static_checks import check_source
+    from kernelevolve.variation.graph_replay import GraphReplayOperator, is_graph_replayed
+
+    spec = KernelSpec(name="lstm", reference_source=LSTM_REFERENCE.replace("BIDIRECTIONAL", "False"))
+    seed, own = RecurrentSeedOperator().propose(seed_context(spec, load_platform("cpu")))
+    platform = load_platform("h200")
+    replayed, own_on_gpu, plain = RecurrentSeedOperator().propose(seed_context(spec, platform))
+    assert (own_on_gpu, plain) == (own, seed) and not is_graph_replayed(own.source)
+    assert is_graph_replayed(replayed.source) and replayed.metadata["graph_replay"]
+    assert (replayed.operator, replayed.mode, replayed.parent_ids) == ("recurrent_seed", "seed", ())
+    assert replayed.metadata["params"] == seed.metadata["params"]  # still tunable as the seed is
+    assert not check_source(replayed.source, "triton", False)
+    # the graph-replay operator makes the same child of the plain seed, so it would not add a second one
+    assert GraphReplayOperator(strict=False)._child_id(plain) == replayed.id
+    assert RecurrentSeedOperator(strict=True).propose(seed_context(spec, platform)) == [own]
+
+
 def test_a_reference_drawing_random_states_in_forward_passes_the_harness(interpreter: None) -> None:
     """The harness seeds the generator alike before each model's forward (as KernelBench does), so the
     LSTM seed of a reference that draws its initial states in forward can be correct."""
@@ -185,12 +205,14 @@ def test_the_seed_passes_the_harness_on_a_gpu(kind: str) -> None:
             .replace("return [7, hidden_size", "return [128, hidden_size")
         )
     spec = KernelSpec(name=f"{kind}_gpu", reference_source=reference, atol=1e-4, rtol=1e-4)
-    seed, own = RecurrentSeedOperator().propose(seed_context(spec, platform))
+    # the cuBLAS seed's graph replay (the LSTM draws its states in forward: the replay's draws match
+    # eager's after the harness seeds the generator), the twin (our GEMMs, in strict mode), the seed
+    replayed, own, seed = RecurrentSeedOperator().propose(seed_context(spec, platform))
     settings = EvalSettings(
         correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False, strict=False
     )
     with LocalEvaluator(platform, settings) as evaluator:
-        for candidate, strict in ((seed, False), (own, True)):  # the twin: our GEMMs, in strict mode
+        for candidate, strict in ((replayed, False), (own, True), (seed, False)):
             request = EvalRequest(
                 candidate, spec, platform.name, dataclasses.replace(settings, strict=strict)
             )

@@ -7,12 +7,20 @@ runs the GEMMs in our Triton GEMM and constructs the reference's nn.Linear layer
 too; where nothing else computes in PyTorch (KernelBench's LSTM and GRU problems: recurrent layers and a
 final Linear), it passes strict mode and is offered in strict runs. Compiler seeds cannot cover these
 problems (Dynamo does not trace RNN modules), so without this operator they have no candidate at all.
+
+A step at a time, the permissive seed is host-bound by construction (two launches a step, 3,072 steps in
+L3/35), so on CUDA it is offered first as its CUDA-graph replay (graph_replay.py), then the own-kernels
+twin, then itself. Left to the graph-replay operator's follow-up, the replay waited behind both seeds: in
+the H200 full sweep's seventeenth-session re-run their evaluations (over 40 s each) used the whole budget,
+and L3/36-38 fell from 1.6-2.0x eager (replays) to 0.2-0.4x.
 """
 
 from __future__ import annotations
 
 import ast
 
+from kernelevolve.interfaces import ProposalContext
+from kernelevolve.types import Candidate
 from kernelevolve.variation.recurrent_source import (
     LIBRARY_RNN_MATMUL,
     LINEAR_CLASS,
@@ -35,6 +43,22 @@ class RecurrentSeedOperator(ReferenceCopySeed):
 
     def make_own(self, reference_source: str) -> tuple[str, list[str]]:
         return recurrent_candidate(reference_source, own_kernels=True)
+
+    def propose(self, ctx: ProposalContext) -> list[Candidate]:
+        seeds = super().propose(ctx)
+        if self.strict or ctx.platform.device != "cuda":
+            return seeds
+        own = [s for s in seeds if s.metadata.get("own_kernels")]
+        library = [s for s in seeds if not s.metadata.get("own_kernels")]
+        return [*(_replayed(s) for s in library), *own, *library]
+
+
+def _replayed(seed: Candidate) -> Candidate:
+    """The seed's forward replayed from a CUDA graph, a seed itself (the graph-replay operator leaves it be)."""
+    from kernelevolve.variation.graph_replay import with_graph_replay
+
+    metadata = {**seed.metadata, "graph_replay": True}
+    return Candidate(with_graph_replay(seed.source), seed.backend, seed.operator, "seed", metadata=metadata)
 
 
 class _Substitute(ast.NodeTransformer):

@@ -13,9 +13,10 @@ from kernelevolve.eval.static_checks import check_source
 from kernelevolve.platforms import load_platform
 from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
 from kernelevolve.variation.recurrent_seed import RecurrentSeedOperator, recurrent_candidate
+from kernelevolve.variation.recurrent_source import STEPS_PER_STEP, STEPS_PERSISTENT
 from tests.gpu import gpu_platform_name, needs_cuda
 from tests.proposal_context import seed_context
-from tests.source_module import load_source
+from tests.source_module import build_for_hopper, load_source
 
 # KernelBench's L3/35 in small: batch-first LSTM, random initial states drawn in forward, a Linear after
 LSTM_REFERENCE = """
@@ -69,9 +70,15 @@ def get_init_inputs():
 """
 
 
-def _pair(tmp_path: Path, reference: str, name: str, own_kernels: bool) -> tuple[Any, Any, list[Any]]:
-    """The reference's model and the seed's (cuBLAS GEMMs, or our own kernels for everything), built alike."""
+def _pair(
+    tmp_path: Path, reference: str, name: str, own_kernels: bool, steps: str
+) -> tuple[Any, Any, list[Any]]:
+    """The reference's model and the seed's (cuBLAS GEMMs, or our own kernels for everything; the steps
+    launched one by one or in one persistent kernel a layer), built alike."""
     source, replaced = recurrent_candidate(reference, own_kernels)
+    default = STEPS_PERSISTENT if own_kernels else STEPS_PER_STEP
+    assert default in source  # the twin's default: one launch a layer
+    source = source.replace(default, f'RNN_STEPS = "{steps}"')
     # the own-kernels twin passes the strict checks: no PyTorch compute (GEMMs and Linear layers ours)
     assert replaced and not check_source(source, "triton", own_kernels)
     assert ("Linear" in replaced) == (own_kernels and "nn.Linear(" in reference)
@@ -85,14 +92,15 @@ def _pair(tmp_path: Path, reference: str, name: str, own_kernels: bool) -> tuple
     return ref_model, new_model, ref.get_inputs()
 
 
+@pytest.mark.parametrize("steps", ["per_step", "persistent"])
 @pytest.mark.parametrize("own_kernels", [False, True], ids=["cublas", "own_gemm"])
 @pytest.mark.parametrize("bidirectional", [False, True])
 def test_our_lstm_matches_pytorchs_with_the_same_weights(
-    interpreter: None, tmp_path: Path, bidirectional: bool, own_kernels: bool
+    interpreter: None, tmp_path: Path, bidirectional: bool, own_kernels: bool, steps: str
 ) -> None:
     reference = LSTM_REFERENCE.replace("BIDIRECTIONAL", str(bidirectional))
     ref_model, new_model, inputs = _pair(
-        tmp_path, reference, f"lstm_{bidirectional}_{own_kernels}", own_kernels
+        tmp_path, reference, f"lstm_{bidirectional}_{own_kernels}_{steps}", own_kernels, steps
     )
     named = [(n, p.shape) for n, p in ref_model.named_parameters()]
     assert named == [(n, p.shape) for n, p in new_model.named_parameters()]
@@ -105,13 +113,16 @@ def test_our_lstm_matches_pytorchs_with_the_same_weights(
     torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("steps", ["per_step", "persistent"])
 @pytest.mark.parametrize("own_kernels", [False, True], ids=["cublas", "own_gemm"])
 @pytest.mark.parametrize("bias", [True, False])
 def test_our_bidirectional_gru_matches_pytorchs(
-    interpreter: None, tmp_path: Path, bias: bool, own_kernels: bool
+    interpreter: None, tmp_path: Path, bias: bool, own_kernels: bool, steps: str
 ) -> None:
     reference = GRU_REFERENCE.replace("BIAS", str(bias))
-    ref_model, new_model, inputs = _pair(tmp_path, reference, f"gru_{bias}_{own_kernels}", own_kernels)
+    ref_model, new_model, inputs = _pair(
+        tmp_path, reference, f"gru_{bias}_{own_kernels}_{steps}", own_kernels, steps
+    )
     assert len(list(new_model.parameters())) == (16 if bias else 8)
     with torch.no_grad():
         expected, got = ref_model(*inputs), new_model(*inputs)
@@ -124,10 +135,18 @@ def test_the_operator_offers_the_cublas_seed_in_permissive_runs_and_its_own_kern
     spec = KernelSpec(name="gru", reference_source=GRU_REFERENCE.replace("BIAS", "True"))
     seed, own = RecurrentSeedOperator().propose(seed_context(spec, platform))
     assert seed.metadata["recurrent"] == ["GRU"] and "_KeGRU(" in seed.source and "nn.GRU(" not in seed.source
-    assert seed.metadata["params"] == {"RNN_BLOCK": 256, "RNN_WARPS": 4}
+    assert seed.metadata["params"] == {
+        "RNN_STEPS": "per_step",  # replayed from a CUDA graph on a GPU
+        "RNN_BLOCK": 256,
+        "RNN_WARPS": 4,
+        "RNN_SEQ_BLOCK_H": 32,
+        "RNN_SEQ_BLOCK_K": 64,
+        "RNN_SEQ_WARPS": 4,
+    }
     assert "torch.addmm(" in seed.source and "own_kernels" not in seed.metadata
     assert own.metadata["own_kernels"] and "_matmul(" in own.source and "torch.addmm(" not in own.source
     assert {"RNN_BLOCK", "MM_BLOCK_M", "MM_FP32_PRECISION"} <= set(own.metadata["params"])
+    assert own.metadata["params"]["RNN_STEPS"] == "persistent"
     assert RecurrentSeedOperator(strict=True).propose(seed_context(spec, platform)) == [own]
     # LSTM and Linear: the twin has both in our kernels
     lstm = KernelSpec(name="lstm", reference_source=LSTM_REFERENCE.replace("BIDIRECTIONAL", "False"))
@@ -174,6 +193,35 @@ def test_a_reference_drawing_random_states_in_forward_passes_the_harness(interpr
         for candidate, settings in ((seed, permissive), (own, strict)):
             report = evaluator.submit(EvalRequest(candidate, spec, platform.name, settings)).result()
             assert report.status is Status.OK, report.feedback
+
+
+_HOPPER_BUILD = """
+import importlib.util, itertools, sys
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+spec = importlib.util.spec_from_file_location("candidate", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+for kernel, reverse, bias, blocks in itertools.product(
+    [module._ke_lstm_sequence_kernel, module._ke_gru_sequence_kernel], [False, True], [False, True], [(32, 64), (64, 128)]
+):
+    constants = dict(REVERSE=reverse, HAS_B_HH=bias, BLOCK_H=blocks[0], BLOCK_K=blocks[1])
+    types = {n: "constexpr" if n in constants else "*fp32" if n.endswith("_ptr") else "i32" for n in kernel.arg_names}
+    indexed = {(kernel.arg_names.index(n),): v for n, v in constants.items()}
+    triton.compile(ASTSource(kernel, types, indexed), target=GPUTarget("cuda", 90, 32))
+"""
+
+
+def test_the_persistent_kernels_compile_for_hopper(tmp_path: Path) -> None:
+    """The interpreter runs programs one after another and ignores barriers and cache modifiers: this is
+    the compiler's word on them, short of a GPU."""
+    pytest.importorskip("triton.backends.nvidia.compiler")
+    source, _ = recurrent_candidate(LSTM_REFERENCE.replace("BIDIRECTIONAL", "True"), own_kernels=True)
+    path = tmp_path / "recurrent_candidate.py"
+    path.write_text(source)
+    build_for_hopper(_HOPPER_BUILD, str(path), cache=tmp_path / "triton_cache")
 
 
 @pytest.mark.gpu

@@ -9,6 +9,13 @@ no compiler seed. These classes take nn.LSTM's and nn.GRU's place in a copy of t
   Triton kernel that writes the step's output in place, which is the next step's hidden state.
 Eval mode only: inter-layer dropout is not applied (as PyTorch does in eval mode).
 
+`RNN_STEPS` (a tunable) picks how the steps run: "per_step" launches a GEMM and a cell kernel per step
+(host-bound: 3,072 steps in L3/35; permissive seeds are offered as their CUDA-graph replay), "persistent"
+launches one kernel per layer and direction whose programs, one per batch row (rows never depend on each
+other), run every step: the hidden-to-hidden product as a matrix-vector product from W_hh, the gates and
+the state update, h and c alternating between two slots with a barrier between steps. The own-kernels twin
+defaults to it: strict runs reject CUDA graphs, and its per-step launches took 278 ms on L3/35 (eager 35).
+
 The GEMMs go through `_ke_rnn_matmul(a, b, out=, bias=)`: cuBLAS in `LIBRARY_RNN_MATMUL` (permissive), our
 Triton GEMM (own_gemm.py) in `OWN_RNN_MATMUL`, whose seeds also take the reference's nn.Linear layers as
 `_KeLinear` (`OWN_LINEAR_SOURCE`), so a model of recurrent and linear layers does all its work in our
@@ -21,6 +28,8 @@ from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES
 from kernelevolve.variation.elementwise_source import TANH_SOURCE
 
 RECURRENT_CLASSES = {"LSTM": "_KeLSTM", "GRU": "_KeGRU"}
+STEPS_PER_STEP = 'RNN_STEPS = "per_step"'
+STEPS_PERSISTENT = 'RNN_STEPS = "persistent"'
 LINEAR_CLASS = "_KeLinear"
 
 LIBRARY_RNN_MATMUL = """
@@ -51,8 +60,12 @@ class _KeLinear(nn.Linear):
 
 RECURRENT_SOURCE = (
     """
+RNN_STEPS = "per_step"  # tune: "per_step", "persistent"
 RNN_BLOCK = 256  # tune: 128, 256, 512, 1024
 RNN_WARPS = 4  # tune: 2, 4, 8
+RNN_SEQ_BLOCK_H = 32  # tune: 16, 32, 64
+RNN_SEQ_BLOCK_K = 64  # tune: 32, 64, 128
+RNN_SEQ_WARPS = 4  # tune: 2, 4, 8
 
 """
     + TANH_SOURCE
@@ -103,6 +116,98 @@ def _ke_gru_cell_kernel(
     )
     h_prev = tl.load(h_prev_ptr + row * h_prev_row_stride + col, mask=mask, other=0.0)
     tl.store(h_ptr + row * h_row_stride + col, (1.0 - z) * new + z * h_prev, mask=mask)
+
+
+@triton.jit
+def _ke_matvec(acc, w_ptr, h_ptr, units, umask, H, BLOCK_K: tl.constexpr):
+    # acc + W[units, :] @ h, W row-major (H columns); h read past L1: other threads wrote it last step
+    for k0 in range(0, H, BLOCK_K):
+        ks = k0 + tl.arange(0, BLOCK_K)
+        kmask = ks < H
+        h = tl.load(h_ptr + ks, mask=kmask, other=0.0, cache_modifier=".cg")
+        w = tl.load(w_ptr + units[:, None] * H + ks[None, :], mask=umask[:, None] & kmask[None, :], other=0.0)
+        acc += tl.sum(w * h[None, :], axis=1)
+    return acc
+
+
+@triton.jit
+def _ke_lstm_sequence_kernel(
+    proj_ptr, w_hh_ptr, b_hh_ptr, h_ptr, c_ptr, out_ptr, out_col, out_t_stride, out_b_stride, T, B, H,
+    REVERSE: tl.constexpr, HAS_B_HH: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    # one batch row, every step: gates (4H) = proj[t] (x W_ih^T + b_ih) + W_hh h (+ b_hh), order i, f, g, o;
+    # h and c read from slot step % 2 and written to the other
+    row = tl.program_id(0)
+    for step in range(T):
+        if REVERSE:
+            t = T - 1 - step
+        else:
+            t = step
+        src = (step % 2) * B * H + row * H
+        dst = ((step + 1) % 2) * B * H + row * H
+        proj = proj_ptr + (t * B + row) * 4 * H
+        for j0 in range(0, H, BLOCK_H):
+            units = j0 + tl.arange(0, BLOCK_H)
+            umask = units < H
+            acc_i = tl.load(proj + units, mask=umask, other=0.0)
+            acc_f = tl.load(proj + H + units, mask=umask, other=0.0)
+            acc_g = tl.load(proj + 2 * H + units, mask=umask, other=0.0)
+            acc_o = tl.load(proj + 3 * H + units, mask=umask, other=0.0)
+            if HAS_B_HH:
+                acc_i += tl.load(b_hh_ptr + units, mask=umask, other=0.0)
+                acc_f += tl.load(b_hh_ptr + H + units, mask=umask, other=0.0)
+                acc_g += tl.load(b_hh_ptr + 2 * H + units, mask=umask, other=0.0)
+                acc_o += tl.load(b_hh_ptr + 3 * H + units, mask=umask, other=0.0)
+            acc_i = _ke_matvec(acc_i, w_hh_ptr, h_ptr + src, units, umask, H, BLOCK_K)
+            acc_f = _ke_matvec(acc_f, w_hh_ptr + H * H, h_ptr + src, units, umask, H, BLOCK_K)
+            acc_g = _ke_matvec(acc_g, w_hh_ptr + 2 * H * H, h_ptr + src, units, umask, H, BLOCK_K)
+            acc_o = _ke_matvec(acc_o, w_hh_ptr + 3 * H * H, h_ptr + src, units, umask, H, BLOCK_K)
+            c_prev = tl.load(c_ptr + src + units, mask=umask, other=0.0, cache_modifier=".cg")
+            c = tl.sigmoid(acc_f) * c_prev + tl.sigmoid(acc_i) * _ke_tanh(acc_g)
+            h = tl.sigmoid(acc_o) * _ke_tanh(c)
+            tl.store(c_ptr + dst + units, c, mask=umask)
+            tl.store(h_ptr + dst + units, h, mask=umask)
+            tl.store(out_ptr + t * out_t_stride + row * out_b_stride + out_col + units, h, mask=umask)
+        tl.debug_barrier()  # this step's h and c, written by all threads, before the next step reads them
+
+
+@triton.jit
+def _ke_gru_sequence_kernel(
+    proj_ptr, w_hh_ptr, b_hh_ptr, h_ptr, out_ptr, out_col, out_t_stride, out_b_stride, T, B, H,
+    REVERSE: tl.constexpr, HAS_B_HH: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    # one batch row, every step: r, z from proj[t] + W_hh h (+ b_hh), n = tanh(proj_n + r (W_hn h + b_hn)),
+    # h = (1 - z) n + z h_prev; h read from slot step % 2 and written to the other
+    row = tl.program_id(0)
+    for step in range(T):
+        if REVERSE:
+            t = T - 1 - step
+        else:
+            t = step
+        src = (step % 2) * B * H + row * H
+        dst = ((step + 1) % 2) * B * H + row * H
+        proj = proj_ptr + (t * B + row) * 3 * H
+        for j0 in range(0, H, BLOCK_H):
+            units = j0 + tl.arange(0, BLOCK_H)
+            umask = units < H
+            acc_r = tl.load(proj + units, mask=umask, other=0.0)
+            acc_z = tl.load(proj + H + units, mask=umask, other=0.0)
+            hh_n = tl.zeros([BLOCK_H], dtype=tl.float32)
+            if HAS_B_HH:
+                acc_r += tl.load(b_hh_ptr + units, mask=umask, other=0.0)
+                acc_z += tl.load(b_hh_ptr + H + units, mask=umask, other=0.0)
+                hh_n += tl.load(b_hh_ptr + 2 * H + units, mask=umask, other=0.0)
+            acc_r = _ke_matvec(acc_r, w_hh_ptr, h_ptr + src, units, umask, H, BLOCK_K)
+            acc_z = _ke_matvec(acc_z, w_hh_ptr + H * H, h_ptr + src, units, umask, H, BLOCK_K)
+            hh_n = _ke_matvec(hh_n, w_hh_ptr + 2 * H * H, h_ptr + src, units, umask, H, BLOCK_K)
+            r = tl.sigmoid(acc_r)
+            z = tl.sigmoid(acc_z)
+            new = _ke_tanh(tl.load(proj + 2 * H + units, mask=umask, other=0.0) + r * hh_n)
+            h_prev = tl.load(h_ptr + src + units, mask=umask, other=0.0, cache_modifier=".cg")
+            h = (1.0 - z) * new + z * h_prev
+            tl.store(h_ptr + dst + units, h, mask=umask)
+            tl.store(out_ptr + t * out_t_stride + row * out_b_stride + out_col + units, h, mask=umask)
+        tl.debug_barrier()  # this step's h, written by all threads, before the next step reads it
 
 
 class _KeRecurrent(nn.Module):
@@ -157,6 +262,9 @@ class _KeRecurrent(nn.Module):
                 flat = layer_input.reshape(steps * batch, layer_input.shape[2])
                 projected = _ke_rnn_matmul(flat, w_ih.t(), bias=b_ih).view(steps, batch, -1)
                 index = layer * self.directions + direction
+                if RNN_STEPS == "persistent":
+                    self._persistent(projected, w_hh, b_hh, h0[index], c0, out, direction, index, h_n, c_n)
+                    continue
                 h = h0[index].contiguous()
                 c = c0[index].clone() if c0 is not None else None
                 hidden = torch.empty((batch, self.GATES * H), device=x.device, dtype=x.dtype)
@@ -181,6 +289,25 @@ class _KeRecurrent(nn.Module):
                     c_n[index].copy_(c)
             layer_input = out
         return out, h_n, c_n
+
+    def _persistent(self, projected, w_hh, b_hh, h0, c0, out, direction, index, h_n, c_n):
+        # one launch runs every step of this layer and direction; states alternate between two slots
+        steps, batch, H = projected.shape[0], projected.shape[1], self.hidden_size
+        projected = projected.contiguous()  # the kernels index it as (T, B, gates * H)
+        h = torch.empty((2, batch, H), device=out.device, dtype=out.dtype)
+        h[0].copy_(h0)
+        common = dict(REVERSE=direction == 1, HAS_B_HH=b_hh is not None, BLOCK_H=RNN_SEQ_BLOCK_H, BLOCK_K=RNN_SEQ_BLOCK_K)
+        where = (out, direction * H, out.stride(0), out.stride(1), steps, batch, H)
+        w_hh = w_hh.contiguous()
+        bias = w_hh if b_hh is None else b_hh
+        if c0 is not None:
+            c = torch.empty_like(h)
+            c[0].copy_(c0[index])
+            _ke_lstm_sequence_kernel[(batch,)](projected, w_hh, bias, h, c, *where, **common, num_warps=RNN_SEQ_WARPS)
+            c_n[index].copy_(c[steps % 2])
+        else:
+            _ke_gru_sequence_kernel[(batch,)](projected, w_hh, bias, h, *where, **common, num_warps=RNN_SEQ_WARPS)
+        h_n[index].copy_(h[steps % 2])
 
     def _sequence(self, x):
         return x.transpose(0, 1).contiguous() if self.batch_first else x.contiguous()

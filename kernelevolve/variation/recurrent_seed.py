@@ -4,9 +4,10 @@ Arity 0. The candidate is the reference's Model, renamed ModelNew, with every `n
 `nn.GRU(...)` constructed as `_KeLSTM(...)` / `_KeGRU(...)` (recurrent_source.py): the rest of the model
 stays as the reference wrote it, and the GEMMs are cuBLAS calls (permissive runs). Its own-kernels twin
 runs the GEMMs in our Triton GEMM, each layer's steps in one persistent kernel (`RNN_STEPS`), and
-constructs the reference's nn.Linear layers as `_KeLinear(...)` too; where nothing else computes in PyTorch (KernelBench's LSTM and GRU problems: recurrent layers and a
-final Linear), it passes strict mode and is offered in strict runs. Compiler seeds cannot cover these
-problems (Dynamo does not trace RNN modules), so without this operator they have no candidate at all.
+constructs the reference's nn.Linear layers as `_KeLinear(...)` too; where nothing else computes in
+PyTorch (KernelBench's LSTM and GRU problems: recurrent layers and a final Linear), it passes strict mode
+and is offered in strict runs. Compiler seeds cannot cover these problems (Dynamo does not trace RNN
+modules), so without this operator they have no candidate at all.
 
 A step at a time, the permissive seed is host-bound by construction (two launches a step, 3,072 steps in
 L3/35), so on CUDA it is offered first as its CUDA-graph replay (graph_replay.py), then the own-kernels

@@ -131,6 +131,16 @@ def _ke_matvec(acc, w_ptr, h_ptr, units, umask, H, BLOCK_K: tl.constexpr):
 
 
 @triton.jit
+def _ke_step_slots(step, row, T, B, H, REVERSE: tl.constexpr):
+    # the time index a step reads, and the row's state offsets it reads (slot step % 2) and writes
+    if REVERSE:
+        t = T - 1 - step
+    else:
+        t = step
+    return t, (step % 2) * B * H + row * H, ((step + 1) % 2) * B * H + row * H
+
+
+@triton.jit
 def _ke_lstm_sequence_kernel(
     proj_ptr, w_hh_ptr, b_hh_ptr, h_ptr, c_ptr, out_ptr, out_col, out_t_stride, out_b_stride, T, B, H,
     REVERSE: tl.constexpr, HAS_B_HH: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_K: tl.constexpr,
@@ -139,12 +149,7 @@ def _ke_lstm_sequence_kernel(
     # h and c read from slot step % 2 and written to the other
     row = tl.program_id(0)
     for step in range(T):
-        if REVERSE:
-            t = T - 1 - step
-        else:
-            t = step
-        src = (step % 2) * B * H + row * H
-        dst = ((step + 1) % 2) * B * H + row * H
+        t, src, dst = _ke_step_slots(step, row, T, B, H, REVERSE)
         proj = proj_ptr + (t * B + row) * 4 * H
         for j0 in range(0, H, BLOCK_H):
             units = j0 + tl.arange(0, BLOCK_H)
@@ -180,12 +185,7 @@ def _ke_gru_sequence_kernel(
     # h = (1 - z) n + z h_prev; h read from slot step % 2 and written to the other
     row = tl.program_id(0)
     for step in range(T):
-        if REVERSE:
-            t = T - 1 - step
-        else:
-            t = step
-        src = (step % 2) * B * H + row * H
-        dst = ((step + 1) % 2) * B * H + row * H
+        t, src, dst = _ke_step_slots(step, row, T, B, H, REVERSE)
         proj = proj_ptr + (t * B + row) * 3 * H
         for j0 in range(0, H, BLOCK_H):
             units = j0 + tl.arange(0, BLOCK_H)

@@ -108,11 +108,13 @@ def parse_ids(text: str) -> set[int]:
 def select_problems(options: SweepOptions) -> list[Problem]:
     problems = list_problems(options.kernelbench_path, tuple(options.levels))
     if options.sample is not None:
-        wanted = set(read_sample(options.sample))
-        missing = wanted - {(p.level, p.problem_id) for p in list_problems(options.kernelbench_path)}
+        wanted = read_sample(options.sample)
+        missing = set(wanted) - {(p.level, p.problem_id) for p in list_problems(options.kernelbench_path)}
         if missing:
             raise SweepError(f"{options.sample}: not in {options.kernelbench_path}: {sorted(missing)}")
-        problems = [p for p in problems if (p.level, p.problem_id) in wanted]
+        # the sample's order is the run order, so a list can put what matters most first
+        by_key = {(p.level, p.problem_id): p for p in problems}
+        problems = [by_key[key] for key in wanted if key in by_key]
     if options.ids:
         ids = parse_ids(options.ids)
         problems = [p for p in problems if p.problem_id in ids]
@@ -395,7 +397,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, required=True, help="sweep folder (created; reused to resume)")
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--ids", help="problem ids within each level, e.g. 1-10,19")
-    parser.add_argument("--sample", type=Path, help="a sample list (see experiments/sweep_sample.md)")
+    parser.add_argument(
+        "--sample", type=Path, help="a sample list, run in its order (see experiments/sweep_sample.md)"
+    )
     parser.add_argument("--platform", default="cpu")
     parser.add_argument("--budget-evals", type=int, default=20, help="evaluations per problem")
     parser.add_argument(

@@ -92,7 +92,7 @@ def _pair(
     return ref_model, new_model, ref.get_inputs()
 
 
-@pytest.mark.parametrize("steps", ["per_step", "persistent"])
+@pytest.mark.parametrize("steps", ["per_step", "persistent", "grid"])
 @pytest.mark.parametrize("own_kernels", [False, True], ids=["cublas", "own_gemm"])
 @pytest.mark.parametrize("bidirectional", [False, True])
 def test_our_lstm_matches_pytorchs_with_the_same_weights(
@@ -113,7 +113,7 @@ def test_our_lstm_matches_pytorchs_with_the_same_weights(
     torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
 
 
-@pytest.mark.parametrize("steps", ["per_step", "persistent"])
+@pytest.mark.parametrize("steps", ["per_step", "persistent", "grid"])
 @pytest.mark.parametrize("own_kernels", [False, True], ids=["cublas", "own_gemm"])
 @pytest.mark.parametrize("bias", [True, False])
 def test_our_bidirectional_gru_matches_pytorchs(
@@ -130,6 +130,29 @@ def test_our_bidirectional_gru_matches_pytorchs(
     torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_the_grid_kernels_split_the_hidden_units_over_programs(
+    interpreter: None, tmp_path: Path, kind: str
+) -> None:
+    """Hidden sizes of several programs' units, the last program's partly masked (40 = 16 + 16 + 8);
+    the interpreter runs a launch a step, the GPU one launch with a grid barrier (its GPU test below)."""
+    if kind == "lstm":
+        reference = LSTM_REFERENCE.replace("BIDIRECTIONAL", "True").replace(
+            "return [8, 16, 2, 5]", "return [8, 40, 2, 5]"
+        )
+    else:
+        reference = GRU_REFERENCE.replace("BIAS", "True").replace(
+            "hidden_size = 5, 2, 2, 12", "hidden_size = 5, 2, 2, 40"
+        )
+    ref_model, new_model, inputs = _pair(tmp_path, reference, f"{kind}_grid", True, "grid")
+    with torch.no_grad():
+        torch.manual_seed(5)
+        expected = ref_model(*inputs)
+        torch.manual_seed(5)
+        got = new_model(*inputs)
+    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-5)
+
+
 def test_the_operator_offers_the_cublas_seed_in_permissive_runs_and_its_own_kernels_twin_in_both() -> None:
     platform = load_platform("cpu")
     spec = KernelSpec(name="gru", reference_source=GRU_REFERENCE.replace("BIAS", "True"))
@@ -142,6 +165,9 @@ def test_the_operator_offers_the_cublas_seed_in_permissive_runs_and_its_own_kern
         "RNN_SEQ_BLOCK_H": 32,
         "RNN_SEQ_BLOCK_K": 64,
         "RNN_SEQ_WARPS": 4,
+        "RNN_GRID_BLOCK_U": 16,
+        "RNN_GRID_BLOCK_K": 64,
+        "RNN_GRID_WARPS": 4,
     }
     assert "torch.addmm(" in seed.source and "own_kernels" not in seed.metadata
     assert own.metadata["own_kernels"] and "_matmul(" in own.source and "torch.addmm(" not in own.source
@@ -211,6 +237,22 @@ for kernel, reverse, bias, blocks in itertools.product(
     types = {n: "constexpr" if n in constants else "*fp32" if n.endswith("_ptr") else "i32" for n in kernel.arg_names}
     indexed = {(kernel.arg_names.index(n),): v for n, v in constants.items()}
     triton.compile(ASTSource(kernel, types, indexed), target=GPUTarget("cuda", 90, 32))
+for kernel, reverse, blocks in itertools.product(
+    [module._ke_lstm_grid_kernel, module._ke_gru_grid_kernel], [False, True], [(16, 64), (32, 128)]
+):
+    # the grid barrier (atomics, a spin loop) only compiles when GRID_SYNC is on
+    constants = dict(REVERSE=reverse, HAS_B_HH=True, GRID_SYNC=True, BLOCK_B=16, BLOCK_U=blocks[0], BLOCK_K=blocks[1])
+    types = {
+        n: "constexpr" if n in constants else "*i32" if n == "counter_ptr" else "*fp32" if n.endswith("_ptr") else "i32"
+        for n in kernel.arg_names
+    }
+    indexed = {(kernel.arg_names.index(n),): v for n, v in constants.items()}
+    compiled = triton.compile(ASTSource(kernel, types, indexed), target=GPUTarget("cuda", 90, 32))
+    ptx = compiled.asm["ptx"]
+    # one thread a program counts itself with a release-add and spins on acquire loads (Triton lowers
+    # atomic_add(0) with sem="acquire" to one)
+    assert "atom.global.gpu.release.add" in ptx, "the barrier's release-add is missing"
+    assert "ld.global.gpu.acquire" in ptx, "the barrier's acquire read is missing"
 """
 
 
@@ -259,8 +301,11 @@ def test_the_seed_passes_the_harness_on_a_gpu(kind: str) -> None:
     settings = EvalSettings(
         correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False, strict=False
     )
+    # the twin with its steps in one launch a layer split over programs that meet at a grid barrier a step
+    grid = dataclasses.replace(own, source=own.source.replace(STEPS_PERSISTENT, 'RNN_STEPS = "grid"'))
+    assert grid.source != own.source
     with LocalEvaluator(platform, settings) as evaluator:
-        for candidate, strict in ((replayed, False), (own, True), (seed, False)):
+        for candidate, strict in ((replayed, False), (own, True), (grid, True), (seed, False)):
             request = EvalRequest(
                 candidate, spec, platform.name, dataclasses.replace(settings, strict=strict)
             )

@@ -15,6 +15,12 @@ launches one kernel per layer and direction whose programs, one per batch row (r
 other), run every step: the hidden-to-hidden product as a matrix-vector product from W_hh, the gates and
 the state update, h and c alternating between two slots with a barrier between steps. The own-kernels twin
 defaults to it: strict runs reject CUDA graphs, and its per-step launches took 278 ms on L3/35 (eager 35).
+It took 177 ms there (H200): ten programs, each streaming the whole W_hh from L2 every step. "grid"
+splits the hidden units over programs instead (`RNN_GRID_BLOCK_U` of them, all four gates, every batch
+row as one tile), so each program reads only its slice of W_hh and the programs meet at a grid barrier
+(an atomic counter) between steps; it needs every program resident at once, so it runs only where there
+are no more programs than SMs. Triton's interpreter runs programs one after another, so off the GPU it
+launches once a step instead of spinning at a barrier no other program would reach.
 
 The GEMMs go through `_ke_rnn_matmul(a, b, out=, bias=)`: cuBLAS in `LIBRARY_RNN_MATMUL` (permissive), our
 Triton GEMM (own_gemm.py) in `OWN_RNN_MATMUL`, whose seeds also take the reference's nn.Linear layers as
@@ -60,12 +66,15 @@ class _KeLinear(nn.Linear):
 
 RECURRENT_SOURCE = (
     """
-RNN_STEPS = "per_step"  # tune: "per_step", "persistent"
+RNN_STEPS = "per_step"  # tune: "per_step", "persistent", "grid"
 RNN_BLOCK = 256  # tune: 128, 256, 512, 1024
 RNN_WARPS = 4  # tune: 2, 4, 8
 RNN_SEQ_BLOCK_H = 32  # tune: 16, 32, 64
 RNN_SEQ_BLOCK_K = 64  # tune: 32, 64, 128
 RNN_SEQ_WARPS = 4  # tune: 2, 4, 8
+RNN_GRID_BLOCK_U = 16  # tune: 16, 32
+RNN_GRID_BLOCK_K = 64  # tune: 32, 64, 128
+RNN_GRID_WARPS = 4  # tune: 2, 4, 8
 
 """
     + TANH_SOURCE
@@ -210,6 +219,136 @@ def _ke_gru_sequence_kernel(
         tl.debug_barrier()  # this step's h, written by all threads, before the next step reads it
 
 
+@triton.jit
+def _ke_grid_barrier(counter_ptr, target):
+    # every program's writes so far visible to every program: all threads done (bar.sync), one release-add
+    # a program, then acquire reads until all programs have counted this step (the counter only grows)
+    tl.debug_barrier()
+    tl.atomic_add(counter_ptr, 1, sem="release")
+    seen = tl.atomic_add(counter_ptr, 0, sem="acquire")
+    while seen < target:
+        seen = tl.atomic_add(counter_ptr, 0, sem="acquire")
+    tl.debug_barrier()
+
+
+@triton.jit
+def _ke_gate_dot(acc, h, w_ptr, units, umask, ks, kmask, H):
+    # acc (BLOCK_B, BLOCK_U) + h (BLOCK_B, BLOCK_K) @ W[units, ks]^T in fp32 FMAs (TF32 would miss fp32's tolerance)
+    w = tl.load(w_ptr + units[:, None] * H + ks[None, :], mask=umask[:, None] & kmask[None, :], other=0.0)
+    return tl.dot(h, tl.trans(w), acc, input_precision="ieee")
+
+
+@triton.jit
+def _ke_grid_tile(ptr, rows, units, rmask, umask, row_stride):
+    # a (BLOCK_B, BLOCK_U) tile of a row-major (B, row_stride) array; masked entries read as 0
+    return tl.load(ptr + rows[:, None] * row_stride + units[None, :], mask=rmask[:, None] & umask[None, :], other=0.0)
+
+
+@triton.jit
+def _ke_grid_store(ptr, value, rows, units, rmask, umask, row_stride):
+    tl.store(ptr + rows[:, None] * row_stride + units[None, :], value, mask=rmask[:, None] & umask[None, :])
+
+
+@triton.jit
+def _ke_grid_step(step, T, B, H, REVERSE: tl.constexpr):
+    # the time index a step reads, and the offsets of the state slot it reads (step % 2) and writes
+    if REVERSE:
+        t = T - 1 - step
+    else:
+        t = step
+    return t, (step % 2) * B * H, ((step + 1) % 2) * B * H
+
+
+@triton.jit
+def _ke_lstm_grid_kernel(
+    proj_ptr, w_hh_ptr, b_hh_ptr, h_ptr, c_ptr, out_ptr, counter_ptr, out_col, out_t_stride, out_b_stride,
+    T, B, H, step_begin, step_end,
+    REVERSE: tl.constexpr, HAS_B_HH: tl.constexpr, GRID_SYNC: tl.constexpr,
+    BLOCK_B: tl.constexpr, BLOCK_U: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    # program p owns hidden units [p BLOCK_U, (p + 1) BLOCK_U) of every batch row, all four gates (i, f, g,
+    # o): each step reads every row's whole h, so programs meet at a grid barrier between steps
+    units = tl.program_id(0) * BLOCK_U + tl.arange(0, BLOCK_U)
+    umask = units < H
+    rows = tl.arange(0, BLOCK_B)
+    rmask = rows < B
+    for step in range(step_begin, step_end):
+        t, src, dst = _ke_grid_step(step, T, B, H, REVERSE)
+        proj = proj_ptr + t * B * 4 * H
+        acc_i = _ke_grid_tile(proj, rows, units, rmask, umask, 4 * H)
+        acc_f = _ke_grid_tile(proj + H, rows, units, rmask, umask, 4 * H)
+        acc_g = _ke_grid_tile(proj + 2 * H, rows, units, rmask, umask, 4 * H)
+        acc_o = _ke_grid_tile(proj + 3 * H, rows, units, rmask, umask, 4 * H)
+        if HAS_B_HH:
+            acc_i += tl.load(b_hh_ptr + units, mask=umask, other=0.0)[None, :]
+            acc_f += tl.load(b_hh_ptr + H + units, mask=umask, other=0.0)[None, :]
+            acc_g += tl.load(b_hh_ptr + 2 * H + units, mask=umask, other=0.0)[None, :]
+            acc_o += tl.load(b_hh_ptr + 3 * H + units, mask=umask, other=0.0)[None, :]
+        for k0 in range(0, H, BLOCK_K):
+            ks = k0 + tl.arange(0, BLOCK_K)
+            kmask = ks < H
+            # read past L1: other programs wrote this h last step
+            h = tl.load(
+                h_ptr + src + rows[:, None] * H + ks[None, :], mask=rmask[:, None] & kmask[None, :], other=0.0,
+                cache_modifier=".cg",
+            )
+            acc_i = _ke_gate_dot(acc_i, h, w_hh_ptr, units, umask, ks, kmask, H)
+            acc_f = _ke_gate_dot(acc_f, h, w_hh_ptr + H * H, units, umask, ks, kmask, H)
+            acc_g = _ke_gate_dot(acc_g, h, w_hh_ptr + 2 * H * H, units, umask, ks, kmask, H)
+            acc_o = _ke_gate_dot(acc_o, h, w_hh_ptr + 3 * H * H, units, umask, ks, kmask, H)
+        c = tl.sigmoid(acc_f) * _ke_grid_tile(c_ptr + src, rows, units, rmask, umask, H) + tl.sigmoid(acc_i) * _ke_tanh(acc_g)
+        h_new = tl.sigmoid(acc_o) * _ke_tanh(c)
+        _ke_grid_store(c_ptr + dst, c, rows, units, rmask, umask, H)
+        _ke_grid_store(h_ptr + dst, h_new, rows, units, rmask, umask, H)
+        _ke_grid_store(out_ptr + t * out_t_stride + out_col, h_new, rows, units, rmask, umask, out_b_stride)
+        if GRID_SYNC:
+            _ke_grid_barrier(counter_ptr, (step - step_begin + 1) * tl.num_programs(0))
+
+
+@triton.jit
+def _ke_gru_grid_kernel(
+    proj_ptr, w_hh_ptr, b_hh_ptr, h_ptr, out_ptr, counter_ptr, out_col, out_t_stride, out_b_stride,
+    T, B, H, step_begin, step_end,
+    REVERSE: tl.constexpr, HAS_B_HH: tl.constexpr, GRID_SYNC: tl.constexpr,
+    BLOCK_B: tl.constexpr, BLOCK_U: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    # program p owns hidden units [p BLOCK_U, (p + 1) BLOCK_U) of every batch row, gates r, z, n; a grid
+    # barrier between steps (as the LSTM's)
+    units = tl.program_id(0) * BLOCK_U + tl.arange(0, BLOCK_U)
+    umask = units < H
+    rows = tl.arange(0, BLOCK_B)
+    rmask = rows < B
+    for step in range(step_begin, step_end):
+        t, src, dst = _ke_grid_step(step, T, B, H, REVERSE)
+        proj = proj_ptr + t * B * 3 * H
+        acc_r = _ke_grid_tile(proj, rows, units, rmask, umask, 3 * H)
+        acc_z = _ke_grid_tile(proj + H, rows, units, rmask, umask, 3 * H)
+        hh_n = tl.zeros([BLOCK_B, BLOCK_U], dtype=tl.float32)
+        if HAS_B_HH:
+            acc_r += tl.load(b_hh_ptr + units, mask=umask, other=0.0)[None, :]
+            acc_z += tl.load(b_hh_ptr + H + units, mask=umask, other=0.0)[None, :]
+            hh_n += tl.load(b_hh_ptr + 2 * H + units, mask=umask, other=0.0)[None, :]
+        for k0 in range(0, H, BLOCK_K):
+            ks = k0 + tl.arange(0, BLOCK_K)
+            kmask = ks < H
+            h = tl.load(
+                h_ptr + src + rows[:, None] * H + ks[None, :], mask=rmask[:, None] & kmask[None, :], other=0.0,
+                cache_modifier=".cg",
+            )
+            acc_r = _ke_gate_dot(acc_r, h, w_hh_ptr, units, umask, ks, kmask, H)
+            acc_z = _ke_gate_dot(acc_z, h, w_hh_ptr + H * H, units, umask, ks, kmask, H)
+            hh_n = _ke_gate_dot(hh_n, h, w_hh_ptr + 2 * H * H, units, umask, ks, kmask, H)
+        r = tl.sigmoid(acc_r)
+        z = tl.sigmoid(acc_z)
+        new = _ke_tanh(_ke_grid_tile(proj + 2 * H, rows, units, rmask, umask, 3 * H) + r * hh_n)
+        h_prev = _ke_grid_tile(h_ptr + src, rows, units, rmask, umask, H)
+        h_new = (1.0 - z) * new + z * h_prev
+        _ke_grid_store(h_ptr + dst, h_new, rows, units, rmask, umask, H)
+        _ke_grid_store(out_ptr + t * out_t_stride + out_col, h_new, rows, units, rmask, umask, out_b_stride)
+        if GRID_SYNC:
+            _ke_grid_barrier(counter_ptr, (step - step_begin + 1) * tl.num_programs(0))
+
+
 class _KeRecurrent(nn.Module):
     GATES = 0
 
@@ -262,7 +401,7 @@ class _KeRecurrent(nn.Module):
                 flat = layer_input.reshape(steps * batch, layer_input.shape[2])
                 projected = _ke_rnn_matmul(flat, w_ih.t(), bias=b_ih).view(steps, batch, -1)
                 index = layer * self.directions + direction
-                if RNN_STEPS == "persistent":
+                if RNN_STEPS in ("persistent", "grid"):
                     self._persistent(projected, w_hh, b_hh, h0[index], c0, out, direction, index, h_n, c_n)
                     continue
                 h = h0[index].contiguous()
@@ -300,14 +439,45 @@ class _KeRecurrent(nn.Module):
         where = (out, direction * H, out.stride(0), out.stride(1), steps, batch, H)
         w_hh = w_hh.contiguous()
         bias = w_hh if b_hh is None else b_hh
+        c = None
         if c0 is not None:
             c = torch.empty_like(h)
             c[0].copy_(c0[index])
+        states = (h,) if c is None else (h, c)
+        if RNN_STEPS == "grid" and self._grid_fits(batch, out.device):
+            self._grid(projected, w_hh, bias, states, where, direction == 1, b_hh is not None)
+        elif c is not None:
             _ke_lstm_sequence_kernel[(batch,)](projected, w_hh, bias, h, c, *where, **common, num_warps=RNN_SEQ_WARPS)
-            c_n[index].copy_(c[steps % 2])
         else:
             _ke_gru_sequence_kernel[(batch,)](projected, w_hh, bias, h, *where, **common, num_warps=RNN_SEQ_WARPS)
+        if c is not None:
+            c_n[index].copy_(c[steps % 2])
         h_n[index].copy_(h[steps % 2])
+
+    def _grid_fits(self, batch, device):
+        # the grid barrier needs every program resident at once (one per SM at most), and a batch whose
+        # rows fit one tile; otherwise the one-program-a-row kernel runs
+        programs = triton.cdiv(self.hidden_size, RNN_GRID_BLOCK_U)
+        if batch > 128:
+            return False
+        return device.type != "cuda" or programs <= torch.cuda.get_device_properties(device).multi_processor_count
+
+    def _grid(self, projected, w_hh, bias, states, where, reverse, has_b_hh):
+        # programs split the hidden units; on a GPU one launch runs every step with a grid barrier between
+        # them, elsewhere (Triton's interpreter runs programs one after another) a launch a step
+        out, steps = where[0], where[4]
+        kernel = _ke_lstm_grid_kernel if len(states) == 2 else _ke_gru_grid_kernel
+        on_gpu = out.device.type == "cuda"
+        counter = torch.zeros(1, device=out.device, dtype=torch.int32)
+        grid = (triton.cdiv(self.hidden_size, RNN_GRID_BLOCK_U),)
+        blocks = dict(
+            BLOCK_B=max(16, triton.next_power_of_2(projected.shape[1])), BLOCK_U=RNN_GRID_BLOCK_U, BLOCK_K=RNN_GRID_BLOCK_K
+        )
+        for begin, end in [(0, steps)] if on_gpu else [(step, step + 1) for step in range(steps)]:
+            kernel[grid](
+                projected, w_hh, bias, *states, out, counter, *where[1:], begin, end,
+                REVERSE=reverse, HAS_B_HH=has_b_hh, GRID_SYNC=on_gpu, **blocks, num_warps=RNN_GRID_WARPS,
+            )
 
     def _sequence(self, x):
         return x.transpose(0, 1).contiguous() if self.batch_first else x.contiguous()

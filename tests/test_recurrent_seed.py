@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from kernelevolve.eval.static_checks import check_source
 from kernelevolve.platforms import load_platform
 from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
 from kernelevolve.variation.recurrent_seed import RecurrentSeedOperator, recurrent_candidate
-from kernelevolve.variation.recurrent_source import STEPS_PER_STEP, STEPS_PERSISTENT
+from kernelevolve.variation.recurrent_source import STEPS_GRID, STEPS_PER_STEP
 from tests.gpu import gpu_platform_name, needs_cuda
 from tests.proposal_context import seed_context
 from tests.source_module import build_for_hopper, load_source
@@ -70,15 +71,28 @@ def get_init_inputs():
 """
 
 
+def _with_tunables(source: str, tunables: dict[str, object]) -> str:
+    """`source` with each named tunable's assignment set to the given value."""
+    for name, value in tunables.items():
+        source, count = re.subn(rf"^{name} = .*$", f"{name} = {value!r}", source, flags=re.MULTILINE)
+        assert count == 1, name
+    return source
+
+
 def _pair(
-    tmp_path: Path, reference: str, name: str, own_kernels: bool, steps: str
+    tmp_path: Path,
+    reference: str,
+    name: str,
+    own_kernels: bool,
+    steps: str,
+    tunables: dict[str, object] | None = None,
 ) -> tuple[Any, Any, list[Any]]:
     """The reference's model and the seed's (cuBLAS GEMMs, or our own kernels for everything; the steps
-    launched one by one or in one persistent kernel a layer), built alike."""
+    launched one by one or in one persistent kernel a layer), built alike; `tunables` override the source's."""
     source, replaced = recurrent_candidate(reference, own_kernels)
-    default = STEPS_PERSISTENT if own_kernels else STEPS_PER_STEP
+    default = STEPS_GRID if own_kernels else STEPS_PER_STEP
     assert default in source  # the twin's default: one launch a layer
-    source = source.replace(default, f'RNN_STEPS = "{steps}"')
+    source = _with_tunables(source.replace(default, f'RNN_STEPS = "{steps}"'), tunables or {})
     # the own-kernels twin passes the strict checks: no PyTorch compute (GEMMs and Linear layers ours)
     assert replaced and not check_source(source, "triton", own_kernels)
     assert ("Linear" in replaced) == (own_kernels and "nn.Linear(" in reference)
@@ -131,11 +145,18 @@ def test_our_bidirectional_gru_matches_pytorchs(
 
 
 @pytest.mark.parametrize("kind", ["lstm", "gru"])
+@pytest.mark.parametrize(
+    "tunables",
+    [{"RNN_GRID_BLOCK_U": 16, "RNN_GRID_BLOCK_K": 32, "RNN_GRID_DOT": True}, {"RNN_GRID_BLOCK_K": 16}],
+    ids=["dot", "summed_products"],
+)
 def test_the_grid_kernels_split_the_hidden_units_over_programs(
-    interpreter: None, tmp_path: Path, kind: str
+    interpreter: None, tmp_path: Path, kind: str, tunables: dict[str, object]
 ) -> None:
-    """Hidden sizes of several programs' units, the last program's partly masked (40 = 16 + 16 + 8);
-    the interpreter runs a launch a step, the GPU one launch with a grid barrier (its GPU test below)."""
+    """Hidden sizes of several programs' units, the last program's partly masked (40 = 16 + 16 + 8 with
+    tl.dot; or 2 a program, the default, summing products over K chunks of 16 with the last partly masked),
+    both directions in one launch; the interpreter runs a launch a step, the GPU one launch with a grid
+    barrier a direction (its GPU test below)."""
     if kind == "lstm":
         reference = LSTM_REFERENCE.replace("BIDIRECTIONAL", "True").replace(
             "return [8, 16, 2, 5]", "return [8, 40, 2, 5]"
@@ -144,7 +165,7 @@ def test_the_grid_kernels_split_the_hidden_units_over_programs(
         reference = GRU_REFERENCE.replace("BIAS", "True").replace(
             "hidden_size = 5, 2, 2, 12", "hidden_size = 5, 2, 2, 40"
         )
-    ref_model, new_model, inputs = _pair(tmp_path, reference, f"{kind}_grid", True, "grid")
+    ref_model, new_model, inputs = _pair(tmp_path, reference, f"{kind}_grid", True, "grid", tunables)
     with torch.no_grad():
         torch.manual_seed(5)
         expected = ref_model(*inputs)
@@ -165,14 +186,15 @@ def test_the_operator_offers_the_cublas_seed_in_permissive_runs_and_its_own_kern
         "RNN_SEQ_BLOCK_H": 32,
         "RNN_SEQ_BLOCK_K": 64,
         "RNN_SEQ_WARPS": 4,
-        "RNN_GRID_BLOCK_U": 16,
-        "RNN_GRID_BLOCK_K": 64,
+        "RNN_GRID_BLOCK_U": 2,
+        "RNN_GRID_BLOCK_K": 256,
         "RNN_GRID_WARPS": 4,
+        "RNN_GRID_DOT": False,
     }
     assert "torch.addmm(" in seed.source and "own_kernels" not in seed.metadata
     assert own.metadata["own_kernels"] and "_matmul(" in own.source and "torch.addmm(" not in own.source
     assert {"RNN_BLOCK", "MM_BLOCK_M", "MM_FP32_PRECISION"} <= set(own.metadata["params"])
-    assert own.metadata["params"]["RNN_STEPS"] == "persistent"
+    assert own.metadata["params"]["RNN_STEPS"] == "grid"
     assert RecurrentSeedOperator(strict=True).propose(seed_context(spec, platform)) == [own]
     # LSTM and Linear: the twin has both in our kernels
     lstm = KernelSpec(name="lstm", reference_source=LSTM_REFERENCE.replace("BIDIRECTIONAL", "False"))
@@ -237,11 +259,13 @@ for kernel, reverse, bias, blocks in itertools.product(
     types = {n: "constexpr" if n in constants else "*fp32" if n.endswith("_ptr") else "i32" for n in kernel.arg_names}
     indexed = {(kernel.arg_names.index(n),): v for n, v in constants.items()}
     triton.compile(ASTSource(kernel, types, indexed), target=GPUTarget("cuda", 90, 32))
-for kernel, reverse, blocks in itertools.product(
-    [module._ke_lstm_grid_kernel, module._ke_gru_grid_kernel], [False, True], [(16, 64), (32, 128)]
+for kernel, blocks in itertools.product(
+    [module._ke_lstm_grid_kernel, module._ke_gru_grid_kernel], [(16, 64, True), (2, 256, False)]
 ):
     # the grid barrier (atomics, a spin loop) only compiles when GRID_SYNC is on
-    constants = dict(REVERSE=reverse, HAS_B_HH=True, GRID_SYNC=True, BLOCK_B=16, BLOCK_U=blocks[0], BLOCK_K=blocks[1])
+    constants = dict(
+        HAS_B_HH=True, GRID_SYNC=True, USE_DOT=blocks[2], BLOCK_B=16, BLOCK_U=blocks[0], BLOCK_K=blocks[1]
+    )
     types = {
         n: "constexpr" if n in constants else "*i32" if n == "counter_ptr" else "*fp32" if n.endswith("_ptr") else "i32"
         for n in kernel.arg_names
@@ -301,11 +325,23 @@ def test_the_seed_passes_the_harness_on_a_gpu(kind: str) -> None:
     settings = EvalSettings(
         correctness_trials=3, timing_trials=20, warmup_trials=3, measure_compile_baseline=False, strict=False
     )
-    # the twin with its steps in one launch a layer split over programs that meet at a grid barrier a step
-    grid = dataclasses.replace(own, source=own.source.replace(STEPS_PERSISTENT, 'RNN_STEPS = "grid"'))
-    assert grid.source != own.source
+    # the twin (grid: 2 units a program summing products), its tl.dot tiles, its one-program-a-row kernel
+    dot = dataclasses.replace(
+        own,
+        source=_with_tunables(
+            own.source, {"RNN_GRID_BLOCK_U": 16, "RNN_GRID_BLOCK_K": 64, "RNN_GRID_DOT": True}
+        ),
+    )
+    persistent = dataclasses.replace(own, source=own.source.replace(STEPS_GRID, 'RNN_STEPS = "persistent"'))
+    assert persistent.source != own.source
     with LocalEvaluator(platform, settings) as evaluator:
-        for candidate, strict in ((replayed, False), (own, True), (grid, True), (seed, False)):
+        for candidate, strict in (
+            (replayed, False),
+            (own, True),
+            (dot, True),
+            (persistent, True),
+            (seed, False),
+        ):
             request = EvalRequest(
                 candidate, spec, platform.name, dataclasses.replace(settings, strict=strict)
             )

@@ -3,7 +3,7 @@
 Arity 0. The candidate is the reference's Model, renamed ModelNew, with every `nn.LSTM(...)` /
 `nn.GRU(...)` constructed as `_KeLSTM(...)` / `_KeGRU(...)` (recurrent_source.py): the rest of the model
 stays as the reference wrote it, and the GEMMs are cuBLAS calls (permissive runs). Its own-kernels twin
-runs the GEMMs in our Triton GEMM, each layer's steps in one persistent kernel (`RNN_STEPS`), and
+runs the GEMMs in our Triton GEMM, each layer's steps in one launch (`RNN_STEPS = "grid"`), and
 constructs the reference's nn.Linear layers as `_KeLinear(...)` too; where nothing else computes in
 PyTorch (KernelBench's LSTM and GRU problems: recurrent layers and a final Linear), it passes strict mode
 and is offered in strict runs. Compiler seeds cannot cover these problems (Dynamo does not trace RNN
@@ -29,8 +29,8 @@ from kernelevolve.variation.recurrent_source import (
     OWN_RNN_MATMUL,
     RECURRENT_CLASSES,
     RECURRENT_SOURCE,
+    STEPS_GRID,
     STEPS_PER_STEP,
-    STEPS_PERSISTENT,
 )
 from kernelevolve.variation.reference_copy import ReferenceCopySeed, reference_statements, unparse
 
@@ -93,7 +93,5 @@ def recurrent_candidate(reference_source: str, own_kernels: bool = False) -> tup
     source = f'"""The reference with its recurrent layers in {where} (recurrent_seed)."""\n\n{_HEADER}'
     matmul = OWN_RNN_MATMUL + OWN_LINEAR_SOURCE if own_kernels else LIBRARY_RNN_MATMUL
     # the twin runs each layer in one launch (strict runs reject the CUDA graphs that rescue per-step launches)
-    recurrent = (
-        RECURRENT_SOURCE.replace(STEPS_PER_STEP, STEPS_PERSISTENT) if own_kernels else RECURRENT_SOURCE
-    )
+    recurrent = RECURRENT_SOURCE.replace(STEPS_PER_STEP, STEPS_GRID) if own_kernels else RECURRENT_SOURCE
     return source + matmul + recurrent + "\n\n" + unparse(kept) + "\n", substitute.replaced

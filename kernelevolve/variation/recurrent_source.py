@@ -13,14 +13,16 @@ Eval mode only: inter-layer dropout is not applied (as PyTorch does in eval mode
 (host-bound: 3,072 steps in L3/35; permissive seeds are offered as their CUDA-graph replay), "persistent"
 launches one kernel per layer and direction whose programs, one per batch row (rows never depend on each
 other), run every step: the hidden-to-hidden product as a matrix-vector product from W_hh, the gates and
-the state update, h and c alternating between two slots with a barrier between steps. The own-kernels twin
-defaults to it: strict runs reject CUDA graphs, and its per-step launches took 278 ms on L3/35 (eager 35).
-It took 177 ms there (H200): ten programs, each streaming the whole W_hh from L2 every step. "grid"
-splits the hidden units over programs instead (`RNN_GRID_BLOCK_U` of them, all four gates, every batch
-row as one tile), so each program reads only its slice of W_hh and the programs meet at a grid barrier
-(an atomic counter) between steps; it needs every program resident at once, so it runs only where there
-are no more programs than SMs. Triton's interpreter runs programs one after another, so off the GPU it
-launches once a step instead of spinning at a barrier no other program would reach.
+the state update, h and c alternating between two slots with a barrier between steps: 177 ms on L3/35 on
+the H200 (eager 32-54), ten programs each streaming the whole W_hh every step. "grid", the own-kernels
+twin's default (strict runs reject the CUDA graphs that rescue per-step launches), splits the hidden units
+over programs instead (`RNN_GRID_BLOCK_U` of them, every gate and batch row), both directions of a layer
+in one launch, so each program reads only its slice of W_hh and keeps its own c (and its units of h) in
+registers; a direction's programs meet at a grid barrier (an atomic counter) between steps, so every
+program must be resident at once: the units a program double until the programs fit the SMs. Two units a
+program, products summed over the whole K (256) at once, took 19.3 ms on L3/35 and 15.5 on L3/39; 16 a
+program through tl.dot, 62 and 49 (experiments/recurrent_grid). Triton's interpreter runs programs one
+after another, so off the GPU it launches once a step instead of spinning at a barrier.
 
 The GEMMs go through `_ke_rnn_matmul(a, b, out=, bias=)`: cuBLAS in `LIBRARY_RNN_MATMUL` (permissive), our
 Triton GEMM (own_gemm.py) in `OWN_RNN_MATMUL`, whose seeds also take the reference's nn.Linear layers as
@@ -36,6 +38,7 @@ from kernelevolve.variation.elementwise_source import TANH_SOURCE
 RECURRENT_CLASSES = {"LSTM": "_KeLSTM", "GRU": "_KeGRU"}
 STEPS_PER_STEP = 'RNN_STEPS = "per_step"'
 STEPS_PERSISTENT = 'RNN_STEPS = "persistent"'
+STEPS_GRID = 'RNN_STEPS = "grid"'
 LINEAR_CLASS = "_KeLinear"
 
 LIBRARY_RNN_MATMUL = """
@@ -72,9 +75,10 @@ RNN_WARPS = 4  # tune: 2, 4, 8
 RNN_SEQ_BLOCK_H = 32  # tune: 16, 32, 64
 RNN_SEQ_BLOCK_K = 64  # tune: 32, 64, 128
 RNN_SEQ_WARPS = 4  # tune: 2, 4, 8
-RNN_GRID_BLOCK_U = 16  # tune: 16, 32
-RNN_GRID_BLOCK_K = 64  # tune: 32, 64, 128
+RNN_GRID_BLOCK_U = 2  # tune: 2, 4, 8, 16, 32
+RNN_GRID_BLOCK_K = 256  # tune: 32, 64, 128, 256
 RNN_GRID_WARPS = 4  # tune: 2, 4, 8
+RNN_GRID_DOT = False  # tune: True, False
 
 """
     + TANH_SOURCE
@@ -232,10 +236,13 @@ def _ke_grid_barrier(counter_ptr, target):
 
 
 @triton.jit
-def _ke_gate_dot(acc, h, w_ptr, units, umask, ks, kmask, H):
-    # acc (BLOCK_B, BLOCK_U) + h (BLOCK_B, BLOCK_K) @ W[units, ks]^T in fp32 FMAs (TF32 would miss fp32's tolerance)
+def _ke_gate_dot(acc, h, w_ptr, units, umask, ks, kmask, H, USE_DOT: tl.constexpr):
+    # acc (BLOCK_B, BLOCK_U) + h (BLOCK_B, BLOCK_K) @ W[units, ks]^T in fp32 (TF32 would miss fp32's
+    # tolerance): tl.dot needs 16 units at least; a broadcast product summed over K takes any number
     w = tl.load(w_ptr + units[:, None] * H + ks[None, :], mask=umask[:, None] & kmask[None, :], other=0.0)
-    return tl.dot(h, tl.trans(w), acc, input_precision="ieee")
+    if USE_DOT:
+        return tl.dot(h, tl.trans(w), acc, input_precision="ieee")
+    return acc + tl.sum(h[:, None, :] * w[None, :, :], axis=2)
 
 
 @triton.jit
@@ -250,30 +257,38 @@ def _ke_grid_store(ptr, value, rows, units, rmask, umask, row_stride):
 
 
 @triton.jit
-def _ke_grid_step(step, T, B, H, REVERSE: tl.constexpr):
-    # the time index a step reads, and the offsets of the state slot it reads (step % 2) and writes
-    if REVERSE:
-        t = T - 1 - step
-    else:
-        t = step
-    return t, (step % 2) * B * H, ((step + 1) % 2) * B * H
+def _ke_grid_step(step, T, B, H, d):
+    # the time index a step of direction d (1: reversed) reads, and the offsets of the state slot it reads
+    # (step % 2) and writes
+    return step + d * (T - 1 - 2 * step), (step % 2) * B * H, ((step + 1) % 2) * B * H
 
 
 @triton.jit
 def _ke_lstm_grid_kernel(
-    proj_ptr, w_hh_ptr, b_hh_ptr, h_ptr, c_ptr, out_ptr, counter_ptr, out_col, out_t_stride, out_b_stride,
+    proj_ptr, w_hh_ptr, b_hh_ptr, h_ptr, c_ptr, out_ptr, counter_ptr, out_t_stride, out_b_stride,
     T, B, H, step_begin, step_end,
-    REVERSE: tl.constexpr, HAS_B_HH: tl.constexpr, GRID_SYNC: tl.constexpr,
+    HAS_B_HH: tl.constexpr, GRID_SYNC: tl.constexpr, USE_DOT: tl.constexpr,
     BLOCK_B: tl.constexpr, BLOCK_U: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
-    # program p owns hidden units [p BLOCK_U, (p + 1) BLOCK_U) of every batch row, all four gates (i, f, g,
-    # o): each step reads every row's whole h, so programs meet at a grid barrier between steps
+    # program (p, d) owns hidden units [p BLOCK_U, (p + 1) BLOCK_U) of direction d (1: reversed), every
+    # batch row, all four gates (i, f, g, o): each step reads every row's whole h, so a direction's programs
+    # meet at a grid barrier between steps; the directions' inputs, weights, states and counters are stacked
+    d = tl.program_id(1)
+    proj_ptr += d * T * B * 4 * H
+    w_hh_ptr += d * 4 * H * H
+    b_hh_ptr += d * 4 * H
+    h_ptr += d * 2 * B * H
+    c_ptr += d * 2 * B * H
+    out_ptr += d * H
+    counter_ptr += d
     units = tl.program_id(0) * BLOCK_U + tl.arange(0, BLOCK_U)
     umask = units < H
     rows = tl.arange(0, BLOCK_B)
     rmask = rows < B
+    # c is this program's alone: it stays in registers, read from its slot before the steps, written after
+    c = _ke_grid_tile(c_ptr + (step_begin % 2) * B * H, rows, units, rmask, umask, H)
     for step in range(step_begin, step_end):
-        t, src, dst = _ke_grid_step(step, T, B, H, REVERSE)
+        t, src, dst = _ke_grid_step(step, T, B, H, d)
         proj = proj_ptr + t * B * 4 * H
         acc_i = _ke_grid_tile(proj, rows, units, rmask, umask, 4 * H)
         acc_f = _ke_grid_tile(proj + H, rows, units, rmask, umask, 4 * H)
@@ -292,34 +307,43 @@ def _ke_lstm_grid_kernel(
                 h_ptr + src + rows[:, None] * H + ks[None, :], mask=rmask[:, None] & kmask[None, :], other=0.0,
                 cache_modifier=".cg",
             )
-            acc_i = _ke_gate_dot(acc_i, h, w_hh_ptr, units, umask, ks, kmask, H)
-            acc_f = _ke_gate_dot(acc_f, h, w_hh_ptr + H * H, units, umask, ks, kmask, H)
-            acc_g = _ke_gate_dot(acc_g, h, w_hh_ptr + 2 * H * H, units, umask, ks, kmask, H)
-            acc_o = _ke_gate_dot(acc_o, h, w_hh_ptr + 3 * H * H, units, umask, ks, kmask, H)
-        c = tl.sigmoid(acc_f) * _ke_grid_tile(c_ptr + src, rows, units, rmask, umask, H) + tl.sigmoid(acc_i) * _ke_tanh(acc_g)
+            acc_i = _ke_gate_dot(acc_i, h, w_hh_ptr, units, umask, ks, kmask, H, USE_DOT)
+            acc_f = _ke_gate_dot(acc_f, h, w_hh_ptr + H * H, units, umask, ks, kmask, H, USE_DOT)
+            acc_g = _ke_gate_dot(acc_g, h, w_hh_ptr + 2 * H * H, units, umask, ks, kmask, H, USE_DOT)
+            acc_o = _ke_gate_dot(acc_o, h, w_hh_ptr + 3 * H * H, units, umask, ks, kmask, H, USE_DOT)
+        c = tl.sigmoid(acc_f) * c + tl.sigmoid(acc_i) * _ke_tanh(acc_g)
         h_new = tl.sigmoid(acc_o) * _ke_tanh(c)
-        _ke_grid_store(c_ptr + dst, c, rows, units, rmask, umask, H)
         _ke_grid_store(h_ptr + dst, h_new, rows, units, rmask, umask, H)
-        _ke_grid_store(out_ptr + t * out_t_stride + out_col, h_new, rows, units, rmask, umask, out_b_stride)
+        _ke_grid_store(out_ptr + t * out_t_stride, h_new, rows, units, rmask, umask, out_b_stride)
         if GRID_SYNC:
             _ke_grid_barrier(counter_ptr, (step - step_begin + 1) * tl.num_programs(0))
+    _ke_grid_store(c_ptr + (step_end % 2) * B * H, c, rows, units, rmask, umask, H)
 
 
 @triton.jit
 def _ke_gru_grid_kernel(
-    proj_ptr, w_hh_ptr, b_hh_ptr, h_ptr, out_ptr, counter_ptr, out_col, out_t_stride, out_b_stride,
+    proj_ptr, w_hh_ptr, b_hh_ptr, h_ptr, out_ptr, counter_ptr, out_t_stride, out_b_stride,
     T, B, H, step_begin, step_end,
-    REVERSE: tl.constexpr, HAS_B_HH: tl.constexpr, GRID_SYNC: tl.constexpr,
+    HAS_B_HH: tl.constexpr, GRID_SYNC: tl.constexpr, USE_DOT: tl.constexpr,
     BLOCK_B: tl.constexpr, BLOCK_U: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
-    # program p owns hidden units [p BLOCK_U, (p + 1) BLOCK_U) of every batch row, gates r, z, n; a grid
-    # barrier between steps (as the LSTM's)
+    # program (p, d) owns hidden units [p BLOCK_U, (p + 1) BLOCK_U) of direction d, every batch row, gates
+    # r, z, n; a grid barrier a direction between steps (as the LSTM's)
+    d = tl.program_id(1)
+    proj_ptr += d * T * B * 3 * H
+    w_hh_ptr += d * 3 * H * H
+    b_hh_ptr += d * 3 * H
+    h_ptr += d * 2 * B * H
+    out_ptr += d * H
+    counter_ptr += d
     units = tl.program_id(0) * BLOCK_U + tl.arange(0, BLOCK_U)
     umask = units < H
     rows = tl.arange(0, BLOCK_B)
     rmask = rows < B
+    # this program's units of h, kept in registers from step to step (the others' read from memory)
+    h_prev = _ke_grid_tile(h_ptr + (step_begin % 2) * B * H, rows, units, rmask, umask, H)
     for step in range(step_begin, step_end):
-        t, src, dst = _ke_grid_step(step, T, B, H, REVERSE)
+        t, src, dst = _ke_grid_step(step, T, B, H, d)
         proj = proj_ptr + t * B * 3 * H
         acc_r = _ke_grid_tile(proj, rows, units, rmask, umask, 3 * H)
         acc_z = _ke_grid_tile(proj + H, rows, units, rmask, umask, 3 * H)
@@ -335,16 +359,15 @@ def _ke_gru_grid_kernel(
                 h_ptr + src + rows[:, None] * H + ks[None, :], mask=rmask[:, None] & kmask[None, :], other=0.0,
                 cache_modifier=".cg",
             )
-            acc_r = _ke_gate_dot(acc_r, h, w_hh_ptr, units, umask, ks, kmask, H)
-            acc_z = _ke_gate_dot(acc_z, h, w_hh_ptr + H * H, units, umask, ks, kmask, H)
-            hh_n = _ke_gate_dot(hh_n, h, w_hh_ptr + 2 * H * H, units, umask, ks, kmask, H)
+            acc_r = _ke_gate_dot(acc_r, h, w_hh_ptr, units, umask, ks, kmask, H, USE_DOT)
+            acc_z = _ke_gate_dot(acc_z, h, w_hh_ptr + H * H, units, umask, ks, kmask, H, USE_DOT)
+            hh_n = _ke_gate_dot(hh_n, h, w_hh_ptr + 2 * H * H, units, umask, ks, kmask, H, USE_DOT)
         r = tl.sigmoid(acc_r)
         z = tl.sigmoid(acc_z)
         new = _ke_tanh(_ke_grid_tile(proj + 2 * H, rows, units, rmask, umask, 3 * H) + r * hh_n)
-        h_prev = _ke_grid_tile(h_ptr + src, rows, units, rmask, umask, H)
-        h_new = (1.0 - z) * new + z * h_prev
-        _ke_grid_store(h_ptr + dst, h_new, rows, units, rmask, umask, H)
-        _ke_grid_store(out_ptr + t * out_t_stride + out_col, h_new, rows, units, rmask, umask, out_b_stride)
+        h_prev = (1.0 - z) * new + z * h_prev
+        _ke_grid_store(h_ptr + dst, h_prev, rows, units, rmask, umask, H)
+        _ke_grid_store(out_ptr + t * out_t_stride, h_prev, rows, units, rmask, umask, out_b_stride)
         if GRID_SYNC:
             _ke_grid_barrier(counter_ptr, (step - step_begin + 1) * tl.num_programs(0))
 
@@ -394,8 +417,13 @@ class _KeRecurrent(nn.Module):
         layer_input = x
         h_n = torch.empty((self.num_layers * self.directions, batch, H), device=x.device, dtype=x.dtype)
         c_n = torch.empty_like(h_n) if c0 is not None else None
+        units = self._grid_units(batch, x.device) if RNN_STEPS == "grid" else 0
         for layer in range(self.num_layers):
             out = torch.empty((steps, batch, self.directions * H), device=x.device, dtype=x.dtype)
+            if units:
+                self._grid_layer(layer, layer_input, h0, c0, out, h_n, c_n, units)
+                layer_input = out
+                continue
             for direction in range(self.directions):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
                 flat = layer_input.reshape(steps * batch, layer_input.shape[2])
@@ -439,45 +467,66 @@ class _KeRecurrent(nn.Module):
         where = (out, direction * H, out.stride(0), out.stride(1), steps, batch, H)
         w_hh = w_hh.contiguous()
         bias = w_hh if b_hh is None else b_hh
-        c = None
         if c0 is not None:
             c = torch.empty_like(h)
             c[0].copy_(c0[index])
-        states = (h,) if c is None else (h, c)
-        if RNN_STEPS == "grid" and self._grid_fits(batch, out.device):
-            self._grid(projected, w_hh, bias, states, where, direction == 1, b_hh is not None)
-        elif c is not None:
             _ke_lstm_sequence_kernel[(batch,)](projected, w_hh, bias, h, c, *where, **common, num_warps=RNN_SEQ_WARPS)
+            c_n[index].copy_(c[steps % 2])
         else:
             _ke_gru_sequence_kernel[(batch,)](projected, w_hh, bias, h, *where, **common, num_warps=RNN_SEQ_WARPS)
-        if c is not None:
-            c_n[index].copy_(c[steps % 2])
         h_n[index].copy_(h[steps % 2])
 
-    def _grid_fits(self, batch, device):
-        # the grid barrier needs every program resident at once (one per SM at most), and a batch whose
-        # rows fit one tile; otherwise the one-program-a-row kernel runs
-        programs = triton.cdiv(self.hidden_size, RNN_GRID_BLOCK_U)
+    def _grid_units(self, batch, device):
+        # the grid barrier needs every program resident at once (one per SM at most, both directions'
+        # together): RNN_GRID_BLOCK_U units a program, doubled until they fit; 0 (the one-program-a-row
+        # kernel) for a batch over one tile
         if batch > 128:
-            return False
-        return device.type != "cuda" or programs <= torch.cuda.get_device_properties(device).multi_processor_count
+            return 0
+        units = RNN_GRID_BLOCK_U
+        if device.type == "cuda":
+            sms = torch.cuda.get_device_properties(device).multi_processor_count
+            while triton.cdiv(self.hidden_size, units) * self.directions > sms:
+                units *= 2
+        return units
 
-    def _grid(self, projected, w_hh, bias, states, where, reverse, has_b_hh):
-        # programs split the hidden units; on a GPU one launch runs every step with a grid barrier between
-        # them, elsewhere (Triton's interpreter runs programs one after another) a launch a step
-        out, steps = where[0], where[4]
-        kernel = _ke_lstm_grid_kernel if len(states) == 2 else _ke_gru_grid_kernel
+    def _grid_layer(self, layer, layer_input, h0, c0, out, h_n, c_n, units):
+        # one launch runs every step of both directions: programs split each direction's hidden units and
+        # meet at its grid barrier between steps; the directions' projections, W_hh, b_hh and states are
+        # stacked so a program finds its own by its direction's index
+        steps, batch, H, dirs = layer_input.shape[0], layer_input.shape[1], self.hidden_size, self.directions
+        size, first, like = self.GATES * H, layer * dirs, dict(device=out.device, dtype=out.dtype)
+        flat = layer_input.reshape(steps * batch, layer_input.shape[2])
+        projected = torch.empty((dirs, steps * batch, size), **like)
+        w_hh = torch.empty((dirs, size, H), **like)
+        b_hh = torch.empty((dirs, size), **like) if self.bias else w_hh
+        for direction in range(dirs):
+            w_ih, w_hh_d, b_ih, b_hh_d = self._weights(layer, direction)
+            _ke_rnn_matmul(flat, w_ih.t(), out=projected[direction], bias=b_ih)
+            w_hh[direction].copy_(w_hh_d)
+            if self.bias:
+                b_hh[direction].copy_(b_hh_d)
+        h = torch.empty((dirs, 2, batch, H), **like)
+        h[:, 0].copy_(h0[first : first + dirs])
+        states = (h,)
+        if c0 is not None:
+            c = torch.empty_like(h)
+            c[:, 0].copy_(c0[first : first + dirs])
+            states = (h, c)
+        kernel = _ke_lstm_grid_kernel if c0 is not None else _ke_gru_grid_kernel
+        # Triton's interpreter runs programs one after another: off the GPU a launch a step, no barrier
         on_gpu = out.device.type == "cuda"
-        counter = torch.zeros(1, device=out.device, dtype=torch.int32)
-        grid = (triton.cdiv(self.hidden_size, RNN_GRID_BLOCK_U),)
-        blocks = dict(
-            BLOCK_B=max(16, triton.next_power_of_2(projected.shape[1])), BLOCK_U=RNN_GRID_BLOCK_U, BLOCK_K=RNN_GRID_BLOCK_K
-        )
+        counter = torch.zeros(dirs, device=out.device, dtype=torch.int32)
+        use_dot = RNN_GRID_DOT and units >= 16
+        rows = triton.next_power_of_2(batch)
+        blocks = dict(USE_DOT=use_dot, BLOCK_B=max(16, rows) if use_dot else rows, BLOCK_U=units, BLOCK_K=RNN_GRID_BLOCK_K)
         for begin, end in [(0, steps)] if on_gpu else [(step, step + 1) for step in range(steps)]:
-            kernel[grid](
-                projected, w_hh, bias, *states, out, counter, *where[1:], begin, end,
-                REVERSE=reverse, HAS_B_HH=has_b_hh, GRID_SYNC=on_gpu, **blocks, num_warps=RNN_GRID_WARPS,
+            kernel[(triton.cdiv(H, units), dirs)](
+                projected, w_hh, b_hh, *states, out, counter, out.stride(0), out.stride(1), steps, batch, H,
+                begin, end, HAS_B_HH=bool(self.bias), GRID_SYNC=on_gpu, **blocks, num_warps=RNN_GRID_WARPS,
             )
+        h_n[first : first + dirs].copy_(h[:, steps % 2])
+        if c0 is not None:
+            c_n[first : first + dirs].copy_(c[:, steps % 2])
 
     def _sequence(self, x):
         return x.transpose(0, 1).contiguous() if self.batch_first else x.contiguous()

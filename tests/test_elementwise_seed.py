@@ -359,10 +359,18 @@ def test_the_stateful_rnn_matches_over_calls(interpreter: None, tmp_path: Path) 
 def test_the_operator_offers_a_seed_in_permissive_runs_where_library_work_remains() -> None:
     platform = load_platform("cpu")
     spec = KernelSpec(name="rnn", reference_source=STATEFUL_RNN_REFERENCE)
-    (seed,) = ElementwiseSeedOperator().propose(seed_context(spec, platform))
+    seed, own = ElementwiseSeedOperator().propose(seed_context(spec, platform))
     assert seed.metadata["elementwise"] == ["tanh"]
     assert seed.metadata["params"] == {"ELEMENTWISE_BLOCK": 1024, "ELEMENTWISE_WARPS": 4}
-    assert ElementwiseSeedOperator(strict=True).propose(seed_context(spec, platform)) == []
+    # its twin: the Linear layers ours, torch.cat as copies; the only seed of a strict run
+    assert own.metadata["own_kernels"] and own.metadata["elementwise"] == ["Linear", "cat", "tanh"]
+    assert own.metadata["params"]["MM_FP32_PRECISION"] == "ieee"  # the interpreter takes no bf16x3 dot
+    assert ElementwiseSeedOperator(strict=True).propose(seed_context(spec, platform)) == [own]
+    _, on_gpu = ElementwiseSeedOperator().propose(seed_context(spec, load_platform("h200")))
+    assert on_gpu.metadata["params"]["MM_FP32_PRECISION"] == "bf16x3"
+    # a model whose library work is not a Linear layer has no twin
+    gemm = KernelSpec(name="gemm", reference_source=GEMM_SUM_REFERENCE.replace("BATCH", "64"))
+    assert ElementwiseSeedOperator(strict=True).propose(seed_context(gemm, platform)) == []
     # all elementwise (KernelBench's L1/19): templates and compiler seeds fuse it, this seed would not
     relu_only = STATEFUL_RNN_REFERENCE.replace("nn.Linear", "nn.Identity")
     assert (
@@ -414,16 +422,60 @@ def test_a_seed_the_static_checks_would_reject_is_not_proposed(caplog: pytest.Lo
     [("gemm_sum", GEMM_SUM_REFERENCE.replace("BATCH", "64")), ("stateful_rnn", STATEFUL_RNN_REFERENCE)],
 )
 def test_the_seeds_pass_the_harness(interpreter: None, name: str, reference: str) -> None:
-    """The two problems no other seed covers: L2/14's tolerance, L3/33's state kept between calls."""
+    """The two problems no other seed covers: L2/14's tolerance, L3/33's state kept between calls; L3/33's
+    own-kernels twin in a strict run."""
     from kernelevolve.eval.local import LocalEvaluator
 
     platform = load_platform("cpu")
     spec = KernelSpec(name=name, reference_source=reference, atol=1e-4, rtol=1e-4)
-    (seed,) = ElementwiseSeedOperator().propose(seed_context(spec, platform))
+    seed, *own = ElementwiseSeedOperator().propose(seed_context(spec, platform))
+    assert len(own) == (name == "stateful_rnn")
     settings = EvalSettings(correctness_trials=3, timing_trials=2, warmup_trials=1, strict=False)
     with LocalEvaluator(platform, settings) as evaluator:
-        report = evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
-    assert report.status is Status.OK, report.feedback
+        for candidate, strict in [(seed, False), *((twin, True) for twin in own)]:
+            request = EvalRequest(candidate, spec, platform.name, replace(settings, strict=strict))
+            report = evaluator.submit(request).result()
+            assert report.status is Status.OK, report.feedback
+
+
+def test_the_own_kernels_twin_matches_over_calls_and_concatenates_as_torch_does(
+    interpreter: None, tmp_path: Path
+) -> None:
+    """L3/33 in small with its Linear layers in our GEMM (exact fp32 in the interpreter) and torch.cat as
+    copies."""
+    source, replaced = elementwise_candidate(STATEFUL_RNN_REFERENCE, own_kernels=True, interpreter=True)
+    assert sorted(replaced) == ["Linear", "Linear", "cat", "tanh"]
+    assert not check_source(source, "triton", True)  # strict: no PyTorch compute on the call path
+    ref, new = load_source(STATEFUL_RNN_REFERENCE, tmp_path, "ref_own"), load_source(source, tmp_path, "own")
+    torch.manual_seed(0)
+    ref_model = ref.Model(*ref.get_init_inputs())
+    torch.manual_seed(0)
+    new_model = new.ModelNew(*ref.get_init_inputs())
+    torch.manual_seed(1)
+    inputs = ref.get_inputs()
+    with torch.no_grad():
+        for call in range(3):  # with and without the initial state: the kept state must follow
+            args = inputs if call != 1 else inputs[:1]
+            torch.testing.assert_close(new_model(*args), ref_model(*args), atol=1e-4, rtol=1e-4)
+    parts = (torch.randn(2, 3, 4), torch.randn(2, 5, 4).double(), torch.randn(2, 1, 4))
+    for dim in (1, -2):
+        got = new._ke_cat(parts, dim=dim)
+        assert got.dtype == torch.float64 and torch.equal(got, torch.cat(parts, dim=dim))
+    assert torch.equal(new._ke_cat([parts[0], parts[0]]), torch.cat([parts[0], parts[0]]))
+    with pytest.raises(TypeError, match="strict"):  # no PyTorch fallback for a tensor ours do not take
+        new._ke_activation(torch.ones(3, dtype=torch.float64), "tanh")
+    with pytest.raises(TypeError, match="strict"):
+        new._ke_arithmetic(torch.ones(3, dtype=torch.int64), 2, "mul")
+
+
+def test_no_twin_where_a_tensor_division_or_no_linear_layer_stays_pytorchs() -> None:
+    divided = STATEFUL_RNN_REFERENCE.replace(
+        "return self.h2o(self.hidden)", "return self.h2o(self.hidden) / x.sum()"
+    )
+    assert elementwise_candidate(divided)[0]  # the seed itself keeps the division as PyTorch's
+    assert elementwise_candidate(divided, own_kernels=True) == ("", [])
+    no_linear = STATEFUL_RNN_REFERENCE.replace("nn.Linear(", "nn.Bilinear(")
+    assert elementwise_candidate(no_linear, own_kernels=True) == ("", [])
 
 
 # KernelBench's Mamba2 (L3/48, L3/49) in small: the seq_length is two blocks, so the inter-chunk
@@ -463,7 +515,7 @@ def test_a_copied_constant_follows_the_shape_in_the_harness(interpreter: None) -
         ShapeCase("large", {"batch_size": 6}),
     )
     spec = KernelSpec(name="rnn_shapes", reference_source=STATEFUL_RNN_REFERENCE, shapes=shapes)
-    (seed,) = ElementwiseSeedOperator().propose(seed_context(spec, platform))
+    seed, _ = ElementwiseSeedOperator().propose(seed_context(spec, platform))  # the seed and its twin
     settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=False)
     with LocalEvaluator(platform, settings) as evaluator:
         report = evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()

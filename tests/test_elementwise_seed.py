@@ -539,6 +539,27 @@ def test_the_gemm_sum_seed_is_exact_at_kernelbench_size_on_a_gpu(tmp_path: Path)
 
 @pytest.mark.gpu
 @needs_cuda
+@needs_kernelbench
+def test_the_own_kernels_twin_of_l3_33_passes_strict_at_kernelbench_size_on_a_gpu() -> None:
+    """L3/33 (K = 32768 into the hidden layer) with its GEMMs on 3xBF16 tensor cores, through the harness
+    at fp32's 1e-4 in a strict run, and the seed beside it."""
+    from kernelevolve.eval.local import LocalEvaluator
+    from tests.gpu import gpu_platform_name
+
+    platform = load_platform(gpu_platform_name())
+    spec = problem_to_spec(load_problem(KERNELBENCH, 3, 33))
+    seed, own = ElementwiseSeedOperator().propose(seed_context(spec, platform))
+    assert own.metadata["params"]["MM_FP32_PRECISION"] == "bf16x3"
+    settings = EvalSettings(correctness_trials=3, timing_trials=10, warmup_trials=2, strict=False)
+    with LocalEvaluator(platform, settings) as evaluator:
+        for candidate, strict in ((own, True), (seed, False)):
+            request = EvalRequest(candidate, spec, platform.name, replace(settings, strict=strict))
+            report = evaluator.submit(request).result()
+            assert report.status is Status.OK, f"strict {strict}: {report.feedback}"
+
+
+@pytest.mark.gpu
+@needs_cuda
 def test_tensor_arithmetic_is_exact_at_mamba_size_on_a_gpu(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -271,7 +271,10 @@ for kernel, blocks in itertools.product(
         for n in kernel.arg_names
     }
     indexed = {(kernel.arg_names.index(n),): v for n, v in constants.items()}
-    compiled = triton.compile(ASTSource(kernel, types, indexed), target=GPUTarget("cuda", 90, 32))
+    compiled = triton.compile(
+        ASTSource(kernel, types, indexed), target=GPUTarget("cuda", 90, 32), options={"launch_cooperative_grid": True}
+    )
+    assert compiled.metadata.launch_cooperative_grid  # launched so, the driver co-schedules every program
     ptx = compiled.asm["ptx"]
     # one thread a program counts itself with a release-add and spins on acquire loads (Triton lowers
     # atomic_add(0) with sem="acquire" to one)

@@ -19,7 +19,8 @@ twin's default (strict runs reject the CUDA graphs that rescue per-step launches
 over programs instead (`RNN_GRID_BLOCK_U` of them, every gate and batch row), both directions of a layer
 in one launch, so each program reads only its slice of W_hh and keeps its own c (and its units of h) in
 registers; a direction's programs meet at a grid barrier (an atomic counter) between steps, so every
-program must be resident at once: the units a program double until the programs fit the SMs. Two units a
+program must be resident at once: the units a program double until the programs fit the SMs, and the
+launch is cooperative (the driver fails it rather than start fewer programs than the barrier waits for). Two units a
 program, products summed over the whole K (256) at once, took 19.3 ms on L3/35 and 15.5 on L3/39; 16 a
 program through tl.dot, 62 and 49 (experiments/recurrent_grid). Triton's interpreter runs programs one
 after another, so off the GPU it launches once a step instead of spinning at a barrier.
@@ -519,10 +520,13 @@ class _KeRecurrent(nn.Module):
         use_dot = RNN_GRID_DOT and units >= 16
         rows = triton.next_power_of_2(batch)
         blocks = dict(USE_DOT=use_dot, BLOCK_B=max(16, rows) if use_dot else rows, BLOCK_U=units, BLOCK_K=RNN_GRID_BLOCK_K)
+        # a cooperative launch: the driver starts every program at once or fails the launch (too many for
+        # the SMs this process may use, as under MPS), so the barrier can never wait on a program not running
+        launch = dict(launch_cooperative_grid=True) if on_gpu else {}
         for begin, end in [(0, steps)] if on_gpu else [(step, step + 1) for step in range(steps)]:
             kernel[(triton.cdiv(H, units), dirs)](
                 projected, w_hh, b_hh, *states, out, counter, out.stride(0), out.stride(1), steps, batch, H,
-                begin, end, HAS_B_HH=bool(self.bias), GRID_SYNC=on_gpu, **blocks, num_warps=RNN_GRID_WARPS,
+                begin, end, HAS_B_HH=bool(self.bias), GRID_SYNC=on_gpu, **blocks, num_warps=RNN_GRID_WARPS, **launch,
             )
         h_n[first : first + dirs].copy_(h[:, steps % 2])
         if c0 is not None:

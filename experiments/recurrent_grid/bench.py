@@ -10,18 +10,17 @@ keeps what it measured.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import re
 import sys
 import tempfile
 import time
 from pathlib import Path
-from types import ModuleType
 
 import torch
 
 from kernelevolve.variation.recurrent_seed import recurrent_candidate
+from tests.source_module import load_source  # run from the repository's root (PYTHONPATH=.)
 
 # BLOCK_U, BLOCK_K, warps, tl.dot (else broadcast products summed over K; any BLOCK_U)
 GRID_TILES = [
@@ -37,16 +36,6 @@ GRID_TILES = [
     (8, 128, 8, False),
     (8, 256, 8, False),
 ]
-
-
-def _load(source: str, directory: Path, name: str) -> ModuleType:
-    path = directory / f"{name}.py"  # Triton reads a kernel's source from its file
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _with_params(source: str, params: dict[str, object]) -> str:
@@ -93,7 +82,7 @@ def bench_problem(
     persistent: bool,
     tiles: list[tuple[int, int, int, bool]],
 ) -> None:
-    reference = _load(code, directory, f"{name}_ref")
+    reference = load_source(code, directory, f"{name}_ref")
     twin_source, _ = recurrent_candidate(code, own_kernels=True)
     torch.manual_seed(0)
     ref_model = reference.Model(*reference.get_init_inputs()).cuda().eval()
@@ -124,7 +113,7 @@ def bench_problem(
     for index, (label, params) in enumerate(variants):
         row: dict[str, object] = dict(problem=name, variant=label)
         try:
-            module = _load(_with_params(twin_source, params), directory, f"{name}_v{index}")
+            module = load_source(_with_params(twin_source, params), directory, f"{name}_v{index}")
             torch.manual_seed(0)
             model = module.ModelNew(*reference.get_init_inputs()).cuda().eval()
             started = time.perf_counter()

@@ -265,6 +265,24 @@ def _ke_grid_step(step, T, B, H, d):
 
 
 @triton.jit
+def _ke_grid_lanes(H, B, BLOCK_U: tl.constexpr, BLOCK_B: tl.constexpr):
+    # this program's hidden units and the batch rows (every one), with their masks
+    units = tl.program_id(0) * BLOCK_U + tl.arange(0, BLOCK_U)
+    rows = tl.arange(0, BLOCK_B)
+    return units, units < H, rows, rows < B
+
+
+@triton.jit
+def _ke_grid_h(h_ptr, rows, rmask, k0, H, BLOCK_K: tl.constexpr):
+    # a (BLOCK_B, BLOCK_K) chunk of every row's h, read past L1 (other programs wrote it last step), with
+    # its K offsets and mask
+    ks = k0 + tl.arange(0, BLOCK_K)
+    kmask = ks < H
+    h = tl.load(h_ptr + rows[:, None] * H + ks[None, :], mask=rmask[:, None] & kmask[None, :], other=0.0, cache_modifier=".cg")
+    return h, ks, kmask
+
+
+@triton.jit
 def _ke_lstm_grid_kernel(
     proj_ptr, w_hh_ptr, b_hh_ptr, h_ptr, c_ptr, out_ptr, counter_ptr, out_t_stride, out_b_stride,
     T, B, H, step_begin, step_end,
@@ -282,10 +300,7 @@ def _ke_lstm_grid_kernel(
     c_ptr += d * 2 * B * H
     out_ptr += d * H
     counter_ptr += d
-    units = tl.program_id(0) * BLOCK_U + tl.arange(0, BLOCK_U)
-    umask = units < H
-    rows = tl.arange(0, BLOCK_B)
-    rmask = rows < B
+    units, umask, rows, rmask = _ke_grid_lanes(H, B, BLOCK_U, BLOCK_B)
     # c is this program's alone: it stays in registers, read from its slot before the steps, written after
     c = _ke_grid_tile(c_ptr + (step_begin % 2) * B * H, rows, units, rmask, umask, H)
     for step in range(step_begin, step_end):
@@ -301,13 +316,7 @@ def _ke_lstm_grid_kernel(
             acc_g += tl.load(b_hh_ptr + 2 * H + units, mask=umask, other=0.0)[None, :]
             acc_o += tl.load(b_hh_ptr + 3 * H + units, mask=umask, other=0.0)[None, :]
         for k0 in range(0, H, BLOCK_K):
-            ks = k0 + tl.arange(0, BLOCK_K)
-            kmask = ks < H
-            # read past L1: other programs wrote this h last step
-            h = tl.load(
-                h_ptr + src + rows[:, None] * H + ks[None, :], mask=rmask[:, None] & kmask[None, :], other=0.0,
-                cache_modifier=".cg",
-            )
+            h, ks, kmask = _ke_grid_h(h_ptr + src, rows, rmask, k0, H, BLOCK_K)
             acc_i = _ke_gate_dot(acc_i, h, w_hh_ptr, units, umask, ks, kmask, H, USE_DOT)
             acc_f = _ke_gate_dot(acc_f, h, w_hh_ptr + H * H, units, umask, ks, kmask, H, USE_DOT)
             acc_g = _ke_gate_dot(acc_g, h, w_hh_ptr + 2 * H * H, units, umask, ks, kmask, H, USE_DOT)
@@ -337,10 +346,7 @@ def _ke_gru_grid_kernel(
     h_ptr += d * 2 * B * H
     out_ptr += d * H
     counter_ptr += d
-    units = tl.program_id(0) * BLOCK_U + tl.arange(0, BLOCK_U)
-    umask = units < H
-    rows = tl.arange(0, BLOCK_B)
-    rmask = rows < B
+    units, umask, rows, rmask = _ke_grid_lanes(H, B, BLOCK_U, BLOCK_B)
     # this program's units of h, kept in registers from step to step (the others' read from memory)
     h_prev = _ke_grid_tile(h_ptr + (step_begin % 2) * B * H, rows, units, rmask, umask, H)
     for step in range(step_begin, step_end):
@@ -354,12 +360,7 @@ def _ke_gru_grid_kernel(
             acc_z += tl.load(b_hh_ptr + H + units, mask=umask, other=0.0)[None, :]
             hh_n += tl.load(b_hh_ptr + 2 * H + units, mask=umask, other=0.0)[None, :]
         for k0 in range(0, H, BLOCK_K):
-            ks = k0 + tl.arange(0, BLOCK_K)
-            kmask = ks < H
-            h = tl.load(
-                h_ptr + src + rows[:, None] * H + ks[None, :], mask=rmask[:, None] & kmask[None, :], other=0.0,
-                cache_modifier=".cg",
-            )
+            h, ks, kmask = _ke_grid_h(h_ptr + src, rows, rmask, k0, H, BLOCK_K)
             acc_r = _ke_gate_dot(acc_r, h, w_hh_ptr, units, umask, ks, kmask, H, USE_DOT)
             acc_z = _ke_gate_dot(acc_z, h, w_hh_ptr + H * H, units, umask, ks, kmask, H, USE_DOT)
             hh_n = _ke_gate_dot(hh_n, h, w_hh_ptr + 2 * H * H, units, umask, ks, kmask, H, USE_DOT)

@@ -46,6 +46,18 @@ def _with_params(source: str, params: dict[str, object]) -> str:
     return source
 
 
+class _WithoutBarrier:
+    """A grid kernel launched with GRID_SYNC off: programs no longer wait for each other, so the output is
+    wrong, and the time saved is what the barrier costs (a diagnostic row, never a candidate)."""
+
+    def __init__(self, kernel: object) -> None:
+        self.kernel = kernel
+
+    def __getitem__(self, grid: tuple[int, ...]) -> object:
+        launch = self.kernel[grid]  # type: ignore[index]
+        return lambda *args, **kwargs: launch(*args, **{**kwargs, "GRID_SYNC": False})
+
+
 def _time_ms(model: torch.nn.Module, inputs: list[torch.Tensor], warmup: int, trials: int) -> float:
     with torch.no_grad():
         for _ in range(warmup):
@@ -81,6 +93,7 @@ def bench_problem(
     out: Path,
     persistent: bool,
     tiles: list[tuple[int, int, int, bool]],
+    without_barrier: bool = False,
 ) -> None:
     reference = load_source(code, directory, f"{name}_ref")
     twin_source, _ = recurrent_candidate(code, own_kernels=True)
@@ -110,10 +123,17 @@ def bench_problem(
         )
         for u, k, w, dot in tiles
     ]
+    if without_barrier:
+        variants += [
+            (f"{label} without barrier (diagnostic)", params) for label, params in variants if "grid" in label
+        ]
     for index, (label, params) in enumerate(variants):
         row: dict[str, object] = dict(problem=name, variant=label)
         try:
             module = load_source(_with_params(twin_source, params), directory, f"{name}_v{index}")
+            if "without barrier" in label:
+                for kernel in ("_ke_lstm_grid_kernel", "_ke_gru_grid_kernel"):
+                    setattr(module, kernel, _WithoutBarrier(getattr(module, kernel)))
             torch.manual_seed(0)
             model = module.ModelNew(*reference.get_init_inputs()).cuda().eval()
             started = time.perf_counter()
@@ -151,6 +171,11 @@ def main() -> int:
     parser.add_argument("--ids", type=int, nargs="*", default=list(range(35, 43)))
     parser.add_argument("--persistent", action="store_true", help="also the one-program-a-row kernel")
     parser.add_argument("--tiles", nargs="*", help="grid tiles as U:K:WARPS:dot|sum (default: GRID_TILES)")
+    parser.add_argument(
+        "--without-barrier",
+        action="store_true",
+        help="also each grid tile with its barrier off (timing only)",
+    )
     args = parser.parse_args()
     tiles = GRID_TILES
     if args.tiles:
@@ -164,7 +189,15 @@ def main() -> int:
     print(f"{torch.cuda.get_device_name()}  torch {torch.__version__}", flush=True)
     for problem_id in args.ids:
         problem = chosen[problem_id]
-        bench_problem(problem["code"], f"L3_{problem['name']}", modules, args.out, args.persistent, tiles)
+        bench_problem(
+            problem["code"],
+            f"L3_{problem['name']}",
+            modules,
+            args.out,
+            args.persistent,
+            tiles,
+            args.without_barrier,
+        )
     return 0
 
 

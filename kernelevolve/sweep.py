@@ -12,7 +12,7 @@ writes results/L<level>_<id>.json and a line in results.jsonl; a problem with a 
 on the next call, and a run that was cut off resumes from its graph checkpoint. With a time limit
 no problem starts unless the elapsed time plus one problem's estimate fits: budget + allowance, or the
 median wall time of the level's finished problems where that is longer (level 3's seeding and
-baselines take minutes).
+baselines take minutes), or, for a re-run, the problem's own last wall time where that is longer still.
 `--retry-failed` runs failed runs again; `--rerun-before TIME` runs again results older than TIME
 (after a fix), each once, while results.jsonl keeps the older records. `--isolate` runs each problem's
 search in a process of its own (`sweep_run.run_problem_isolated`).
@@ -192,12 +192,15 @@ class Sweep:
                     elapsed = time.monotonic() - start
                     limit = self.options.time_limit_s
                     estimate = self._estimate_s(todo[0].level, observed)
-                    if limit is not None and elapsed + estimate > limit:
+                    previous = self._previous_wall_s(todo[0])
+                    if limit is not None and elapsed + max(estimate, previous) > limit:
                         log.info(
-                            "time limit: %.0f s elapsed + %.0f s estimate (level %d) > %.0f s; no new problem starts",
+                            "time limit: %.0f s elapsed + %.0f s estimate (%s) > %.0f s; no new problem starts",
                             elapsed,
-                            estimate,
-                            todo[0].level,
+                            max(estimate, previous),
+                            f"{problem_key(todo[0])}'s last run"
+                            if previous > estimate
+                            else f"level {todo[0].level}",
                             limit,
                         )
                         stopped = True
@@ -247,6 +250,16 @@ class Sweep:
         """One problem's expected wall time: the budget's estimate, or the level's median so far if longer."""
         times = observed.get(level)
         return max(self.options.estimate_s, statistics.median(times)) if times else self.options.estimate_s
+
+    def _previous_wall_s(self, problem: Problem) -> float:
+        """The wall seconds of the problem's own earlier run, where a re-run replaces one (0 otherwise): in
+        the twentieth session's call 47 two bidirectional GRUs started on the level's 113 s estimate, had
+        taken 235-265 s before, and were cut off with nothing to show for 200 s of GPU time."""
+        try:
+            wall_s = json.loads(self.result_path(problem).read_text()).get("wall_s")
+        except (OSError, json.JSONDecodeError, AttributeError):
+            return 0.0
+        return float(wall_s) if isinstance(wall_s, (int, float)) else 0.0
 
     def _needs_run(self, problem: Problem) -> bool:
         path = self.result_path(problem)

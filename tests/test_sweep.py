@@ -684,3 +684,29 @@ def test_a_level_slower_than_the_budget_estimate_stops_the_call_earlier(tmp_path
     assert Sweep(options)._estimate_s(1, {1: [150.0, 300.0, 90.0]}) == 150.0
     assert Sweep(options)._estimate_s(2, {1: [150.0]}) == options.estimate_s  # no level-2 time yet
     assert Sweep(options)._estimate_s(1, {1: [10.0]}) == options.estimate_s  # never below the budget's
+
+
+@needs_kernelbench
+def test_a_rerun_is_not_started_where_its_own_last_run_would_not_fit(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """L3/41 and L3/42 had taken 235-265 s; a call with 200 s left started them on the level's 113 s
+    estimate and cut both off. A re-run's own last wall time now counts where it is longer."""
+    rerun_before = datetime(2999, 1, 1, tzinfo=timezone.utc)
+    options = sweep_options(tmp_path, ids="19", time_limit_s=100.0, rerun_before=rerun_before)
+    results = options.out / "results"
+    results.mkdir(parents=True)
+    record = {**_record("L1/19", "ok", 1.0, 1.0), "wall_s": 250.0, "finished_at": "2026-12-01T00:00:00+0000"}
+    (results / "L1_019.json").write_text(json.dumps(record))
+    for problem_id in (5, 6):  # the level's median (40 s) leaves the budget's 60 s estimate
+        other = {**_record(f"L1/{problem_id}", "ok", 1.0, 1.0), "wall_s": 30.0 + 10 * (problem_id - 5)}
+        (results / f"L1_{problem_id:03d}.json").write_text(json.dumps(other))
+    sweep = Sweep(options)
+    (problem,) = select_problems(options)
+    assert sweep._previous_wall_s(problem) == 250.0
+    with caplog.at_level("INFO", logger="kernelevolve.sweep"):
+        outcome = sweep.run()
+    assert outcome.ran == [] and outcome.stopped_by_time  # its estimate alone (60 s) would have fit
+    assert "250 s estimate (L1/19's last run)" in caplog.text
+    (results / "L1_019.json").write_text("not json")
+    assert sweep._previous_wall_s(problem) == 0.0  # an unreadable record gives no estimate of its own

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 
+from kernelevolve.variation.compiler.own_encoder import ENCODER_OPS
 from kernelevolve.variation.compiler.program import library_op_name
 
 # Inductor's fused attention ops, and the helper (in ATTENTION_SOURCE) that takes each one's place
@@ -28,6 +29,9 @@ ATTENTION_OPS = {
     "torch.ops.aten._scaled_dot_product_flash_attention.default": "_own_flash_attention",
     "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default": "_own_cpu_flash_attention",
 }
+
+# every fused op our helpers replace: the attention ops, and the transformer encoder layer (own_encoder.py)
+FUSED_OPS = {**ATTENTION_OPS, **ENCODER_OPS}
 
 ATTENTION_TUNABLES = (
     "ATTN_BLOCK_M = 64  # tune: 32, 64, 128",
@@ -175,12 +179,12 @@ def _own_cpu_flash_attention(query, key, value, dropout_p=0.0, is_causal=False, 
 
 
 class OwnAttention(ast.NodeTransformer):
-    """Host steps' fused attention op calls (`ATTENTION_OPS`, either spelling) as calls of our helpers,
-    same arguments."""
+    """Host steps' fused attention and encoder-layer op calls (`FUSED_OPS`, either spelling) as calls of
+    our helpers, same arguments."""
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
-        helper = ATTENTION_OPS.get(library_op_name(ast.unparse(node.func)))
+        helper = FUSED_OPS.get(library_op_name(ast.unparse(node.func)))
         if helper is None:
             return node
         return ast.copy_location(ast.Call(ast.Name(helper, ast.Load()), node.args, node.keywords), node)

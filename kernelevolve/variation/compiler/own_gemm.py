@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 
-from kernelevolve.variation.compiler.own_attention import ATTENTION_OPS
+from kernelevolve.variation.compiler.own_attention import FUSED_OPS
 from kernelevolve.variation.compiler.own_conv import CONVOLUTION
 
 SUBSTITUTED = ("torch.mm", "torch.addmm", "torch.bmm", "torch.baddbmm")
@@ -222,7 +222,7 @@ def substitutable(library_calls: tuple[str, ...], convolutions_substitutable: bo
     """Whether every library call can become our own kernel (GEMM, convolution of 1-3 dimensions, or
     fused attention: own_attention.py)."""
     return bool(library_calls) and all(
-        call in SUBSTITUTED or call in ATTENTION_OPS or (call == CONVOLUTION and convolutions_substitutable)
+        call in SUBSTITUTED or call in FUSED_OPS or (call == CONVOLUTION and convolutions_substitutable)
         for call in library_calls
     )
 

@@ -37,12 +37,13 @@ from kernelevolve.variation.compiler.library_gemm import (
     LibraryGemm,
 )
 from kernelevolve.variation.compiler.own_attention import (
-    ATTENTION_OPS,
     ATTENTION_SOURCE,
     ATTENTION_TUNABLES,
+    FUSED_OPS,
     OwnAttention,
 )
 from kernelevolve.variation.compiler.own_conv import CONV_SOURCE, CONV_TUNABLES, CONVOLUTION, OwnConv
+from kernelevolve.variation.compiler.own_encoder import ENCODER_OPS, ENCODER_SOURCE
 from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES, SUBSTITUTED, OwnGemm
 from kernelevolve.variation.compiler.program import Axis, Kernel, Program
 from kernelevolve.variation.compiler.tf32_split import TF32_SPLIT_SOURCE
@@ -169,13 +170,16 @@ def render(
         dispatch.append(shaped)
     kernel_blocks += [e.source for e in epilogues]
     calls = {c for p in programs for c in p.program.library_calls}
-    replaced = set(ATTENTION_OPS) if own_kernels else set()
+    replaced = set(FUSED_OPS) if own_kernels else set()
     uses_aten = any(c.startswith("torch.ops.aten") for c in calls - replaced)
     hosts = {e.host for e in epilogues}
     gemm_tunables = [*GEMM_TUNABLES, *(EPILOGUE_TUNABLES if "_matmul" in hosts else ())]
-    gemm = [*gemm_tunables, GEMM_SOURCE] if own_kernels and calls & set(SUBSTITUTED) else []
-    if own_kernels and calls & set(ATTENTION_OPS):
+    # the encoder layer's helper runs our GEMM and attention too
+    gemm = [*gemm_tunables, GEMM_SOURCE] if own_kernels and calls & {*SUBSTITUTED, *ENCODER_OPS} else []
+    if own_kernels and calls & set(FUSED_OPS):
         gemm += [*ATTENTION_TUNABLES, ATTENTION_SOURCE]
+    if own_kernels and calls & set(ENCODER_OPS):
+        gemm.append(ENCODER_SOURCE)
     if own_kernels and CONVOLUTION in calls:
         gemm += [*CONV_TUNABLES, *(CONV_EPILOGUE_TUNABLES if "_conv" in hosts else ()), CONV_SOURCE]
     library = not own_kernels and not interpreter  # on a GPU: cuDNN/cuBLAS through our wrappers

@@ -66,6 +66,10 @@ def _ke_residual_norm(x, residual, bias, weight, norm_bias, eps, norm):
     """x (+ residual) (+ bias), layer-normed with (weight, norm_bias) where `norm`; rows of x's last dim."""
     out = torch.empty_like(x)
     n_cols = x.shape[-1]
+    if norm and weight is None:  # a layer norm without its affine weight or bias (bias=False layers)
+        weight = torch.ones(n_cols, device=x.device, dtype=x.dtype)
+    if norm and norm_bias is None:
+        norm_bias = torch.zeros(n_cols, device=x.device, dtype=x.dtype)
     if out.numel():
         block = triton.next_power_of_2(n_cols)
         _ke_residual_norm_kernel[(x.numel() // n_cols,)](

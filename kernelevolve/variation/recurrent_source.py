@@ -419,7 +419,9 @@ class _KeRecurrent(nn.Module):
         layer_input = x
         h_n = torch.empty((self.num_layers * self.directions, batch, H), device=x.device, dtype=x.dtype)
         c_n = torch.empty_like(h_n) if c0 is not None else None
-        units = self._grid_units(batch, x.device) if RNN_STEPS == "grid" else 0
+        # the grid kernels index the stacked projections in 32-bit arithmetic
+        fits = steps * batch * self.GATES * H * self.directions < 2**31
+        units = self._grid_units(batch, x.device) if RNN_STEPS == "grid" and fits else 0
         for layer in range(self.num_layers):
             out = torch.empty((steps, batch, self.directions * H), device=x.device, dtype=x.dtype)
             if units:

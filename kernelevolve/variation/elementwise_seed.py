@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import ast
 
-from kernelevolve.interfaces import ProposalContext
-from kernelevolve.types import Candidate
 from kernelevolve.variation.elementwise_source import ACTIVATIONS, ELEMENTWISE_SOURCE, tables_source
 from kernelevolve.variation.recurrent_source import LINEAR_CLASS, OWN_LINEAR_SOURCE, OWN_RNN_MATMUL
 from kernelevolve.variation.reference_copy import ReferenceCopySeed, reference_statements, unparse
@@ -62,14 +60,8 @@ class ElementwiseSeedOperator(ReferenceCopySeed):
     def make(self, reference_source: str) -> tuple[str, list[str]]:
         return elementwise_candidate(reference_source)
 
-    _interpreter = False  # proposing for Triton's interpreter (the CPU platform)
-
-    def propose(self, ctx: ProposalContext) -> list[Candidate]:
-        self._interpreter = ctx.platform.device == "cpu"
-        return super().propose(ctx)
-
-    def make_own(self, reference_source: str) -> tuple[str, list[str]]:
-        return elementwise_candidate(reference_source, own_kernels=True, interpreter=self._interpreter)
+    def make_own(self, reference_source: str, interpreter: bool) -> tuple[str, list[str]]:
+        return elementwise_candidate(reference_source, own_kernels=True, interpreter=interpreter)
 
 
 # torch.cat as one allocation and a copy into each slice: strict runs allow copies, not torch.cat

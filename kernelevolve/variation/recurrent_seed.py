@@ -44,7 +44,7 @@ class RecurrentSeedOperator(ReferenceCopySeed):
     def make(self, reference_source: str) -> tuple[str, list[str]]:
         return recurrent_candidate(reference_source)
 
-    def make_own(self, reference_source: str) -> tuple[str, list[str]]:
+    def make_own(self, reference_source: str, interpreter: bool) -> tuple[str, list[str]]:
         return recurrent_candidate(reference_source, own_kernels=True)
 
     def propose(self, ctx: ProposalContext) -> list[Candidate]:

@@ -12,7 +12,9 @@ the seed runs its convolutions as eager does (eager_precision.py) instead of at 
 from __future__ import annotations
 
 import ast
+import functools
 import logging
+from collections.abc import Callable
 
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.types import Candidate
@@ -22,6 +24,8 @@ log = logging.getLogger(__name__)
 BACKEND = "triton"
 
 _HARNESS_FUNCTIONS = ("get_inputs", "get_init_inputs")
+# reference source -> (candidate source, what it replaced), or None: a seed's maker
+_Maker = Callable[[str], "tuple[str, list[str]] | None"]
 _KEPT = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.ClassDef)
 
 
@@ -58,7 +62,7 @@ def unparse(statements: list[ast.stmt]) -> str:
 
 class ReferenceCopySeed:
     """An arity-0 operator offering Triton seeds: `make(reference_source)` gives (source, what it
-    replaced), nothing replaced meaning no seed, offered in permissive runs; `make_own(reference_source)`,
+    replaced), nothing replaced meaning no seed, offered in permissive runs; `make_own(reference_source, interpreter)`,
     where a subclass has one, a twin doing all the work in our kernels, offered in strict runs too and
     proposed only where the strict static checks pass it. Metadata lists what was replaced under
     `metadata_key`, the source's tunables under "params", and whether it is the own-kernels twin."""
@@ -73,13 +77,18 @@ class ReferenceCopySeed:
     def make(self, reference_source: str) -> tuple[str, list[str]]:
         raise NotImplementedError
 
-    def make_own(self, reference_source: str) -> tuple[str, list[str]] | None:
+    def make_own(self, reference_source: str, interpreter: bool) -> tuple[str, list[str]] | None:
+        """The own-kernels twin; `interpreter`: for Triton's interpreter (the CPU platform), which takes
+        no bf16x3 dot."""
         return None
 
     def propose(self, ctx: ProposalContext) -> list[Candidate]:
         if BACKEND not in ctx.backends:
             return []
-        makers = [(self.make_own, True)] if self.strict else [(self.make, False), (self.make_own, True)]
+        own: _Maker = functools.partial(self.make_own, interpreter=ctx.platform.device == "cpu")
+        makers: list[tuple[_Maker, bool]] = (
+            [(own, True)] if self.strict else [(self.make, False), (own, True)]
+        )
         seeds: list[Candidate] = []
         for make, own_kernels in makers:
             try:

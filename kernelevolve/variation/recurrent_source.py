@@ -20,9 +20,9 @@ over programs instead (`RNN_GRID_BLOCK_U` of them, every gate and batch row), bo
 in one launch, so each program reads only its slice of W_hh and keeps its own c (and its units of h) in
 registers; a direction's programs meet at a grid barrier (an atomic counter) between steps, so every
 program must be resident at once: the units a program double until the programs fit the SMs, and the
-launch is cooperative (the driver fails it rather than start fewer programs than the barrier waits for). Two units a
-program, products summed over the whole K (256) at once, took 19.3 ms on L3/35 and 15.5 on L3/39; 16 a
-program through tl.dot, 62 and 49 (experiments/recurrent_grid). Triton's interpreter runs programs one
+launch is cooperative (the driver fails it rather than start fewer programs than the barrier waits for).
+Two units a program, products summed over the whole K (256) at once, took 19.3 ms on L3/35 and 15.5 on
+L3/39; 16 a program through tl.dot, 62 and 49 (experiments/recurrent_grid). Triton's interpreter runs programs one
 after another, so off the GPU it launches once a step instead of spinning at a barrier.
 
 The GEMMs go through `_ke_rnn_matmul(a, b, out=, bias=)`: cuBLAS in `LIBRARY_RNN_MATMUL` (permissive), our
@@ -258,6 +258,17 @@ def _ke_grid_store(ptr, value, rows, units, rmask, umask, row_stride):
 
 
 @triton.jit
+def _ke_gate_input(
+    proj, b_hh_ptr, gate, rows, units, rmask, umask, H, GATES: tl.constexpr, HAS_B_HH: tl.constexpr
+):
+    # a gate's (BLOCK_B, BLOCK_U) tile of this step's input projection, plus its b_hh where there is one
+    acc = _ke_grid_tile(proj + gate * H, rows, units, rmask, umask, GATES * H)
+    if HAS_B_HH:
+        acc += tl.load(b_hh_ptr + gate * H + units, mask=umask, other=0.0)[None, :]
+    return acc
+
+
+@triton.jit
 def _ke_grid_step(step, T, B, H, d):
     # the time index a step of direction d (1: reversed) reads, and the offsets of the state slot it reads
     # (step % 2) and writes
@@ -306,15 +317,10 @@ def _ke_lstm_grid_kernel(
     for step in range(step_begin, step_end):
         t, src, dst = _ke_grid_step(step, T, B, H, d)
         proj = proj_ptr + t * B * 4 * H
-        acc_i = _ke_grid_tile(proj, rows, units, rmask, umask, 4 * H)
-        acc_f = _ke_grid_tile(proj + H, rows, units, rmask, umask, 4 * H)
-        acc_g = _ke_grid_tile(proj + 2 * H, rows, units, rmask, umask, 4 * H)
-        acc_o = _ke_grid_tile(proj + 3 * H, rows, units, rmask, umask, 4 * H)
-        if HAS_B_HH:
-            acc_i += tl.load(b_hh_ptr + units, mask=umask, other=0.0)[None, :]
-            acc_f += tl.load(b_hh_ptr + H + units, mask=umask, other=0.0)[None, :]
-            acc_g += tl.load(b_hh_ptr + 2 * H + units, mask=umask, other=0.0)[None, :]
-            acc_o += tl.load(b_hh_ptr + 3 * H + units, mask=umask, other=0.0)[None, :]
+        acc_i = _ke_gate_input(proj, b_hh_ptr, 0, rows, units, rmask, umask, H, 4, HAS_B_HH)
+        acc_f = _ke_gate_input(proj, b_hh_ptr, 1, rows, units, rmask, umask, H, 4, HAS_B_HH)
+        acc_g = _ke_gate_input(proj, b_hh_ptr, 2, rows, units, rmask, umask, H, 4, HAS_B_HH)
+        acc_o = _ke_gate_input(proj, b_hh_ptr, 3, rows, units, rmask, umask, H, 4, HAS_B_HH)
         for k0 in range(0, H, BLOCK_K):
             h, ks, kmask = _ke_grid_h(h_ptr + src, rows, rmask, k0, H, BLOCK_K)
             acc_i = _ke_gate_dot(acc_i, h, w_hh_ptr, units, umask, ks, kmask, H, USE_DOT)
@@ -352,12 +358,10 @@ def _ke_gru_grid_kernel(
     for step in range(step_begin, step_end):
         t, src, dst = _ke_grid_step(step, T, B, H, d)
         proj = proj_ptr + t * B * 3 * H
-        acc_r = _ke_grid_tile(proj, rows, units, rmask, umask, 3 * H)
-        acc_z = _ke_grid_tile(proj + H, rows, units, rmask, umask, 3 * H)
-        hh_n = tl.zeros([BLOCK_B, BLOCK_U], dtype=tl.float32)
+        acc_r = _ke_gate_input(proj, b_hh_ptr, 0, rows, units, rmask, umask, H, 3, HAS_B_HH)
+        acc_z = _ke_gate_input(proj, b_hh_ptr, 1, rows, units, rmask, umask, H, 3, HAS_B_HH)
+        hh_n = tl.zeros([BLOCK_B, BLOCK_U], dtype=tl.float32)  # r scales only W_hh h + b_hh of gate n
         if HAS_B_HH:
-            acc_r += tl.load(b_hh_ptr + units, mask=umask, other=0.0)[None, :]
-            acc_z += tl.load(b_hh_ptr + H + units, mask=umask, other=0.0)[None, :]
             hh_n += tl.load(b_hh_ptr + 2 * H + units, mask=umask, other=0.0)[None, :]
         for k0 in range(0, H, BLOCK_K):
             h, ks, kmask = _ke_grid_h(h_ptr + src, rows, rmask, k0, H, BLOCK_K)

@@ -191,15 +191,16 @@ class Sweep:
                 while todo and not stopped and len(running) < len(slots):
                     elapsed = time.monotonic() - start
                     limit = self.options.time_limit_s
-                    estimate = self._estimate_s(todo[0].level, observed)
+                    level_estimate = self._estimate_s(todo[0].level, observed)
                     previous = self._previous_wall_s(todo[0])
-                    if limit is not None and elapsed + max(estimate, previous) > limit:
+                    estimate = max(level_estimate, previous)
+                    if limit is not None and elapsed + estimate > limit:
                         log.info(
                             "time limit: %.0f s elapsed + %.0f s estimate (%s) > %.0f s; no new problem starts",
                             elapsed,
-                            max(estimate, previous),
+                            estimate,
                             f"{problem_key(todo[0])}'s last run"
-                            if previous > estimate
+                            if previous > level_estimate
                             else f"level {todo[0].level}",
                             limit,
                         )

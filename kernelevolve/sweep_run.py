@@ -315,6 +315,8 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
         "mode": "strict" if strict_run else "permissive",
         "eager_ms": _over_shapes(baselines, "eager"),
         "compile_ms": _over_shapes(baselines, "compiled"),
+        # why torch.compile has no time, where it failed: the first failing shape's error
+        "compile_error": _first_compile_error(baselines),
         # the host's median time to issue one call (GPU timing): near the call's time, the host set it
         "eager_host_ms": _over_shapes(baselines, "eager", "host_ms"),
         "compile_host_ms": _over_shapes(baselines, "compiled", "host_ms"),
@@ -352,6 +354,14 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
         "candidates": list(results.get("evaluation_log") or []),
     }
     return record
+
+
+def _first_compile_error(baselines: dict[str, Any]) -> str | None:
+    """The first shape's torch.compile failure, prefixed by the shape's name; None if none failed."""
+    for shape, baseline in baselines.items():
+        if error := baseline.get("compile_error"):
+            return f"{shape}: {error.splitlines()[0][:300]}"
+    return None
 
 
 def _at_every_shape(baselines: dict[str, Any], key: str) -> bool | None:

@@ -36,7 +36,7 @@ import statistics
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -163,7 +163,7 @@ class Sweep:
         with shared_ray_cluster(address) if shared else contextlib.nullcontext():
             ran, stopped = self._run_problems(todo, base, slots, share, observed, runner, start)
         if self.options.quiet_baselines:
-            self._quiet_baselines(start, base)
+            self._quiet_baselines(start, base, first=ran)
         summary = write_summary(self.out)
         remaining = [key for p in problems if (key := problem_key(p)) not in ran and self._needs_run(p)]
         self._log_call(start, ran, stopped, len(slots))
@@ -228,17 +228,26 @@ class Sweep:
         return ran, stopped
 
     def _quiet_baselines(
-        self, start: float, base: dict[str, Any], make_evaluator: EvaluatorFactory | None = None
+        self,
+        start: float,
+        base: dict[str, Any],
+        make_evaluator: EvaluatorFactory | None = None,
+        first: Iterable[str] = (),
     ) -> list[str]:
-        """Host-bound baselines of this folder's records measured again, now that nothing else runs."""
+        """Host-bound baselines of this folder's records measured again, now that nothing else runs; the
+        problems in `first` (this call's) before the rest. Call 48 of the full sweep re-measured three
+        older records and ran out of time before the two problems it had just run."""
         limit = self.options.time_limit_s
         deadline = None if limit is None else start + limit + QUIET_BASELINES_ALLOWANCE_S
 
         def config_for(record: dict[str, Any]) -> dict[str, Any]:
             return {**base, "spec": f"kernelbench:{record['level']}/{record['problem_id']}"}
 
+        this_call = set(first)
+        # a stable sort: this call's records first, each group in the folder's order
+        records = sorted(load_records(self.out), key=lambda r: r.get("problem") not in this_call)
         evaluators = make_evaluator or local_evaluator_factory()
-        return remeasure(load_records(self.out), config_for, evaluators, self._store, deadline)
+        return remeasure(records, config_for, evaluators, self._store, deadline)
 
     def _observed_wall_s(self) -> dict[int, list[float]]:
         """Wall seconds of the finished problems in this sweep's results, per level."""

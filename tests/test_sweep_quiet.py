@@ -244,3 +244,23 @@ def test_a_sweep_call_measures_its_folders_host_bound_records(
     stored = json.loads((out / "results" / "L3_020.json").read_text())
     assert stored["eager_ms"] == pytest.approx(1.2) and "quiet_baselines" in stored
     assert "Host-bound baselines" in (out / "summary.md").read_text()
+
+
+def test_a_sweep_calls_own_problems_are_measured_again_before_older_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, add_spec: KernelSpec
+) -> None:
+    from kernelevolve.sweep import Sweep
+    from kernelevolve.sweep_run import SweepOptions
+
+    out = tmp_path / "sweep"
+    (out / "results").mkdir(parents=True)
+    for problem_id in (9, 20, 41):
+        record = _record(level=3, problem_id=problem_id, problem=f"L3/{problem_id}", name=str(problem_id))
+        (out / "results" / f"L3_{problem_id:03d}.json").write_text(json.dumps(record))
+    monkeypatch.setattr(
+        sweep_quiet, "_measure", lambda config, make: make(config).baselines(add_spec, "h200")
+    )
+    sweep = Sweep(SweepOptions(kernelbench_path=tmp_path, out=out, platform="h200"))
+    base = {"platform": {"name": "h200"}, "spec": None}
+    done = sweep._quiet_baselines(0.0, base, lambda config: _FakeEvaluator([]), first=["L3/41"])
+    assert done == ["L3/41", "L3/9", "L3/20"]

@@ -156,6 +156,7 @@ def summarize(records: list[dict[str, Any]], selected: list[str] | None = None) 
                     "compile_within_tolerance",
                     "compile_exact_ms",
                     "compile_exact_within_tolerance",
+                    "compile_error",
                 )
             }
             | {
@@ -551,6 +552,7 @@ def summary_markdown(summary: dict[str, Any], title: str = "KernelBench sweep", 
     lines += _host_bound_lines(summary.get("host_bound_baselines") or [])
     lines += _cuda_graph_lines(summary.get("vs_compile_with_cuda_graphs"))
     lines += _baseline_accuracy_lines(summary.get("baseline_accuracy"))
+    lines += _missing_compile_lines(summary["problems"])
     lines += ["", "## Failures", ""]
     if summary["failures"]:
         lines += ["| problem | name | status | evals | detail |", "|---|---|---|---:|---|"]
@@ -565,6 +567,20 @@ def summary_markdown(summary: dict[str, Any], title: str = "KernelBench sweep", 
     if summary["pending"]:
         lines += ["", f"## Not run yet ({len(summary['pending'])})", "", ", ".join(summary["pending"])]
     return "\n".join(lines) + "\n"
+
+
+def _missing_compile_lines(problems: list[dict[str, Any]]) -> list[str]:
+    """Correct problems without a torch.compile time, with why: they count as not fast against it."""
+    missing = [p for p in problems if p.get("status") == "ok" and p.get("compile_ms") is None]
+    if not missing:
+        return []
+    lines = ["", "### Without a torch.compile time", "", "| problem | name | why |", "|---|---|---|"]
+    for row in missing:
+        why = (row.get("compile_error") or "not recorded (a record from before compile_error)").replace(
+            "|", "\\|"
+        )
+        lines.append(f"| {row['problem']} | {row['name']} | {why} |")
+    return lines
 
 
 def write_summary(

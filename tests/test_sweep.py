@@ -245,6 +245,21 @@ def test_eager_at_the_candidates_precision_is_recorded_and_tabled() -> None:
     assert "candidates' precision" not in plain
 
 
+def test_problems_without_a_torch_compile_time_are_listed_with_why() -> None:
+    failed = {
+        **_record("L3/32", "ok", 2.0),
+        "compile_ms": None,
+        "compile_error": "default: RuntimeError: meta | x",
+    }
+    old = {**_record("L3/34", "ok", 1.5), "compile_ms": None}
+    timed = {**_record("L1/1", "ok", 2.0, 1.1), "compile_ms": 1.0}
+    text = summary_markdown(summarize([failed, old, timed]))
+    section = text.split("### Without a torch.compile time")[1].split("##")[0]
+    assert "| L3/32 | 32_op | default: RuntimeError: meta \\| x |" in section
+    assert "| L3/34 | 34_op | not recorded" in section and "L1/1" not in section
+    assert "Without a torch.compile time" not in summary_markdown(summarize([timed]))
+
+
 def test_baselines_outside_the_tolerance_are_recorded_and_reported_apart() -> None:
     """A torch.compile output that misses the tolerance (TF32 convolutions, reordered sums) is named, and
     the torch.compile measures are also given over the problems whose torch.compile output meets it."""

@@ -3,6 +3,7 @@ with tensor cores emulated on the CPU, the rendering of permissive GPU seeds, an
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,7 +17,11 @@ import torch.nn.functional as F
 from kernelevolve.eval.static_checks import check_source
 from kernelevolve.graph import SearchGraph
 from kernelevolve.types import Candidate
-from kernelevolve.variation.compiler.library_conv import LIBRARY_CONV_SOURCE, LIBRARY_CONV_TUNABLES
+from kernelevolve.variation.compiler.library_conv import (
+    LIBRARY_CONV_SOURCE,
+    LIBRARY_CONV_SPLIT_KERNEL_SOURCE,
+    LIBRARY_CONV_TUNABLES,
+)
 from kernelevolve.variation.compiler.program import parse
 from kernelevolve.variation.compiler.render import ShapeProgram, render
 from kernelevolve.variation.compiler.tf32_split import TF32_SPLIT_SOURCE
@@ -57,6 +62,13 @@ def _helper_namespace(
         "LIBRARY_CONV_SPLIT_LAYOUT": split_layout,
     }
     exec(TF32_SPLIT_SOURCE + LIBRARY_CONV_SOURCE, namespace)  # noqa: S102  (our own rendered helpers)
+
+    def fused_split(t: Any, groups: int, channel_dim: int, memory_format: Any, lo_first: bool) -> Any:
+        # the GPU's fused kernel writes these ops' values bit for bit (test_the_fused_split_kernel_...)
+        hi = namespace["_ke_tf32_hi"](t)
+        return hi, namespace["_ke_bf16_pair"](t, hi, groups, channel_dim, memory_format, lo_first)
+
+    namespace["_ke_hi_and_bf16_pair_fused"] = fused_split
     return namespace
 
 
@@ -555,3 +567,95 @@ def test_algorithm_timing_keeps_exact_fp32_and_leaves_the_flags_as_they_were() -
     truth = torch.convolution(x.double(), w.double(), None, *args)
     for got in (first, second, captured):
         torch.testing.assert_close(got.double(), truth, atol=1e-4, rtol=1e-4)
+
+
+def _fused_split_module(tmp_path: Path) -> Any:
+    """The rendered split helpers with Triton's kernel, imported from a file (Triton reads its source)."""
+    from tests.source_module import load_source
+
+    header = "import torch\nimport triton\nimport triton.language as tl\n"
+    source = "\n".join(
+        [
+            header,
+            *LIBRARY_CONV_TUNABLES,
+            TF32_SPLIT_SOURCE,
+            LIBRARY_CONV_SPLIT_KERNEL_SOURCE,
+            LIBRARY_CONV_SOURCE,
+        ]
+    )
+    return load_source(source, tmp_path, "fused_split_candidate")
+
+
+@pytest.mark.parametrize(
+    ("shape", "memory_format", "groups", "channel_dim", "lo_first"),
+    [
+        ((2, 6, 5, 3), torch.contiguous_format, 1, 1, False),  # an input
+        ((2, 6, 5, 3), torch.contiguous_format, 3, 1, False),  # grouped
+        ((2, 6, 5, 3), torch.channels_last, 2, 1, False),  # Inductor's layout
+        ((2, 4, 3, 2, 5), torch.channels_last_3d, 1, 1, False),
+        ((8, 3, 3, 3), torch.contiguous_format, 1, 1, True),  # a convolution's weight
+        ((8, 3, 3, 3), torch.channels_last, 1, 1, True),
+        ((6, 4, 3, 3), torch.contiguous_format, 2, 0, True),  # a transposed convolution's weight
+        ((1, 5, 1, 7), torch.contiguous_format, 1, 1, False),  # size-1 dims
+    ],
+)
+def test_the_fused_split_kernel_writes_what_pytorchs_ops_write_bit_for_bit(
+    interpreter: None,
+    tmp_path: Path,
+    shape: tuple[int, ...],
+    memory_format: torch.memory_format,
+    groups: int,
+    channel_dim: int,
+    lo_first: bool,
+) -> None:
+    module = _fused_split_module(tmp_path)
+    torch.manual_seed(0)
+    t = (torch.randn(shape) * 1e3).contiguous(memory_format=memory_format)
+    specials = [0.0, -0.0, 1e-30, float("inf"), float("nan"), 3.4e38]
+    for position, value in zip(itertools.product(*map(range, shape)), specials, strict=False):
+        t[position] = value
+    layout = module._ke_memory_format(t)
+    hi, pair = module._ke_hi_and_bf16_pair_fused(t, groups, channel_dim, layout, lo_first)
+    want_hi = module._ke_tf32_hi(t)
+    want_pair = module._ke_bf16_pair(t, want_hi, groups, channel_dim, layout, lo_first)
+    assert torch.equal(hi.view(torch.int32), want_hi.view(torch.int32)) and hi.stride() == t.stride()
+    # NaN's bits differ by platform (PyTorch's CPU conversion keeps the sign, CUDA's does not): NaN alike
+    nan = want_pair.isnan()
+    assert torch.equal(pair.isnan(), nan) and pair.stride() == want_pair.stride()
+    assert torch.equal(pair.view(torch.int16)[~nan], want_pair.view(torch.int16)[~nan])
+
+
+def test_the_fused_split_takes_pytorchs_ops_for_a_tensor_with_gaps(interpreter: None, tmp_path: Path) -> None:
+    module = _fused_split_module(tmp_path)
+    t = torch.randn(2, 4, 6, 6)[:, :, :, ::2]  # every other column: strides with gaps
+    hi, pair = module._ke_hi_and_bf16_pair_fused(t, 1, 1, torch.contiguous_format, False)
+    want_hi = module._ke_tf32_hi(t)
+    assert torch.equal(hi, want_hi)
+    assert torch.equal(pair, module._ke_bf16_pair(t, want_hi, 1, 1, torch.contiguous_format, False))
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_the_fused_split_kernel_matches_pytorchs_ops_on_a_gpu(tmp_path: Path) -> None:
+    """Compiled for the GPU: L2/1-like operands in both layouts, and a transposed convolution's weight."""
+    module = _fused_split_module(tmp_path)
+    torch.manual_seed(0)
+    cases = [
+        (
+            torch.randn(8, 64, 33, 31, device="cuda").contiguous(memory_format=torch.channels_last),
+            1,
+            1,
+            False,
+        ),
+        (torch.randn(8, 64, 33, 31, device="cuda"), 4, 1, False),
+        (torch.randn(128, 64, 3, 3, device="cuda"), 1, 1, True),
+        (torch.randn(64, 32, 4, 4, device="cuda"), 2, 0, True),
+    ]
+    for t, groups, channel_dim, lo_first in cases:
+        layout = module._ke_memory_format(t)
+        hi, pair = module._ke_hi_and_bf16_pair(t, groups, channel_dim, lo_first)
+        want_hi = module._ke_tf32_hi(t)
+        want_pair = module._ke_bf16_pair(t, want_hi, groups, channel_dim, layout, lo_first)
+        assert torch.equal(hi.view(torch.int32), want_hi.view(torch.int32))
+        assert torch.equal(pair.view(torch.int16), want_pair.view(torch.int16))
+        assert pair.stride() == want_pair.stride()

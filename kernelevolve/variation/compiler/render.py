@@ -28,6 +28,7 @@ from kernelevolve.variation.compiler.gemm_epilogue import (
 )
 from kernelevolve.variation.compiler.library_conv import (
     LIBRARY_CONV_SOURCE,
+    LIBRARY_CONV_SPLIT_KERNEL_SOURCE,
     LIBRARY_CONV_TUNABLES,
     LibraryConv,
 )
@@ -184,7 +185,7 @@ def render(
         gemm += [*CONV_TUNABLES, *(CONV_EPILOGUE_TUNABLES if "_conv" in hosts else ()), CONV_SOURCE]
     library = not own_kernels and not interpreter  # on a GPU: cuDNN/cuBLAS through our wrappers
     if library and CONVOLUTION in calls:
-        gemm += [*LIBRARY_CONV_TUNABLES, LIBRARY_CONV_SOURCE]
+        gemm += [*LIBRARY_CONV_TUNABLES, LIBRARY_CONV_SPLIT_KERNEL_SOURCE, LIBRARY_CONV_SOURCE]
     if library and calls & set(SUBSTITUTED):
         gemm += [*LIBRARY_GEMM_TUNABLES, LIBRARY_GEMM_SOURCE]
     if library and calls & {CONVOLUTION, *SUBSTITUTED}:

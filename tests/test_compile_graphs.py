@@ -83,7 +83,16 @@ def test_a_graphs_baseline_that_fails_loses_only_itself(
             raise RuntimeError("operation not permitted when stream is capturing")
         return real_compile(*args, **kwargs)
 
+    real_torch_compile = torch.compile
+
+    def plain_compile_capture_fails(*args: Any, options: Any = None, **kwargs: Any) -> Any:
+        # the fallback (compiling on the first call) captures graphs too, and fails alike
+        if options and options.get("triton.cudagraphs"):
+            raise RuntimeError("operation not permitted when stream is capturing")
+        return real_torch_compile(*args, options=options, **kwargs)
+
     monkeypatch.setattr(harness, "compile_before_running", capture_fails)
+    monkeypatch.setattr(torch, "compile", plain_compile_capture_fails)
     monkeypatch.setattr(harness, "_graphs_worth_timing", lambda compiled, device: True)
     settings = EvalSettings(timing_trials=3, warmup_trials=1, measure_compile_baseline=True)
     (baseline,) = harness.measure_baselines(ELEMENTWISE, cpu_platform, settings).values()

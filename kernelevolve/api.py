@@ -76,6 +76,7 @@ class ShapeReport:
     compile_ms: float | None
     speedup_vs_eager: float | None
     speedup_vs_compile: float | None
+    compile_error: str = ""  # why torch.compile has no time at this shape, where it failed
 
 
 @dataclass(frozen=True)
@@ -388,6 +389,8 @@ def result_from_run(
             compile_ms=row.get("compile_ms"),
             speedup_vs_eager=row.get("speedup_vs_eager"),
             speedup_vs_compile=row.get("speedup_vs_compile"),
+            compile_error=((results.get("baselines") or {}).get(row["shape"]) or {}).get("compile_error")
+            or "",
         )
         for row in best.get("shapes", [])
     )

@@ -3,6 +3,7 @@ module-to-reference conversion (sources, constants, helpers, constructor argumen
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -111,6 +112,14 @@ def test_optimize_shipped_spec_gives_a_drop_in_module(runs: Path) -> None:
     # The same result again from the run directory alone.
     again = result_from_run(result.run_dir)
     assert again.best_id == result.best_id and again.best_source == result.best_source
+    assert [s.compile_error for s in again.shapes] == ["", ""]
+    # a shape whose torch.compile baseline failed says why
+    results_file = result.run_dir / "results.json"
+    results = json.loads(results_file.read_text())
+    results["baselines"]["cpu_long"]["compile_error"] = "BackendCompilerFailed: no compiler"
+    results_file.write_text(json.dumps(results))
+    failed = result_from_run(result.run_dir)
+    assert [s.compile_error for s in failed.shapes] == ["", "BackendCompilerFailed: no compiler"]
 
 
 @needs_interpreter

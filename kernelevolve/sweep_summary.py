@@ -490,7 +490,12 @@ def _mode_tables(metrics: dict[str, Any], mode_label: str) -> list[str]:
             )
         missing = metrics["overall"][f"correct_without_{baseline}_baseline"]
         if missing:
-            lines.append(f"\n{missing} correct problem(s) have no {label} timing; they count as not fast.")
+            where = (
+                ' (listed, with why, under "Without a torch.compile time")' if baseline == "compile" else ""
+            )
+            lines.append(
+                f"\n{missing} correct problem(s) have no {label} timing; they count as not fast{where}."
+            )
         lines.append("")
     return lines
 

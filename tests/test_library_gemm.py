@@ -16,7 +16,7 @@ from kernelevolve.types import Candidate
 from kernelevolve.variation.compiler.library_gemm import LIBRARY_GEMM_SOURCE, LIBRARY_GEMM_TUNABLES
 from kernelevolve.variation.compiler.program import parse
 from kernelevolve.variation.compiler.render import ShapeProgram, render
-from kernelevolve.variation.compiler.tf32_split import TF32_SPLIT_SOURCE
+from kernelevolve.variation.compiler.tf32_split import TF32_SPLIT_KERNEL_SOURCE, TF32_SPLIT_SOURCE
 from kernelevolve.variation.compiler_seed import _tensor_core_twins, by_promise
 from kernelevolve.variation.tunables import find_tunables
 from tests.gpu import gpu_platform_name, harness_reports, needs_cuda
@@ -71,7 +71,10 @@ class EmulatedCublas:
 
     def namespace(self, precision: str = "tf32_bf16", k_chunk: int | None = None) -> dict[str, Any]:
         fake_torch = SimpleNamespace(
-            **{name: getattr(torch, name) for name in ("empty", "sub", "int32", "float32", "bfloat16")},
+            **{
+                name: getattr(torch, name)
+                for name in ("empty", "empty_like", "sub", "int32", "float32", "bfloat16")
+            },
             mm=self.mm,
             bmm=self.bmm,
             addmm=self.addmm,
@@ -81,6 +84,9 @@ class EmulatedCublas:
         namespace: dict[str, Any] = {"torch": fake_torch}
         # our own rendered helpers, with the tunables' defaults, then the values asked for
         exec("\n".join(LIBRARY_GEMM_TUNABLES) + TF32_SPLIT_SOURCE + LIBRARY_GEMM_SOURCE, namespace)  # noqa: S102
+        # no Triton here: the GPU's fused split declines and PyTorch's ops run, whose values the kernel
+        # writes bit for bit (test_the_fused_split_writes_the_k_pairs_pytorchs_ops_write)
+        namespace["_ke_split_into"] = lambda *args: False
         namespace["LIBRARY_MM_FP32_PRECISION"] = precision
         if k_chunk is not None:
             namespace["LIBRARY_MM_TF32_K_CHUNK"] = k_chunk
@@ -167,6 +173,47 @@ def test_the_pairs_keep_their_operands_layout_and_order() -> None:
     a_pair = namespace["_ke_k_pair"](a, namespace["_ke_tf32_hi"](a), 1, lo_first=False)
     assert a_pair.shape == (8, 512) and a_pair.is_contiguous()
     assert torch.equal(a_pair[:, :256].float(), namespace["_ke_tf32_hi"](a).to(torch.bfloat16).float())
+
+
+@pytest.mark.parametrize(
+    ("operand", "k_dim", "lo_first"),
+    [
+        ("a", 1, False),  # (M, K)
+        ("a transposed", 1, False),  # (M, K) column-major: memory runs along M
+        ("b", 0, True),  # (K, N)
+        ("weight.t()", 0, True),  # (K, N) column-major, as Inductor passes nn.Linear's weight
+        ("batched a", 2, False),  # (B, M, K)
+        ("batched b", 1, True),  # (B, K, N)
+    ],
+)
+def test_the_fused_split_writes_the_k_pairs_pytorchs_ops_write(
+    interpreter: None, tmp_path: Path, operand: str, k_dim: int, lo_first: bool
+) -> None:
+    from tests.source_module import load_source
+
+    header = "import torch\nimport triton\nimport triton.language as tl\n"
+    source = "\n".join(
+        [header, *LIBRARY_GEMM_TUNABLES, TF32_SPLIT_SOURCE, TF32_SPLIT_KERNEL_SOURCE, LIBRARY_GEMM_SOURCE]
+    )
+    module = load_source(source, tmp_path, "fused_k_pair")
+    torch.manual_seed(0)
+    t = {
+        "a": torch.randn(9, 40),
+        "a transposed": torch.randn(40, 9).t(),
+        "b": torch.randn(40, 7),
+        "weight.t()": torch.randn(7, 40).t(),
+        "batched a": torch.randn(3, 5, 40),
+        "batched b": torch.randn(3, 40, 6),
+    }[operand] * 1e3
+    hi, pair = torch.empty_like(t), module._ke_k_pair_empty(t, k_dim)
+    assert module._ke_split_into(t, hi, pair, 1, k_dim, lo_first)
+    want_hi = module._ke_tf32_hi(t)
+    want_pair = module._ke_k_pair(t, want_hi, k_dim, lo_first)
+    assert torch.equal(hi.view(torch.int32), want_hi.view(torch.int32)) and hi.stride() == t.stride()
+    assert (
+        torch.equal(pair.view(torch.int16), want_pair.view(torch.int16))
+        and pair.stride() == want_pair.stride()
+    )
 
 
 def test_the_flag_is_restored_even_when_the_gemm_fails() -> None:

@@ -27,7 +27,7 @@ In permissive seeds rendered for a GPU, Inductor's `torch.convolution(...)` host
 or "tf32") is a tunable, and GPU seeds come with a "tf32_bf16" twin and, where eager's TF32 output met the
 tolerance, a "tf32" one (compiler_seed); "tf32x3" is left to tuning.
 
-On a GPU the TF32/BF16 split's operands come from one Triton kernel (`LIBRARY_CONV_SPLIT_KERNEL_SOURCE`) that
+On a GPU the TF32/BF16 split's operands come from one Triton kernel (tf32_split.py's `_ke_split_into`) that
 reads the fp32 tensor once and writes its hi part and the BF16 pair, where PyTorch's three elementwise ops
 (the mask, the copy, the subtraction) read it twice and hi twice: on L2/1's 537 MB input about 1.6 GB of
 the split's traffic (an estimate, not measured yet: the full sweep's next convolution re-runs compare
@@ -62,7 +62,7 @@ LIBRARY_CONV_TUNABLES = (
     'LIBRARY_CONV_SPLIT_LAYOUT = "input"  # tune: "input", "channels_last"',
 )
 
-# needs compiler/tf32_split.py's TF32_SPLIT_SOURCE beside it (render includes that once)
+# needs compiler/tf32_split.py's TF32_SPLIT_SOURCE and TF32_SPLIT_KERNEL_SOURCE beside it (render includes them once)
 LIBRARY_CONV_SOURCE = """
 def _ke_convolution_3xtf32(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     # x_hi*w_hi + x_hi*w_lo + x_lo*w_hi, the small terms first; TF32 rounds none of the hi parts
@@ -104,37 +104,19 @@ def _ke_memory_format(t):
     return torch.contiguous_format
 
 
-def _ke_merged(t, dims):
-    # (size, stride) of t's dims merged into one, None where they do not merge (size-1 dims take any stride)
-    size, stride = 1, 0
-    for k in reversed(dims):
-        if t.shape[k] == 1:
-            continue
-        if size == 1:
-            stride = t.stride(k)
-        elif t.stride(k) != stride * size:
-            return None
-        size *= t.shape[k]
-    return size, stride
-
-
-def _ke_split_dims(t, channel_dim):
-    # (outer, inner, outer stride, inner stride) of t seen as (outer, channels, inner), None where the dims
-    # before or after the channel one do not merge into one each
-    outer = _ke_merged(t, range(channel_dim))
-    inner = _ke_merged(t, range(channel_dim + 1, t.dim()))
-    if outer is None or inner is None:
-        return None
-    return outer[0], inner[0], outer[1], inner[1]
-
-
 def _ke_hi_and_bf16_pair(t, groups, channel_dim, lo_first):
-    # t's TF32 hi part and its BF16 pair (_ke_bf16_pair): one fused kernel on a GPU where t is dense
-    # in a layout whose dims after the channel one merge (contiguous, channels-last), else PyTorch's ops
-    if t.is_cuda and _ke_split_dims(t, channel_dim) is not None:
-        return _ke_hi_and_bf16_pair_fused(t, groups, channel_dim, _ke_memory_format(t), lo_first)
+    # t's TF32 hi part and its BF16 pair (_ke_bf16_pair): one fused kernel on a GPU (_ke_split_into) where
+    # t's layout allows, else PyTorch's ops
+    memory_format = _ke_memory_format(t)
+    if t.is_cuda:
+        hi = torch.empty_like(t)
+        shape = list(t.shape)
+        shape[channel_dim] *= 2
+        pair = torch.empty(shape, dtype=torch.bfloat16, device=t.device, memory_format=memory_format)
+        if _ke_split_into(t, hi, pair, groups, channel_dim, lo_first):
+            return hi, pair
     hi = _ke_tf32_hi(t)
-    return hi, _ke_bf16_pair(t, hi, groups, channel_dim, _ke_memory_format(t), lo_first)
+    return hi, _ke_bf16_pair(t, hi, groups, channel_dim, memory_format, lo_first)
 
 
 def _ke_convolution_tf32_bf16(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -201,78 +183,6 @@ def _library_convolution(input, weight, bias, stride, padding, dilation, transpo
         if precision == "tf32_bf16":
             return _ke_convolution_tf32_bf16(input, weight, bias, *args)
         return _ke_convolution_3xtf32(input, weight, bias, *args)
-"""
-
-
-# The fused split (rendered before LIBRARY_CONV_SOURCE, which calls it on a GPU): t seen as (outer, channels,
-# inner), each element read once, its hi part written at its own offset and both BF16 halves at the pair's.
-LIBRARY_CONV_SPLIT_KERNEL_SOURCE = """
-@triton.jit
-def _ke_split_pair_kernel(
-    t_ptr, hi_ptr, pair_ptr, n, channels, inner, per_group,
-    t_outer_stride, t_channel_stride, t_inner_stride,
-    p_outer_stride, p_channel_stride, p_inner_stride,
-    LO_FIRST: tl.constexpr, CHANNEL_FASTEST: tl.constexpr, BLOCK: tl.constexpr,
-):
-    index = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = index < n
-    # the logical order follows memory: the channel varies fastest in channels-last, inner otherwise
-    if CHANNEL_FASTEST:
-        channel = index % channels
-        rest = index // channels
-        position = rest % inner
-        outer = rest // inner
-    else:
-        position = index % inner
-        rest = index // inner
-        channel = rest % channels
-        outer = rest // channels
-    offset = outer * t_outer_stride + channel * t_channel_stride + position * t_inner_stride
-    value = tl.load(t_ptr + offset, mask=mask, other=0.0)
-    hi = (value.to(tl.int32, bitcast=True) & -8192).to(tl.float32, bitcast=True)
-    tl.store(hi_ptr + offset, hi, mask=mask)
-    group = channel // per_group
-    first = group * 2 * per_group + channel % per_group  # the group's first half; the second is per_group on
-    pair_offset = outer * p_outer_stride + first * p_channel_stride + position * p_inner_stride
-    lo = value - hi
-    second_offset = pair_offset + per_group * p_channel_stride
-    if LO_FIRST:
-        tl.store(pair_ptr + pair_offset, _ke_bf16_bits(lo), mask=mask)
-        tl.store(pair_ptr + second_offset, _ke_bf16_bits(hi), mask=mask)
-    else:
-        tl.store(pair_ptr + pair_offset, _ke_bf16_bits(hi), mask=mask)
-        tl.store(pair_ptr + second_offset, _ke_bf16_bits(lo), mask=mask)
-
-
-@triton.jit
-def _ke_bf16_bits(v):
-    # v rounded to bf16, to nearest with ties to even, as its 16 bits: PyTorch's own conversion, spelled
-    # out so Triton's interpreter (which truncates) computes what the GPU does
-    bits = v.to(tl.int32, bitcast=True)
-    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
-    return tl.where(v != v, 0x7FC0, rounded).to(tl.int16)
-
-
-def _ke_hi_and_bf16_pair_fused(t, groups, channel_dim, memory_format, lo_first):
-    hi = torch.empty_like(t)  # t is dense: t's strides (empty_like keeps them)
-    shape = list(t.shape)
-    shape[channel_dim] *= 2
-    pair = torch.empty(shape, dtype=torch.bfloat16, device=t.device, memory_format=memory_format)
-    outer, inner, t_outer, t_inner = _ke_split_dims(t, channel_dim)
-    pair_dims = _ke_split_dims(pair, channel_dim)
-    if pair_dims is None or hi.stride() != t.stride():  # a layout this kernel does not cover
-        hi = _ke_tf32_hi(t)
-        return hi, _ke_bf16_pair(t, hi, groups, channel_dim, memory_format, lo_first)
-    channels = t.shape[channel_dim]
-    n = t.numel()
-    if n:
-        channel_fastest = t.stride(channel_dim) == 1 and inner > 1
-        _ke_split_pair_kernel[(triton.cdiv(n, 1024),)](
-            t, hi, pair.view(torch.int16), n, channels, inner, channels // groups,
-            t_outer, t.stride(channel_dim), t_inner, pair_dims[2], pair.stride(channel_dim), pair_dims[3],
-            LO_FIRST=lo_first, CHANNEL_FASTEST=channel_fastest, BLOCK=1024,
-        )
-    return hi, pair
 """
 
 

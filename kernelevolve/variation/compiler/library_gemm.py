@@ -4,10 +4,11 @@ PyTorch runs fp32 matmuls in exact fp32 by default (`torch.backends.cuda.matmul`
 eager, torch.compile and the harness's check: on an H200 cuBLAS's exact SGEMM runs near 51 TFLOP/s
 (L1/1, 4096^3 in 2.69 ms), where its TF32 and BF16 tensor-core GEMMs run several times faster. As for
 convolutions (library_conv.py), "tf32_bf16" splits both operands exactly at TF32's 10 mantissa bits
-(tf32_split.py) and computes a_hi@b_hi in one TF32 GEMM (exact products), and both cross terms
-a_hi@b_lo + a_lo@b_hi in one BF16 GEMM over K doubled ([a_hi, a_lo] against [b_lo; b_hi]). The cross
-terms are within 2^-10 of the result, so BF16's 8-bit operands and output leave errors near 2^-18 of
-it, far inside KernelBench's 1e-4, for about two TF32 passes' work.
+(tf32_split.py; on a GPU one Triton kernel writes hi and the BF16 pair) and computes a_hi@b_hi in one
+TF32 GEMM (exact products), and both cross terms a_hi@b_lo + a_lo@b_hi in one BF16 GEMM over K doubled
+([a_hi, a_lo] against [b_lo; b_hi]). The cross terms are within 2^-10 of the result, so BF16's 8-bit
+operands and output leave errors near 2^-18 of it, far inside KernelBench's 1e-4, for about two TF32
+passes' work.
 
 Over a long K the TF32 term's own accumulation drifts: on the H200 (experiments/gemm_split_error/) the
 split's rms relative error grew from 5.2e-6 at K = 2048 to 1.9e-5 at 8192 and 3.8e-5 at 16384, enough to
@@ -34,7 +35,7 @@ LIBRARY_GEMM_TUNABLES = (
     "LIBRARY_MM_TF32_K_CHUNK = 2048  # tune: 1024, 2048, 4096, 0",
 )
 
-# needs compiler/tf32_split.py's TF32_SPLIT_SOURCE beside it (render includes that once)
+# needs compiler/tf32_split.py's TF32_SPLIT_SOURCE and TF32_SPLIT_KERNEL_SOURCE beside it (render includes them once)
 LIBRARY_GEMM_SOURCE = """
 def _ke_torch_matmul(a, b, out, bias, alpha, beta):
     # the call Inductor made: mm/bmm, or addmm/baddbmm with the bias
@@ -45,22 +46,37 @@ def _ke_torch_matmul(a, b, out, bias, alpha, beta):
     return addmm(bias, a, b, beta=beta, alpha=alpha, out=out)
 
 
-def _ke_k_pair(t, hi, k_dim, lo_first):
-    # [hi, t - hi] ([t - hi, hi] with lo_first) along the K dim, in bf16, in t's layout (a transposed
-    # view, as Inductor passes nn.Linear's weight, stays transposed); each half written once from t, hi
+def _ke_k_pair_empty(t, k_dim):
+    # a bf16 tensor of t's shape with K doubled, in t's layout (a transposed view, as Inductor passes
+    # nn.Linear's weight, stays transposed)
     shape = list(t.shape)
-    k = shape[k_dim]
-    pair_shape = shape[:k_dim] + [2 * k] + shape[k_dim + 1 :]
+    pair_shape = shape[:k_dim] + [2 * shape[k_dim]] + shape[k_dim + 1 :]
     if t.dim() >= 2 and t.stride(-2) == 1 and t.stride(-1) != 1:
         swapped = pair_shape[:-2] + [pair_shape[-1], pair_shape[-2]]
-        pair = torch.empty(swapped, dtype=torch.bfloat16, device=t.device).transpose(-1, -2)
-    else:
-        pair = torch.empty(pair_shape, dtype=torch.bfloat16, device=t.device)
+        return torch.empty(swapped, dtype=torch.bfloat16, device=t.device).transpose(-1, -2)
+    return torch.empty(pair_shape, dtype=torch.bfloat16, device=t.device)
+
+
+def _ke_k_pair(t, hi, k_dim, lo_first):
+    # [hi, t - hi] ([t - hi, hi] with lo_first) along the K dim, in bf16, in t's layout; each half written
+    # once from t and hi
+    k = t.shape[k_dim]
+    pair = _ke_k_pair_empty(t, k_dim)
     first, second = pair.narrow(k_dim, 0, k), pair.narrow(k_dim, k, k)
     lo_half, hi_half = (first, second) if lo_first else (second, first)
     hi_half.copy_(hi)
     torch.sub(t, hi, out=lo_half)
     return pair
+
+
+def _ke_hi_and_k_pair(t, k_dim, lo_first):
+    # t's TF32 hi part and its K pair: one fused kernel on a GPU (_ke_split_into) where t's layout allows
+    if t.is_cuda:
+        hi, pair = torch.empty_like(t), _ke_k_pair_empty(t, k_dim)
+        if _ke_split_into(t, hi, pair, 1, k_dim, lo_first):
+            return hi, pair
+    hi = _ke_tf32_hi(t)
+    return hi, _ke_k_pair(t, hi, k_dim, lo_first)
 
 
 def _ke_tf32_chunked(a_hi, b_hi, out, bias, alpha, beta):
@@ -78,9 +94,8 @@ def _ke_tf32_chunked(a_hi, b_hi, out, bias, alpha, beta):
 def _ke_matmul_tf32_bf16(a, b, out, bias, alpha, beta):
     # a_hi@b_hi in TF32 GEMMs (with the bias), then alpha * (a_hi@b_lo + a_lo@b_hi) from one BF16 GEMM
     # over K doubled
-    a_hi, b_hi = _ke_tf32_hi(a), _ke_tf32_hi(b)
-    a_pair = _ke_k_pair(a, a_hi, a.dim() - 1, lo_first=False)
-    b_pair = _ke_k_pair(b, b_hi, b.dim() - 2, lo_first=True)
+    a_hi, a_pair = _ke_hi_and_k_pair(a, a.dim() - 1, lo_first=False)
+    b_hi, b_pair = _ke_hi_and_k_pair(b, b.dim() - 2, lo_first=True)
     # the legacy flag, as the harness and library_conv set cuDNN's: PyTorch releases since 2.9 may raise on
     # legacy reads (Inductor's among them) after a write through the new fp32_precision API (pytorch#189955)
     matmul = torch.backends.cuda.matmul

@@ -28,7 +28,6 @@ from kernelevolve.variation.compiler.gemm_epilogue import (
 )
 from kernelevolve.variation.compiler.library_conv import (
     LIBRARY_CONV_SOURCE,
-    LIBRARY_CONV_SPLIT_KERNEL_SOURCE,
     LIBRARY_CONV_TUNABLES,
     LibraryConv,
 )
@@ -47,7 +46,7 @@ from kernelevolve.variation.compiler.own_conv import CONV_SOURCE, CONV_TUNABLES,
 from kernelevolve.variation.compiler.own_encoder import ENCODER_OPS, ENCODER_SOURCE
 from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES, SUBSTITUTED, OwnGemm
 from kernelevolve.variation.compiler.program import Axis, Kernel, Program
-from kernelevolve.variation.compiler.tf32_split import TF32_SPLIT_SOURCE
+from kernelevolve.variation.compiler.tf32_split import TF32_SPLIT_KERNEL_SOURCE, TF32_SPLIT_SOURCE
 
 MAX_GRID_AXIS = 65535
 _HELPERS = '''
@@ -185,11 +184,11 @@ def render(
         gemm += [*CONV_TUNABLES, *(CONV_EPILOGUE_TUNABLES if "_conv" in hosts else ()), CONV_SOURCE]
     library = not own_kernels and not interpreter  # on a GPU: cuDNN/cuBLAS through our wrappers
     if library and CONVOLUTION in calls:
-        gemm += [*LIBRARY_CONV_TUNABLES, LIBRARY_CONV_SPLIT_KERNEL_SOURCE, LIBRARY_CONV_SOURCE]
+        gemm += [*LIBRARY_CONV_TUNABLES, LIBRARY_CONV_SOURCE]
     if library and calls & set(SUBSTITUTED):
         gemm += [*LIBRARY_GEMM_TUNABLES, LIBRARY_GEMM_SOURCE]
     if library and calls & {CONVOLUTION, *SUBSTITUTED}:
-        gemm.append(TF32_SPLIT_SOURCE)
+        gemm += [TF32_SPLIT_SOURCE, TF32_SPLIT_KERNEL_SOURCE]
     if interpreter:  # Triton's interpreter takes no bf16x3 dot (it computes every fp32 dot in fp32)
         gemm = [line.replace(', "bf16x3"', "") for line in gemm]
     lines = [

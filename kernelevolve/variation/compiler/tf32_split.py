@@ -3,6 +3,13 @@
 t = hi + lo exactly, hi keeping the sign, the exponent and TF32's 10 mantissa bits: a TF32 pass
 multiplies hi parts exactly (products of two 11-bit significands fit fp32's 24), and lo is within 2^-10
 of t. Rendered once into a seed that holds either library wrapper.
+
+Both wrappers' BF16 passes take a pair: t's hi and lo halves side by side along one dim (the convolution's
+input channels, within each group; the GEMM's K), in bf16. On a GPU one Triton kernel (`_ke_split_into`)
+reads t once and writes hi and both halves of the pair, where PyTorch's three elementwise ops (mask, copy,
+subtraction) read t twice and hi twice: half the traffic. It rounds to bf16 in integer arithmetic, to
+nearest with ties to even as PyTorch does, so Triton's interpreter (which truncates) computes what the GPU
+does. A layout it does not cover (dims that do not merge, tensors with gaps) keeps PyTorch's ops.
 """
 
 from __future__ import annotations
@@ -17,4 +24,106 @@ def _ke_tf32_split(t):
     # t = hi + lo exactly
     hi = _ke_tf32_hi(t)
     return hi, t - hi
+
+
+def _ke_merged(t, dims):
+    # (size, stride) of t's dims merged into one, None where they do not merge (size-1 dims take any stride)
+    size, stride = 1, 0
+    for k in reversed(dims):
+        if t.shape[k] == 1:
+            continue
+        if size == 1:
+            stride = t.stride(k)
+        elif t.stride(k) != stride * size:
+            return None
+        size *= t.shape[k]
+    return size, stride
+
+
+def _ke_split_dims(t, channel_dim):
+    # (outer, inner, outer stride, inner stride) of t seen as (outer, channels, inner), None where the dims
+    # before or after the channel one do not merge into one each
+    outer = _ke_merged(t, range(channel_dim))
+    inner = _ke_merged(t, range(channel_dim + 1, t.dim()))
+    if outer is None or inner is None:
+        return None
+    return outer[0], inner[0], outer[1], inner[1]
+"""
+
+# The fused split (needs Triton; rendered beside TF32_SPLIT_SOURCE in seeds for a GPU): t seen as (outer,
+# channels, inner), each element read once, its hi part written at its offset in hi (t's strides) and both
+# BF16 halves at the pair's, in the order memory runs.
+TF32_SPLIT_KERNEL_SOURCE = """
+@triton.jit
+def _ke_split_pair_kernel(
+    t_ptr, hi_ptr, pair_ptr, n, channels, inner, outer, per_group,
+    t_outer_stride, t_channel_stride, t_inner_stride,
+    p_outer_stride, p_channel_stride, p_inner_stride,
+    LO_FIRST: tl.constexpr, ORDER: tl.constexpr, BLOCK: tl.constexpr,
+):
+    index = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = index < n
+    # the fastest-varying index is the one memory runs along: 0 inner, 1 the channel, 2 outer (inner is 1)
+    if ORDER == 1:
+        channel = index % channels
+        rest = index // channels
+        position = rest % inner
+        outer_index = rest // inner
+    elif ORDER == 2:
+        outer_index = index % outer
+        channel = index // outer
+        position = index * 0
+    else:
+        position = index % inner
+        rest = index // inner
+        channel = rest % channels
+        outer_index = rest // channels
+    offset = outer_index * t_outer_stride + channel * t_channel_stride + position * t_inner_stride
+    value = tl.load(t_ptr + offset, mask=mask, other=0.0)
+    hi = (value.to(tl.int32, bitcast=True) & -8192).to(tl.float32, bitcast=True)
+    tl.store(hi_ptr + offset, hi, mask=mask)
+    group = channel // per_group
+    first = group * 2 * per_group + channel % per_group  # the group's first half; the second is per_group on
+    pair_offset = outer_index * p_outer_stride + first * p_channel_stride + position * p_inner_stride
+    lo = value - hi
+    second_offset = pair_offset + per_group * p_channel_stride
+    if LO_FIRST:
+        tl.store(pair_ptr + pair_offset, _ke_bf16_bits(lo), mask=mask)
+        tl.store(pair_ptr + second_offset, _ke_bf16_bits(hi), mask=mask)
+    else:
+        tl.store(pair_ptr + pair_offset, _ke_bf16_bits(hi), mask=mask)
+        tl.store(pair_ptr + second_offset, _ke_bf16_bits(lo), mask=mask)
+
+
+@triton.jit
+def _ke_bf16_bits(v):
+    # v rounded to bf16, to nearest with ties to even, as its 16 bits: PyTorch's own conversion, spelled
+    # out so Triton's interpreter (which truncates) computes what the GPU does
+    bits = v.to(tl.int32, bitcast=True)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    return tl.where(v != v, 0x7FC0, rounded).to(tl.int16)
+
+
+def _ke_split_into(t, hi, pair, groups, channel_dim, lo_first):
+    # hi = t's TF32 hi part (hi has t's strides) and pair = [hi, lo] ([lo, hi] with lo_first) along
+    # channel_dim within each of `groups` groups, in bf16; False where a layout is not covered (nothing written)
+    t_dims, pair_dims = _ke_split_dims(t, channel_dim), _ke_split_dims(pair, channel_dim)
+    if t_dims is None or pair_dims is None or hi.stride() != t.stride() or t.dtype != torch.float32:
+        return False
+    outer, inner, t_outer, t_inner = t_dims
+    channels = t.shape[channel_dim]
+    n = t.numel()
+    if n:
+        if t.stride(channel_dim) == 1 and inner > 1:
+            order = 1
+        elif inner == 1 and outer > 1 and t_outer == 1 and channels > 1:
+            order = 2
+        else:
+            order = 0
+        _ke_split_pair_kernel[(triton.cdiv(n, 1024),)](
+            t, hi, pair.view(torch.int16), n, channels, inner, outer, channels // groups,
+            t_outer, t.stride(channel_dim), t_inner, pair_dims[2], pair.stride(channel_dim), pair_dims[3],
+            LO_FIRST=lo_first, ORDER=order, BLOCK=1024,
+        )
+    return True
 """

@@ -581,9 +581,11 @@ def _missing_compile_lines(problems: list[dict[str, Any]]) -> list[str]:
         return []
     lines = ["", "### Without a torch.compile time", "", "| problem | name | why |", "|---|---|---|"]
     for row in missing:
-        why = (row.get("compile_error") or "not recorded (a record from before compile_error)").replace(
-            "|", "\\|"
+        reason = (
+            row.get("compile_error")
+            or "no reason recorded (not measured, or a record from before compile_error)"
         )
+        why = reason.replace("|", "\\|")
         lines.append(f"| {row['problem']} | {row['name']} | {why} |")
     return lines
 

@@ -160,19 +160,31 @@ def test_on_the_gpu_it_times_as_torch_compile_does() -> None:
     assert 0.9 < min(medians[1]) / min(medians[0]) < 1.1, medians
 
 
+def _baselines_where_compiling_fails(
+    monkeypatch: pytest.MonkeyPatch, spec: Any, platform: Any, message: str, first_call_too: bool
+) -> Any:
+    """The spec's baselines with compiling on placeholders failing, and with `first_call_too` the
+    fallback's plain torch.compile as well."""
+    from kernelevolve.eval import harness
+    from kernelevolve.types import EvalSettings
+
+    def fails(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(message)
+
+    monkeypatch.setattr(harness, "compile_before_running", fails)
+    if first_call_too:
+        monkeypatch.setattr(torch, "compile", fails)
+    settings = EvalSettings(timing_trials=3, warmup_trials=1, measure_compile_baseline=True)
+    return harness.measure_baselines(spec, platform, settings)
+
+
 def test_baseline_compiles_on_its_first_call_where_compiling_on_placeholders_fails(
     monkeypatch: pytest.MonkeyPatch, add_spec: Any, cpu_platform: Any
 ) -> None:
     """Faked device work can break a model's Python (L3/32 on the H200): the baseline is still timed."""
-    from kernelevolve.eval import harness
-    from kernelevolve.types import EvalSettings
-
-    def placeholders_fail(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("meta kernel missing")
-
-    monkeypatch.setattr(harness, "compile_before_running", placeholders_fail)
-    settings = EvalSettings(timing_trials=3, warmup_trials=1, measure_compile_baseline=True)
-    baselines = harness.measure_baselines(add_spec, cpu_platform, settings)
+    baselines = _baselines_where_compiling_fails(
+        monkeypatch, add_spec, cpu_platform, "meta kernel missing", first_call_too=False
+    )
     for baseline in baselines.values():
         assert baseline.compile_error == ""
         assert baseline.compiled is not None and baseline.compiled.median_ms > 0
@@ -182,17 +194,11 @@ def test_baseline_compiles_on_its_first_call_where_compiling_on_placeholders_fai
 def test_a_baseline_that_cannot_compile_records_why(
     monkeypatch: pytest.MonkeyPatch, add_spec: Any, cpu_platform: Any
 ) -> None:
-    from kernelevolve.eval import harness
     from kernelevolve.sweep_run import record_from_results
-    from kernelevolve.types import EvalSettings
 
-    def fails(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("no compiler here")
-
-    monkeypatch.setattr(harness, "compile_before_running", fails)
-    monkeypatch.setattr(torch, "compile", fails)
-    settings = EvalSettings(timing_trials=3, warmup_trials=1, measure_compile_baseline=True)
-    baselines = harness.measure_baselines(add_spec, cpu_platform, settings)
+    baselines = _baselines_where_compiling_fails(
+        monkeypatch, add_spec, cpu_platform, "no compiler here", first_call_too=True
+    )
     assert all(b.compiled is None and "no compiler here" in b.compile_error for b in baselines.values())
     record = record_from_results({"baselines": {k: b.to_json() for k, b in baselines.items()}})
     assert record["compile_ms"] is None and record["eager_ms"] > 0

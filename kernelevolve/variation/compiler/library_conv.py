@@ -27,11 +27,9 @@ In permissive seeds rendered for a GPU, Inductor's `torch.convolution(...)` host
 or "tf32") is a tunable, and GPU seeds come with a "tf32_bf16" twin and, where eager's TF32 output met the
 tolerance, a "tf32" one (compiler_seed); "tf32x3" is left to tuning.
 
-On a GPU the TF32/BF16 split's operands come from one Triton kernel (tf32_split.py's `_ke_split_into`) that
-reads the fp32 tensor once and writes its hi part and the BF16 pair, where PyTorch's three elementwise ops
-(the mask, the copy, the subtraction) read it twice and hi twice: on L2/1's 537 MB input about 1.6 GB of
-the split's traffic (an estimate, not measured yet: the full sweep's next convolution re-runs compare
-with calls 50-52's records).
+On a GPU the TF32/BF16 split's operands come from tf32_split.py's fused kernel (`_ke_split_into`): on L2/1's
+537 MB input about 1.6 GB less traffic a call than PyTorch's ops (an estimate, not measured yet: the full
+sweep's next convolution re-runs compare with calls 50-52's records).
 
 `LIBRARY_CONV_SPLIT_LAYOUT` runs the TF32/BF16 split in channels-last for an input in another layout
 (converted there and back): on the H200 the split's seeds in the reference's layout ran 1.18-1.31x slower

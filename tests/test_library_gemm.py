@@ -254,17 +254,29 @@ def test_permissive_gpu_seeds_call_the_library_matmul_and_twin_it() -> None:
     assert by_promise([own, plain, *twins]) == [twins[0], plain, own]
 
 
+def _gpu_helpers(tmp_path: Path) -> dict[str, Any]:
+    """The helpers as a rendered seed has them on a GPU (the fused split's Triton kernel included: Triton
+    compiles only functions it can read from a file), with the split switched on."""
+    from tests.source_module import load_source
+
+    header = "import torch\nimport triton\nimport triton.language as tl\n"
+    source = "\n".join(
+        [header, *LIBRARY_GEMM_TUNABLES, TF32_SPLIT_SOURCE, TF32_SPLIT_KERNEL_SOURCE, LIBRARY_GEMM_SOURCE]
+    )
+    namespace = vars(load_source(source, tmp_path, "gpu_library_gemm"))
+    namespace["LIBRARY_MM_FP32_PRECISION"] = "tf32_bf16"
+    return namespace
+
+
 @pytest.mark.gpu
 @needs_cuda
 @pytest.mark.parametrize("case", range(5))
-def test_the_split_on_cublas_meets_the_tolerance_and_leaves_the_flag(case: int) -> None:
+def test_the_split_on_cublas_meets_the_tolerance_and_leaves_the_flag(case: int, tmp_path: Path) -> None:
     name, operands = _cases()[case]
     cuda = {
         key: value.cuda() if isinstance(value, torch.Tensor) else value for key, value in operands.items()
     }
-    namespace: dict[str, Any] = {"torch": torch}
-    exec("\n".join(LIBRARY_GEMM_TUNABLES) + TF32_SPLIT_SOURCE + LIBRARY_GEMM_SOURCE, namespace)  # noqa: S102
-    namespace["LIBRARY_MM_FP32_PRECISION"] = "tf32_bf16"
+    namespace = _gpu_helpers(tmp_path)
     a, b = cuda["a"], cuda["b"]
     bias, alpha, beta = cuda.get("bias"), cuda.get("alpha", 1), cuda.get("beta", 1)
     matmul = torch.backends.cuda.matmul
@@ -279,16 +291,16 @@ def test_the_split_on_cublas_meets_the_tolerance_and_leaves_the_flag(case: int) 
 
 @pytest.mark.gpu
 @needs_cuda
-def test_over_a_long_k_the_chunked_split_stays_within_the_tolerance_after_a_group_norm() -> None:
+def test_over_a_long_k_the_chunked_split_stays_within_the_tolerance_after_a_group_norm(
+    tmp_path: Path,
+) -> None:
     """KernelBench L2/62's shape at K = 8192: the one-GEMM split's error, amplified by a GroupNorm over
     16-value groups, read 1.43x the tolerance on the H200 (experiments/gemm_split_error/)."""
     torch.manual_seed(0)
     k = 8192
     a = torch.rand(1024, k, device="cuda")
     b = ((torch.rand(2048, k, device="cuda") * 2 - 1) / k**0.5).t()
-    namespace: dict[str, Any] = {"torch": torch}
-    exec("\n".join(LIBRARY_GEMM_TUNABLES) + TF32_SPLIT_SOURCE + LIBRARY_GEMM_SOURCE, namespace)  # noqa: S102
-    namespace["LIBRARY_MM_FP32_PRECISION"] = "tf32_bf16"
+    namespace = _gpu_helpers(tmp_path)
     got = namespace["_library_matmul"](a, b)
     exact = a.double() @ b.double()
 

@@ -129,6 +129,32 @@ def test_batched_operands_with_k_contiguous_b(tmp_path: Path) -> None:
     torch.testing.assert_close(out, torch.bmm(a, b), atol=1e-4, rtol=1e-4)
 
 
+def test_a_layouts_plan_is_reused_for_fresh_operands_and_only_for_that_layout(tmp_path: Path) -> None:
+    """`_matmul` works its launch out once per operand layout (host time on host-bound strict results):
+    a second call with fresh operands of the same layout reuses the plan and reads the new data; another
+    layout, an `out` given or a bias gets a plan of its own."""
+    gemm = _gemm_module(tmp_path)
+    torch.manual_seed(0)
+    for _ in range(2):
+        x, weight, bias = torch.randn(M, K), torch.randn(N, K), torch.randn(N)
+        torch.testing.assert_close(gemm._matmul(x, weight.t(), bias=bias), torch.addmm(bias, x, weight.t()))
+    assert len(gemm._ke_mm_plans) == 1
+    x = torch.randn(M, K)
+    torch.testing.assert_close(gemm._matmul(x, weight.t()), x @ weight.t())
+    out = torch.full((M, N), float("nan"))
+    row_major = weight.t().contiguous()  # another layout of B
+    assert gemm._matmul(x, row_major, out=out, alpha=2.0) is out
+    torch.testing.assert_close(out, 2.0 * (x @ row_major))
+    assert len(gemm._ke_mm_plans) == 3
+    # a split-K plan: its workspace is made fresh each call, the split sum reads the call's partials
+    a, b = torch.randn(4, 16 * 64), torch.randn(16 * 64, 3)
+    for _ in range(2):
+        a = a + 1
+        torch.testing.assert_close(gemm._matmul(a, b), a @ b, atol=1e-4, rtol=1e-4)
+    (split_plan,) = [plan for key, plan in gemm._ke_mm_plans.items() if key[0][0] == (4, 16 * 64)]
+    assert split_plan[1][2] > 1 and split_plan[5] is not None
+
+
 def test_half_precision_keeps_tritons_default_dot(tmp_path: Path) -> None:
     """MM_FP32_PRECISION applies to fp32 only; fp16 launches with Triton's default input precision."""
     gemm = _gemm_module(tmp_path, MM_FP32_PRECISION="ieee")

@@ -163,6 +163,61 @@ def _rows_contiguous(stride_rows, stride_cols):
     return stride_rows == 1 and stride_cols != 1
 
 
+def _ke_mm_plan(a_layout, b_layout, out_layout, bias_layout, epilogue_kernel, epilogue_writes, epilogue_numel):
+    """What `_matmul` launches for operands of these layouts ((shape, stride, dtype); None: no output given,
+    or no bias): the kernel, its grid, integer arguments and constexprs, the output's shape where none is
+    given, the split-K workspace's shape (None: no split), the split sum's grid and integer arguments, and
+    whether the epilogue is fused. Worked out on meta tensors of those layouts: never the data."""
+
+    def meta(layout):
+        return None if layout is None else torch.empty_strided(*layout[:2], dtype=layout[2], device="meta")
+
+    a, b, out, bias = meta(a_layout), meta(b_layout), meta(out_layout), meta(bias_layout)
+    batched = a.dim() == 3
+    a3 = a if batched else a.unsqueeze(0)
+    b3 = b if batched else b.unsqueeze(0)
+    batches, m, k = a3.shape
+    n = b3.shape[2]
+    out_shape = (batches, m, n) if batched else (m, n)
+    if out is None:
+        out = torch.empty(out_shape, device="meta", dtype=a.dtype)
+    c3 = out if batched else out.unsqueeze(0)
+    x3 = c3
+    if bias is not None:
+        x3 = bias.expand(c3.shape) if batched else bias.expand(m, n).unsqueeze(0)
+    tiles = triton.cdiv(m, MM_BLOCK_M) * triton.cdiv(n, MM_BLOCK_N)
+    split = _split_k(tiles * batches, k)
+    fused = (
+        epilogue_kernel is not None and MM_EPILOGUE == "fused" and split == 1 and c3.is_contiguous()
+        and epilogue_numel == c3.numel() < 2**31
+    )
+    kernel, writes = (epilogue_kernel, epilogue_writes) if fused else (_ke_matmul_kernel, False)
+    c_and_x_strides = (c3.stride(0), c3.stride(1), c3.stride(2), x3.stride(0), x3.stride(1), x3.stride(2))
+    ints = (
+        m, n, k, batches, a3.stride(0), a3.stride(1), a3.stride(2), b3.stride(0), b3.stride(1), b3.stride(2),
+        *c_and_x_strides,
+    )
+    constexprs = dict(
+        HAS_EPILOGUE=fused, STORE_C=not writes, HAS_BIAS=bias is not None,
+        # input_precision only applies to fp32; other dtypes keep Triton's default (None)
+        PRECISION=MM_FP32_PRECISION if a.dtype == torch.float32 else None,
+        A_M_CONTIGUOUS=_rows_contiguous(a3.stride(1), a3.stride(2)),
+        B_K_CONTIGUOUS=_rows_contiguous(b3.stride(1), b3.stride(2)),
+        SPLIT_K=split, BLOCK_M=MM_BLOCK_M, BLOCK_N=MM_BLOCK_N, BLOCK_K=MM_BLOCK_K, GROUP_M=MM_GROUP_M,
+        num_warps=MM_WARPS, num_stages=MM_STAGES,
+    )
+    partial_shape = (split, batches, m, n) if split > 1 else None
+    sum_grid = (triton.cdiv(m * n, 1024), batches)
+    sum_ints = (m, n, batches, *c_and_x_strides)
+    return kernel, (tiles, batches, split), ints, constexprs, out_shape, partial_shape, sum_grid, sum_ints, fused
+
+
+# Launch plans by operand layouts and scalars (what a plan is worked out from): on a hit `_matmul` skips the
+# views, strides and split choice, about as much host time as the launch itself (experiments/launch_overhead:
+# 52-86 us a call against 20 for a bare launch of as many arguments), which strict level-3 results wait on.
+_ke_mm_plans = {}
+
+
 def _matmul(a, b, out=None, bias=None, alpha=1, beta=1, epilogue=None, epilogue_numel=0):
     """(bias * beta +) alpha * a @ b for 2-D or batched 3-D operands, into `out` when given.
 
@@ -171,46 +226,25 @@ def _matmul(a, b, out=None, bias=None, alpha=1, beta=1, epilogue=None, epilogue_
     itself); `epilogue_numel` its xnumel. Fused when the output is one contiguous block of that many
     elements and K is not split; else the pointwise kernel is launched after the GEMM, as Inductor did.
     """
-    batched = a.dim() == 3
-    a3 = a if batched else a.unsqueeze(0)
-    b3 = b if batched else b.unsqueeze(0)
-    batches, m, k = a3.shape
-    n = b3.shape[2]
+    a_layout, b_layout = (a.shape, a.stride(), a.dtype), (b.shape, b.stride(), b.dtype)
+    out_layout = None if out is None else (out.shape, out.stride(), out.dtype)
+    bias_layout = None if bias is None else (bias.shape, bias.stride(), bias.dtype)
+    epilogue_kernel, epilogue_writes = (None, False) if epilogue is None else (epilogue[0], epilogue[4])
+    plan_key = (a_layout, b_layout, out_layout, bias_layout, epilogue_kernel, epilogue_writes, epilogue_numel)
+    plan = _ke_mm_plans.get(plan_key)
+    if plan is None:
+        plan = _ke_mm_plans[plan_key] = _ke_mm_plan(*plan_key)
+    kernel, grid, ints, constexprs, out_shape, partial_shape, sum_grid, sum_ints, fused = plan
     if out is None:
-        out = torch.empty((batches, m, n) if batched else (m, n), device=a.device, dtype=a.dtype)
-    c3 = out if batched else out.unsqueeze(0)
-    x3 = c3
-    if bias is not None:
-        x3 = bias.expand(c3.shape) if batched else bias.expand(m, n).unsqueeze(0)
-    tiles = triton.cdiv(m, MM_BLOCK_M) * triton.cdiv(n, MM_BLOCK_N)
-    split = _split_k(tiles * batches, k)
-    partial = torch.empty((split, batches, m, n), device=a.device, dtype=torch.float32) if split > 1 else c3
-    fused = (
-        epilogue is not None and MM_EPILOGUE == "fused" and split == 1 and c3.is_contiguous()
-        and epilogue_numel == c3.numel() < 2**31
-    )
-    kernel, extra, writes = (epilogue[0], epilogue[3], epilogue[4]) if fused else (_ke_matmul_kernel, (), False)
-    kernel[(tiles, batches, split)](
-        a3, b3, c3, x3, partial, m, n, k, batches,
-        a3.stride(0), a3.stride(1), a3.stride(2), b3.stride(0), b3.stride(1), b3.stride(2),
-        c3.stride(0), c3.stride(1), c3.stride(2), x3.stride(0), x3.stride(1), x3.stride(2),
-        alpha, beta,
-        *[*extra, c3, c3, c3, c3, c3, c3][:6],
-        HAS_EPILOGUE=fused, STORE_C=not writes,
-        HAS_BIAS=bias is not None,
-        # input_precision only applies to fp32; other dtypes keep Triton's default (None)
-        PRECISION=MM_FP32_PRECISION if a.dtype == torch.float32 else None,
-        A_M_CONTIGUOUS=_rows_contiguous(a3.stride(1), a3.stride(2)),
-        B_K_CONTIGUOUS=_rows_contiguous(b3.stride(1), b3.stride(2)),
-        SPLIT_K=split,
-        BLOCK_M=MM_BLOCK_M, BLOCK_N=MM_BLOCK_N, BLOCK_K=MM_BLOCK_K, GROUP_M=MM_GROUP_M,
-        num_warps=MM_WARPS, num_stages=MM_STAGES,
-    )
-    if split > 1:
-        _ke_split_k_sum[(triton.cdiv(m * n, 1024), batches)](
-            partial, c3, x3, m, n, batches,
-            c3.stride(0), c3.stride(1), c3.stride(2), x3.stride(0), x3.stride(1), x3.stride(2),
-            alpha, beta, HAS_BIAS=bias is not None, SPLIT_K=split, BLOCK=1024,
+        out = torch.empty(out_shape, device=a.device, dtype=a.dtype)
+    # the kernel takes pointers and the plan's strides: a view unsqueezed or expanded keeps its pointer
+    x = out if bias is None else bias
+    partial = out if partial_shape is None else torch.empty(partial_shape, device=a.device, dtype=torch.float32)
+    extra = epilogue[3] if fused else ()
+    kernel[grid](a, b, out, x, partial, *ints, alpha, beta, *[*extra, out, out, out, out, out, out][:6], **constexprs)
+    if partial_shape is not None:
+        _ke_split_k_sum[sum_grid](
+            partial, out, x, *sum_ints, alpha, beta, HAS_BIAS=bias is not None, SPLIT_K=grid[2], BLOCK=1024,
         )
     if epilogue is not None and not fused:
         epilogue[1](*epilogue[2])

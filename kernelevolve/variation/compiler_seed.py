@@ -18,6 +18,7 @@ from typing import Any
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.tracing import TRACING_LOCK
 from kernelevolve.types import Candidate
+from kernelevolve.variation.compiler.capture import INDUCTORS_OWN, CaptureSettings
 from kernelevolve.variation.compiler.own_conv import CONVOLUTION
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ class CompilerSeedOperator:
     def _generate(self, ctx: ProposalContext) -> list[Candidate]:
         device = capture_device(ctx)
         seeds = self._seeds_in_both_layouts(
-            ctx, device, lambda layout_optimization: capture_programs(ctx, device, layout_optimization), {}
+            ctx, device, lambda settings: capture_programs(ctx, device, settings), {}
         )
         return seeds or []
 
@@ -75,22 +76,23 @@ class CompilerSeedOperator:
         self,
         ctx: ProposalContext,
         device: str,
-        programs_in: Callable[[bool], list[Any] | None],
+        programs_in: Callable[[CaptureSettings], list[Any] | None],
         extra: dict[str, Any],
     ) -> list[Candidate] | None:
-        """Seeds from `programs_in(layout_optimization)`, in order of promise; None (logged by the
-        capture) where Inductor's program cannot be had at all."""
-        programs = programs_in(True)
+        """Seeds from `programs_in(settings)`, in order of promise; None (logged by the capture) where
+        Inductor's program cannot be had at all."""
+        programs = programs_in(INDUCTORS_OWN)
         if programs is None:
             return None
         seeds = self._seeds(ctx, programs, device, extra)
         if device == "cuda" and any(CONVOLUTION in p.program.library_calls for p in programs):
             # Inductor wraps GPU convolutions in channels-last conversions, sometimes far slower than
             # the reference's own layout (KernelBench L1/83: 7.2 ms against eager's 1.4 ms): offer both.
-            in_reference_layout = programs_in(False)
+            reference_layout = CaptureSettings(layout_optimization=False)
+            in_reference_layout = programs_in(reference_layout)
             if in_reference_layout is not None:
                 seeds += self._seeds(
-                    ctx, in_reference_layout, device, {**extra, "layout_optimization": False}
+                    ctx, in_reference_layout, device, {**extra, **reference_layout.recorded()}
                 )
         return by_promise(seeds, exact_fp32_slowdown(ctx.graph), eager_precision_passes(ctx.graph))
 
@@ -252,10 +254,10 @@ def capture_device(ctx: ProposalContext) -> str:
     return "cpu" if ctx.platform.device == "cpu" else "cuda"
 
 
-def capture_settings(metadata: Mapping[str, Any]) -> tuple[bool, dict[str, Any]]:
-    """(layout optimisation, Inductor config patches) a compiler seed or its descendant was captured
-    with: what re-capturing it needs. `layout_optimization` is recorded only where it was off."""
-    return metadata.get("layout_optimization", True) is not False, dict(metadata.get("inductor_config") or {})
+def capture_settings(metadata: Mapping[str, Any]) -> tuple[CaptureSettings, dict[str, Any]]:
+    """(capture settings, Inductor config patches) a compiler seed or its descendant was captured with:
+    what re-capturing it needs. The settings are recorded only where they differ from Inductor's own."""
+    return CaptureSettings.from_metadata(metadata), dict(metadata.get("inductor_config") or {})
 
 
 def library_calls(programs: list[Any]) -> tuple[str, ...]:
@@ -325,12 +327,12 @@ def _tensor_core_twins(source: str, metadata: dict[str, Any], operator: str) -> 
 def capture_programs(
     ctx: ProposalContext,
     device: str,
-    layout_optimization: bool,
+    settings: CaptureSettings = INDUCTORS_OWN,
     inductor_config: Mapping[str, Any] | None = None,
     operator: str = "compiler_seed",
 ) -> list[Any] | None:
-    """Inductor's program at every shape of the spec, or None (logged as `operator`) where one cannot be
-    had; `inductor_config`: further `torch._inductor.config` patches for the capture."""
+    """Inductor's program at every shape of the spec, captured as `settings` say, or None (logged as
+    `operator`) where one cannot be had; `inductor_config`: further `torch._inductor.config` patches."""
     from kernelevolve.variation.compiler.capture import CaptureError, capture
     from kernelevolve.variation.compiler.program import Unsupported, parse
     from kernelevolve.variation.compiler.render import ShapeProgram
@@ -339,7 +341,7 @@ def capture_programs(
     for shape in ctx.spec.shapes:
         try:
             with TRACING_LOCK:
-                captured = capture(ctx.spec, shape, device, layout_optimization, inductor_config)
+                captured = capture(ctx.spec, shape, device, settings, inductor_config)
             programs.append(
                 ShapeProgram(
                     shape.name,

@@ -7,6 +7,10 @@ constants, so the generated `call` receives a subset of them: which ones, in ord
 the graph Dynamo hands Inductor. Code generation is stopped right after Inductor writes the module:
 nothing runs, so capturing on a GPU does not disturb measurements. On the CPU, Inductor is asked for
 Triton (instead of C++) code, which the Triton interpreter can run.
+
+`CaptureSettings` say how else the program is asked for: with Inductor's layout optimisation off, or
+with attention traced as matmuls; a seed records those that differ from Inductor's own, so that a
+re-capture (fusion_boundary) asks alike.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import ast
 import contextlib
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from kernelevolve.eval import reference
@@ -33,6 +37,34 @@ class _Captured(Exception):
 
 
 @dataclass(frozen=True)
+class CaptureSettings:
+    """How Inductor's program is asked for, beyond config patches: what a re-capture must repeat."""
+
+    # False keeps convolutions in the reference's layout (NCHW) where Inductor would convert to
+    # channels-last around them (GPU only), which is sometimes much slower.
+    layout_optimization: bool = True
+    # True traces scaled_dot_product_attention through PyTorch's math backend: a softmax between two
+    # batched matmuls (library bmm calls) in place of the fused op, which seeds can route through the
+    # library's TF32+BF16 split or our GEMM, and whose head size our attention kernel does not bound.
+    attention_as_matmuls: bool = False
+
+    def recorded(self) -> dict[str, bool]:
+        """The settings that differ from Inductor's own, as a seed's metadata records them."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) != f.default}
+
+    @classmethod
+    def from_metadata(cls, metadata: Mapping[str, Any]) -> CaptureSettings:
+        """The settings a seed (or a descendant) was captured with, from its metadata (`recorded`)."""
+        return cls(
+            layout_optimization=metadata.get("layout_optimization", True) is not False,
+            attention_as_matmuls=bool(metadata.get("attention_as_matmuls", False)),
+        )
+
+
+INDUCTORS_OWN = CaptureSettings()
+
+
+@dataclass(frozen=True)
 class CapturedCode:
     shape: str
     input_shapes: tuple[tuple[int, ...], ...]  # of the tensor inputs, for dispatch at run time
@@ -47,11 +79,12 @@ def capture(
     spec: KernelSpec,
     shape: ShapeCase,
     device: str,
-    layout_optimization: bool = True,
+    settings: CaptureSettings = INDUCTORS_OWN,
     inductor_config: Mapping[str, Any] | None = None,
 ) -> CapturedCode:
-    """Generate Inductor's module for `spec` at `shape` on `device` ("cpu" or "cuda"); `inductor_config`:
-    further `torch._inductor.config` patches (dotted keys), such as those that move kernel boundaries."""
+    """Generate Inductor's module for `spec` at `shape` on `device` ("cpu" or "cuda") as `settings` say;
+    `inductor_config`: further `torch._inductor.config` patches (dotted keys), such as those that move
+    kernel boundaries."""
     import torch
 
     module = reference.load_reference(spec.reference_source)
@@ -82,31 +115,40 @@ def capture(
     sys.modules[module.__name__] = module  # Dynamo looks the forward's globals up by module name
     try:
         with (
-            _stop_after_codegen(device, layout_optimization, inductor_config),
+            _stop_after_codegen(device, settings.layout_optimization, inductor_config),
             _warnings_outside_the_graph(),
+            _attention_backend(settings.attention_as_matmuls),
             torch.no_grad(),
         ):
             # fullgraph: a graph break would leave Inductor's first graph alone, a program that does
             # only part of the work (L2/28's InstanceNorm warns, which breaks the graph)
             torch.compile(flat_call, fullgraph=True, backend=backend)(*arguments)
     except _Captured as done:
-        code = done.code
+        captured = done
     except Exception as exc:
-        captured = _find_captured(exc)
-        if captured is None:
+        found = _find_captured(exc)
+        if found is None:
             raise CaptureError(f"{type(exc).__name__}: {str(exc)[:500]}") from exc
-        code = captured
+        captured = found
     else:
         raise CaptureError("Inductor generated no code (the graph may have run eagerly)")
     finally:
         sys.modules.pop(module.__name__, None)
         held.clear()
         torch._dynamo.reset()
-    if "def call(" not in code:
+    if "def call(" not in captured.code:
         raise CaptureError("Inductor generated no wrapper module for this reference")
     shapes = tuple(tuple(t.shape) for t in inputs if isinstance(t, torch.Tensor))
     constants = _baked_constants(inputs, {p - len(names) for p in graph_inputs})
-    return CapturedCode(shape.name, shapes, names, len(inputs), code, tuple(graph_inputs), constants)
+    return CapturedCode(
+        shape.name,
+        shapes,
+        names,
+        len(inputs),
+        captured.code,
+        tuple(graph_inputs),
+        constants,
+    )
 
 
 def _inductor_noting_inputs(positions: dict[int, int], graph_inputs: list[int]) -> Callable[..., Any]:
@@ -161,11 +203,11 @@ def _example_inputs(module: Any, device: str, dtype: Any) -> list[Any]:
         return placeholder_inputs(module, device, dtype)
 
 
-def _find_captured(exc: BaseException) -> str | None:
+def _find_captured(exc: BaseException) -> _Captured | None:
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, _Captured):
-            return seen.code
+            return seen
         seen = seen.__cause__ or seen.__context__
     return None
 
@@ -184,8 +226,6 @@ def _stop_after_codegen(
         value = result[0] if isinstance(result, tuple) else result
         raise _Captured(str(getattr(value, "value", value)))
 
-    # layout_optimization=False keeps convolutions in the reference's layout (NCHW) where Inductor
-    # would convert to channels-last around them (GPU only), which is sometimes much slower.
     patches: dict[str, Any] = {
         "compile_threads": 1,
         "fallback_random": True,
@@ -202,6 +242,16 @@ def _stop_after_codegen(
             yield
         finally:
             graph.GraphLowering.codegen = codegen  # type: ignore[method-assign]
+
+
+def _attention_backend(as_matmuls: bool) -> contextlib.AbstractContextManager[Any]:
+    """With `as_matmuls`, scaled_dot_product_attention traced as PyTorch's math backend writes it (AOT
+    dispatch picks the backend while tracing): q and k scaled by sqrt(scale) each, bmm, softmax, bmm."""
+    if not as_matmuls:
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel(SDPBackend.MATH)
 
 
 @contextlib.contextmanager

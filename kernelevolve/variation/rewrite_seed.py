@@ -54,7 +54,7 @@ class RewriteSeedOperator(CompilerSeedOperator):
             "rewritten": list(dict.fromkeys(f.description for f in fired)),
         }
         device = capture_device(ctx)
-        seeds = self._seeds_in_both_layouts(
+        seeds = self._seeds_of_each_capture(
             ctx, device, lambda settings: _programs(ctx, rewrites, device, settings), extra
         )
         if seeds is None:

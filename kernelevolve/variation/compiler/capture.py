@@ -31,9 +31,10 @@ class CaptureError(Exception):
 
 
 class _Captured(Exception):
-    def __init__(self, code: str) -> None:
+    def __init__(self, code: str, attention_head_dim: int) -> None:
         super().__init__("captured")
         self.code = code
+        self.attention_head_dim = attention_head_dim
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class CapturedCode:
     code: str
     graph_inputs: tuple[int, ...]  # positions in [*state, *inputs] of `call`'s arguments, in order
     constants: tuple[tuple[int, Any], ...] = ()  # (input position, value): scalars baked into the code
+    attention_head_dim: int = 0  # the largest head size of a fused attention op in the graph (0: none)
 
 
 def capture(
@@ -148,6 +150,7 @@ def capture(
         captured.code,
         tuple(graph_inputs),
         constants,
+        captured.attention_head_dim,
     )
 
 
@@ -224,7 +227,7 @@ def _stop_after_codegen(
     def capture_then_stop(self: Any, *args: Any, **kwargs: Any) -> Any:
         result = codegen(self, *args, **kwargs)
         value = result[0] if isinstance(result, tuple) else result
-        raise _Captured(str(getattr(value, "value", value)))
+        raise _Captured(str(getattr(value, "value", value)), _attention_head_dim(self.module))
 
     patches: dict[str, Any] = {
         "compile_threads": 1,
@@ -242,6 +245,20 @@ def _stop_after_codegen(
             yield
         finally:
             graph.GraphLowering.codegen = codegen  # type: ignore[method-assign]
+
+
+def _attention_head_dim(graph_module: Any) -> int:
+    """The largest query or value head size of the fused attention ops in the graph Inductor lowers
+    (0: none): our attention kernel (own_attention.py) takes up to MAX_HEAD_DIM. Read from the graph,
+    since the generated code names the op's inputs but not always their sizes."""
+    from kernelevolve.variation.compiler.own_attention import ATTENTION_OPS
+
+    sizes = [0]
+    for node in graph_module.graph.nodes:
+        if node.op == "call_function" and f"torch.ops.{node.target}" in ATTENTION_OPS:
+            query, value = (getattr(node.args[i], "meta", {}).get("val") for i in (0, 2))
+            sizes += [int(t.shape[-1]) for t in (query, value) if t is not None]
+    return max(sizes)
 
 
 def _attention_backend(as_matmuls: bool) -> contextlib.AbstractContextManager[Any]:

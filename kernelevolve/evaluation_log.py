@@ -29,6 +29,7 @@ _WHAT = (
     "own_kernels",
     "fp32_precision",
     "library_calls",
+    "attention_as_matmuls",
     "kernels",
     "rewrites",
     "fusion_plans",

@@ -23,7 +23,12 @@ from kernelevolve.sweep_summary import RESULTS_DIR
 
 _KEY = re.compile(r"(?i)^l?(\d+)[/_](\d+)$")
 # Shorter names for the table's "what" column.
-_LABELS = {"layout_optimization": "layout_opt", "fp32_precision": "fp32", "own_kernels": "own"}
+_LABELS = {
+    "layout_optimization": "layout_opt",
+    "attention_as_matmuls": "attn_mm",
+    "fp32_precision": "fp32",
+    "own_kernels": "own",
+}
 
 
 class UnknownProblem(LookupError):

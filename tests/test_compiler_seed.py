@@ -431,10 +431,14 @@ def test_gpu_convolutions_also_get_seeds_in_the_reference_layout(monkeypatch: py
     real_capture = capture_module.capture
 
     def on_the_cpu(
-        spec: KernelSpec, shape: object, device: str, layout_optimization: bool = True, config: object = None
+        spec: KernelSpec,
+        shape: object,
+        device: str,
+        settings: capture_module.CaptureSettings = capture_module.INDUCTORS_OWN,
+        config: object = None,
     ) -> object:
-        layouts.append(layout_optimization)
-        return real_capture(spec, shape, "cpu", layout_optimization, config)  # type: ignore[arg-type]
+        layouts.append(settings.layout_optimization)
+        return real_capture(spec, shape, "cpu", settings, config)  # type: ignore[arg-type]
 
     monkeypatch.setattr(capture_module, "capture", on_the_cpu)
     module, shape = CONV_CASES["conv2d_grouped"]

@@ -12,6 +12,7 @@ from kernelevolve.fitness import score
 from kernelevolve.graph import SearchGraph
 from kernelevolve.platforms import Platform
 from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
+from kernelevolve.variation.compiler.capture import INDUCTORS_OWN, CaptureSettings
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator
 from kernelevolve.variation.fusion_boundary import PLANS, FusionBoundaryOperator, kernel_fingerprint
 from tests.proposal_context import parent_context, seed_context
@@ -168,23 +169,29 @@ def test_children_pass_the_harness_and_their_children_accumulate_plans(cpu_platf
 
 
 @pytest.fixture
-def captures(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bool, dict[str, Any]]]:
-    """(layout optimisation, config patches) of every capture made from here on."""
+def captures(monkeypatch: pytest.MonkeyPatch) -> list[tuple[CaptureSettings, dict[str, Any]]]:
+    """(capture settings, config patches) of every capture made from here on."""
     from kernelevolve.variation.compiler import capture as capture_module
 
-    made: list[tuple[bool, dict[str, Any]]] = []
+    made: list[tuple[CaptureSettings, dict[str, Any]]] = []
     real_capture = capture_module.capture
 
-    def noted(spec: KernelSpec, shape: Any, device: str, layout: bool = True, config: Any = None) -> Any:
-        made.append((layout, dict(config or {})))
-        return real_capture(spec, shape, device, layout, config)
+    def noted(
+        spec: KernelSpec,
+        shape: Any,
+        device: str,
+        settings: CaptureSettings = INDUCTORS_OWN,
+        config: Any = None,
+    ) -> Any:
+        made.append((settings, dict(config or {})))
+        return real_capture(spec, shape, device, settings, config)
 
     monkeypatch.setattr(capture_module, "capture", noted)
     return made
 
 
 def test_a_plan_is_captured_once_per_problem_and_with_the_parents_settings(
-    cpu_platform: Platform, captures: list[tuple[bool, dict[str, Any]]]
+    cpu_platform: Platform, captures: list[tuple[CaptureSettings, dict[str, Any]]]
 ) -> None:
     spec = _spec("shared_sum", SHARED_SUM)
     seed = _seed(spec, cpu_platform)
@@ -193,7 +200,7 @@ def test_a_plan_is_captured_once_per_problem_and_with_the_parents_settings(
     operator = FusionBoundaryOperator(plans=("recompute_intermediates",))
     del captures[:]
     (child,) = operator.propose(_ctx(spec, cpu_platform, _recorded(SearchGraph(), parent), parent))
-    assert captures == [(False, PLANS["recompute_intermediates"])]
+    assert captures == [(CaptureSettings(layout_optimization=False), PLANS["recompute_intermediates"])]
     assert child.metadata["layout_optimization"] is False
     again = operator.propose(_ctx(spec, cpu_platform, _recorded(SearchGraph(), parent), parent))
     assert again == [child] and len(captures) == 1  # cached: no second capture
@@ -213,7 +220,7 @@ def test_a_plan_that_changes_no_kernel_gives_no_child(cpu_platform: Platform) ->
 
 
 def test_declines_parents_it_cannot_recapture(
-    cpu_platform: Platform, captures: list[tuple[bool, dict[str, Any]]]
+    cpu_platform: Platform, captures: list[tuple[CaptureSettings, dict[str, Any]]]
 ) -> None:
     spec = _spec("shared_sum", SHARED_SUM)
     seed = _seed(spec, cpu_platform)

@@ -11,6 +11,7 @@ Candidates that keep Inductor's library calls (matmul, convolution) need permiss
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
@@ -18,6 +19,8 @@ from typing import Any
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.tracing import TRACING_LOCK
 from kernelevolve.types import Candidate
+from kernelevolve.variation.compiler.capture import INDUCTORS_OWN, CaptureSettings
+from kernelevolve.variation.compiler.own_attention import ATTENTION_OPS, MAX_HEAD_DIM
 from kernelevolve.variation.compiler.own_conv import CONVOLUTION
 
 log = logging.getLogger(__name__)
@@ -66,33 +69,51 @@ class CompilerSeedOperator:
 
     def _generate(self, ctx: ProposalContext) -> list[Candidate]:
         device = capture_device(ctx)
-        seeds = self._seeds_in_both_layouts(
-            ctx, device, lambda layout_optimization: capture_programs(ctx, device, layout_optimization), {}
+        seeds = self._seeds_of_each_capture(
+            ctx, device, lambda settings: capture_programs(ctx, device, settings), {}
         )
         return seeds or []
 
-    def _seeds_in_both_layouts(
+    def _seeds_of_each_capture(
         self,
         ctx: ProposalContext,
         device: str,
-        programs_in: Callable[[bool], list[Any] | None],
+        programs_in: Callable[[CaptureSettings], list[Any] | None],
         extra: dict[str, Any],
     ) -> list[Candidate] | None:
-        """Seeds from `programs_in(layout_optimization)`, in order of promise; None (logged by the
-        capture) where Inductor's program cannot be had at all."""
-        programs = programs_in(True)
+        """Seeds from `programs_in(settings)`: Inductor's own capture and, where they differ from it, the
+        captures with attention as matmuls and (GPU convolutions) in the reference's layout, in order of
+        promise; None (logged by the capture) where Inductor's program cannot be had at all."""
+        programs = programs_in(INDUCTORS_OWN)
         if programs is None:
             return None
-        seeds = self._seeds(ctx, programs, device, extra)
-        if device == "cuda" and any(CONVOLUTION in p.program.library_calls for p in programs):
-            # Inductor wraps GPU convolutions in channels-last conversions, sometimes far slower than
-            # the reference's own layout (KernelBench L1/83: 7.2 ms against eager's 1.4 ms): offer both.
-            in_reference_layout = programs_in(False)
-            if in_reference_layout is not None:
-                seeds += self._seeds(
-                    ctx, in_reference_layout, device, {**extra, "layout_optimization": False}
-                )
-        return by_promise(seeds, exact_fp32_slowdown(ctx.graph), eager_precision_passes(ctx.graph))
+        captures = [(INDUCTORS_OWN, programs)]
+        if fused_attention(programs):
+            # The fused op runs in exact fp32 (KernelBench L1/97, head size 1024: eager 24.2 ms on the
+            # H200) and our attention kernel takes head sizes up to MAX_HEAD_DIM; as matmuls, the library's
+            # TF32+BF16 split or our GEMM can do most of its work (only where the math backend took).
+            as_matmuls = CaptureSettings(attention_as_matmuls=True)
+            matmul_programs = programs_in(as_matmuls)
+            if matmul_programs is not None and not fused_attention(matmul_programs):
+                captures.append((as_matmuls, matmul_programs))
+        seeds = []
+        for settings, captured in captures:
+            seeds += self._seeds(ctx, captured, device, {**extra, **settings.recorded()})
+            if device == "cuda" and any(CONVOLUTION in p.program.library_calls for p in captured):
+                # Inductor wraps GPU convolutions in channels-last conversions, sometimes far slower than
+                # the reference's own layout (KernelBench L1/83: 7.2 ms against eager's 1.4 ms): offer both.
+                reference_layout = dataclasses.replace(settings, layout_optimization=False)
+                in_reference_layout = programs_in(reference_layout)
+                if in_reference_layout is not None:
+                    seeds += self._seeds(
+                        ctx, in_reference_layout, device, {**extra, **reference_layout.recorded()}
+                    )
+        return by_promise(
+            seeds,
+            exact_fp32_slowdown(ctx.graph),
+            eager_precision_passes(ctx.graph),
+            matmul_attention_first=attention_head_dim(programs) > MAX_HEAD_DIM,
+        )
 
     def _seeds(
         self, ctx: ProposalContext, programs: list[Any], device: str, extra: dict[str, Any]
@@ -105,7 +126,14 @@ class CompilerSeedOperator:
         # matmuls and convolutions, with our Triton GEMM / convolution in their place (strict mode).
         own_possible = own_kernels_possible(programs)
         if kernels == 0 and not own_possible:  # Inductor only calls the library: nothing of ours to offer
-            log.info("compiler_seed: no seed for %s: Inductor writes no Triton kernel for it", ctx.spec.name)
+            head_dim = attention_head_dim(programs)
+            log.info(
+                "compiler_seed: no seed for %s: Inductor writes no Triton kernel for it%s",
+                ctx.spec.name,
+                f"; our attention kernel takes head sizes up to {MAX_HEAD_DIM}, not {head_dim}"
+                if head_dim > MAX_HEAD_DIM
+                else "",
+            )
             return []
         # Where Inductor writes no kernel at all (a bare matmul or convolution), only our own version is new.
         variants = ([True] if kernels == 0 else [False, True]) if own_possible else [False]
@@ -132,6 +160,7 @@ class CompilerSeedOperator:
             seeds.append(Candidate(source, BACKEND, self.name, "seed", metadata=metadata))
             if device == "cuda":  # own kernels: 3xTF32 and 3xBF16; cuDNN and cuBLAS calls: TF32+BF16
                 seeds.extend(_tensor_core_twins(source, metadata, self.name))
+        captured_with = CaptureSettings.from_metadata(extra).recorded()
         log.info(
             "compiler_seed: %d seed(s) for %s (%d kernels over %d shapes%s%s)",
             len(seeds),
@@ -139,7 +168,7 @@ class CompilerSeedOperator:
             kernels,
             len(programs),
             f"; library calls {', '.join(library)}" if library else "",
-            "; Inductor's layout optimisation off" if extra.get("layout_optimization") is False else "",
+            f"; captured with {captured_with}" if captured_with else "",
         )
         return seeds
 
@@ -192,9 +221,18 @@ def one_pass_worth(own_kernels: bool, eager_passes: bool | None, exact_slowdown:
 
 
 def by_promise(
-    seeds: list[Candidate], exact_slowdown: float | None = None, eager_passes: bool | None = None
+    seeds: list[Candidate],
+    exact_slowdown: float | None = None,
+    eager_passes: bool | None = None,
+    matmul_attention_first: bool = False,
 ) -> list[Candidate]:
     """The seeds worth evaluating, in the order they are worth it, layouts interleaved.
+
+    Seeds of the capture with attention as matmuls come after all the others, each group in the order
+    below: the fused op's seeds keep the score matrix on chip (ours) or are eager's own call. Where the
+    fused op's head size is beyond our attention kernel (`matmul_attention_first`), they come first: the
+    fused op then has no own seed, and its library call runs in exact fp32 (KernelBench L1/97, 24.2 ms
+    on the H200), where the matmuls' TF32+BF16 split leads the order below.
 
     Where eager's own TF32 convolutions met the tolerance (`eager_passes`: see `eager_precision_passes`),
     Inductor's program with its convolutions in one TF32 pass goes first: eager's precision at
@@ -244,7 +282,11 @@ def by_promise(
             return True
         return one_pass_worth(own, eager_passes, exact_slowdown)
 
-    return sorted(filter(worth, seeds), key=rank)  # stable: the layout-optimised capture first within a rank
+    def group(seed: Candidate) -> bool:  # False sorts first
+        return bool(seed.metadata.get("attention_as_matmuls")) != matmul_attention_first
+
+    # stable: the layout-optimised capture first within a rank
+    return sorted(filter(worth, seeds), key=lambda seed: (group(seed), rank(seed)))
 
 
 def capture_device(ctx: ProposalContext) -> str:
@@ -252,20 +294,33 @@ def capture_device(ctx: ProposalContext) -> str:
     return "cpu" if ctx.platform.device == "cpu" else "cuda"
 
 
-def capture_settings(metadata: Mapping[str, Any]) -> tuple[bool, dict[str, Any]]:
-    """(layout optimisation, Inductor config patches) a compiler seed or its descendant was captured
-    with: what re-capturing it needs. `layout_optimization` is recorded only where it was off."""
-    return metadata.get("layout_optimization", True) is not False, dict(metadata.get("inductor_config") or {})
+def capture_settings(metadata: Mapping[str, Any]) -> tuple[CaptureSettings, dict[str, Any]]:
+    """(capture settings, Inductor config patches) a compiler seed or its descendant was captured with:
+    what re-capturing it needs. The settings are recorded only where they differ from Inductor's own."""
+    return CaptureSettings.from_metadata(metadata), dict(metadata.get("inductor_config") or {})
 
 
 def library_calls(programs: list[Any]) -> tuple[str, ...]:
     return tuple(sorted({c for p in programs for c in p.program.library_calls}))
 
 
+def fused_attention(programs: list[Any]) -> bool:
+    """Whether the programs call one of Inductor's fused attention ops (own_attention.ATTENTION_OPS)."""
+    return any(call in ATTENTION_OPS for call in library_calls(programs))
+
+
+def attention_head_dim(programs: list[Any]) -> int:
+    """The largest head size of the programs' fused attention ops (0: none)."""
+    return max((p.attention_head_dim for p in programs), default=0)
+
+
 def own_kernels_possible(programs: list[Any]) -> bool:
-    """Whether every library call of the programs has our own Triton kernel to take its place."""
+    """Whether every library call of the programs has our own Triton kernel to take its place (our
+    attention kernel takes head sizes up to MAX_HEAD_DIM)."""
     from kernelevolve.variation.compiler.own_gemm import substitutable
 
+    if attention_head_dim(programs) > MAX_HEAD_DIM:
+        return False
     return substitutable(library_calls(programs), all(p.program.convolutions_substitutable for p in programs))
 
 
@@ -325,12 +380,12 @@ def _tensor_core_twins(source: str, metadata: dict[str, Any], operator: str) -> 
 def capture_programs(
     ctx: ProposalContext,
     device: str,
-    layout_optimization: bool,
+    settings: CaptureSettings = INDUCTORS_OWN,
     inductor_config: Mapping[str, Any] | None = None,
     operator: str = "compiler_seed",
 ) -> list[Any] | None:
-    """Inductor's program at every shape of the spec, or None (logged as `operator`) where one cannot be
-    had; `inductor_config`: further `torch._inductor.config` patches for the capture."""
+    """Inductor's program at every shape of the spec, captured as `settings` say, or None (logged as
+    `operator`) where one cannot be had; `inductor_config`: further `torch._inductor.config` patches."""
     from kernelevolve.variation.compiler.capture import CaptureError, capture
     from kernelevolve.variation.compiler.program import Unsupported, parse
     from kernelevolve.variation.compiler.render import ShapeProgram
@@ -339,7 +394,7 @@ def capture_programs(
     for shape in ctx.spec.shapes:
         try:
             with TRACING_LOCK:
-                captured = capture(ctx.spec, shape, device, layout_optimization, inductor_config)
+                captured = capture(ctx.spec, shape, device, settings, inductor_config)
             programs.append(
                 ShapeProgram(
                     shape.name,
@@ -348,6 +403,7 @@ def capture_programs(
                     parse(captured.code),
                     captured.graph_inputs,
                     captured.constants,
+                    captured.attention_head_dim,
                 )
             )
         except (CaptureError, Unsupported) as exc:

@@ -21,6 +21,7 @@ from typing import Any
 
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.types import Candidate
+from kernelevolve.variation.compiler.capture import CaptureSettings
 from kernelevolve.variation.compiler_seed import (
     BACKEND,
     TENSOR_CORE_PRECISIONS,
@@ -93,7 +94,7 @@ class FusionBoundaryOperator:
             or not node.report.ok
         ):
             return []
-        layout_optimization, applied = capture_settings(parent.metadata)
+        settings, applied = capture_settings(parent.metadata)
         done = list(parent.metadata.get("fusion_plans") or [])
         # A plan touching a key an earlier plan set would undo it (recompute after materialize).
         remaining = [p for p in self.plans if p not in done and not set(PLANS[p]) & set(applied)]
@@ -103,7 +104,7 @@ class FusionBoundaryOperator:
         for plan in remaining:
             if len(children) >= max(1, ctx.budget_hint):
                 break
-            child = self._child(ctx, parent, layout_optimization, applied, [*done, plan])
+            child = self._child(ctx, parent, settings, applied, [*done, plan])
             if child is None or child.id in ctx.graph:
                 continue
             fingerprint = kernel_fingerprint(child.source)
@@ -118,7 +119,7 @@ class FusionBoundaryOperator:
         self,
         ctx: ProposalContext,
         parent: Candidate,
-        layout_optimization: bool,
+        settings: CaptureSettings,
         applied: dict[str, Any],
         plans: list[str],
     ) -> Candidate | None:
@@ -126,7 +127,7 @@ class FusionBoundaryOperator:
 
         config = {**applied, **PLANS[plans[-1]]}
         device = capture_device(ctx)
-        programs = self._programs(ctx, device, layout_optimization, config)
+        programs = self._programs(ctx, device, settings, config)
         if programs is None:
             log.info("fusion_boundary: no child of %s with %s (capture failed)", parent.id, plans[-1])
             return None
@@ -142,20 +143,16 @@ class FusionBoundaryOperator:
         twin = with_tensor_cores(source, precision) if precision in TENSOR_CORE_PRECISIONS else None
         if twin is not None:  # the parent's fp32 dot products were on tensor cores: the child's are too
             source, metadata["fp32_precision"] = twin, precision
-        if not layout_optimization:
-            metadata["layout_optimization"] = False
-        metadata.update(inductor_config=config, fusion_plans=plans)
+        metadata.update(settings.recorded(), inductor_config=config, fusion_plans=plans)
         return Candidate(source, BACKEND, self.name, "fusion", parent_ids=(parent.id,), metadata=metadata)
 
     def _programs(
-        self, ctx: ProposalContext, device: str, layout_optimization: bool, config: dict[str, Any]
+        self, ctx: ProposalContext, device: str, settings: CaptureSettings, config: dict[str, Any]
     ) -> list[Any] | None:
-        key = (ctx.spec.key, ctx.platform.name, layout_optimization, tuple(sorted(config.items())))
+        key = (ctx.spec.key, ctx.platform.name, settings, tuple(sorted(config.items())))
         with self._lock:
             if key not in self._captures:
-                self._captures[key] = capture_programs(
-                    ctx, device, layout_optimization, config, operator=self.name
-                )
+                self._captures[key] = capture_programs(ctx, device, settings, config, operator=self.name)
             return self._captures[key]
 
 

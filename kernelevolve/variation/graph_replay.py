@@ -245,10 +245,11 @@ def _in_layout(seed: Candidate) -> bool:
 
 def _capture_settings(seed: Candidate) -> tuple[object, ...]:
     """How a compiler seed was made, but for its layout: own kernels or library calls, the precision of
-    its convolutions and GEMMs, Inductor's config patches."""
+    its convolutions and GEMMs, attention as matmuls or not, Inductor's config patches."""
     meta = seed.metadata
     config = meta.get("inductor_config") or {}
-    return bool(meta.get("own_kernels")), meta.get("fp32_precision"), repr(sorted(config.items()))
+    own, attention_as_matmuls = bool(meta.get("own_kernels")), bool(meta.get("attention_as_matmuls"))
+    return own, meta.get("fp32_precision"), attention_as_matmuls, repr(sorted(config.items()))
 
 
 def _replayable(parent: Candidate, report: EvalReport) -> bool:

@@ -21,6 +21,7 @@ from typing import Any
 from kernelevolve.interfaces import ProposalContext
 from kernelevolve.tracing import TRACING_LOCK
 from kernelevolve.types import Candidate
+from kernelevolve.variation.compiler.capture import CaptureSettings
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator, capture_device, capture_programs
 from kernelevolve.variation.rewrite.pipeline import RULES, Rewritten
 
@@ -53,11 +54,8 @@ class RewriteSeedOperator(CompilerSeedOperator):
             "rewritten": list(dict.fromkeys(f.description for f in fired)),
         }
         device = capture_device(ctx)
-        seeds = self._seeds_in_both_layouts(
-            ctx,
-            device,
-            lambda layout_optimization: _programs(ctx, rewrites, device, layout_optimization),
-            extra,
+        seeds = self._seeds_of_each_capture(
+            ctx, device, lambda settings: _programs(ctx, rewrites, device, settings), extra
         )
         if seeds is None:
             return []
@@ -87,7 +85,7 @@ class RewriteSeedOperator(CompilerSeedOperator):
 
 
 def _programs(
-    ctx: ProposalContext, rewrites: list[Rewritten], device: str, layout_optimization: bool
+    ctx: ProposalContext, rewrites: list[Rewritten], device: str, settings: CaptureSettings
 ) -> list[Any] | None:
     """Inductor's program for each shape's rewritten reference (the reference itself where no rule
     applies at that shape), or None (logged by the capture) where one cannot be had."""
@@ -95,7 +93,7 @@ def _programs(
     for shape, rewritten in zip(ctx.spec.shapes, rewrites, strict=True):
         source = rewritten.source or ctx.spec.reference_source
         spec = dataclasses.replace(ctx.spec, reference_source=source, shapes=(shape,))
-        captured = capture_programs(dataclasses.replace(ctx, spec=spec), device, layout_optimization)
+        captured = capture_programs(dataclasses.replace(ctx, spec=spec), device, settings)
         if captured is None:
             return None
         programs += captured

@@ -7,6 +7,10 @@ constants, so the generated `call` receives a subset of them: which ones, in ord
 the graph Dynamo hands Inductor. Code generation is stopped right after Inductor writes the module:
 nothing runs, so capturing on a GPU does not disturb measurements. On the CPU, Inductor is asked for
 Triton (instead of C++) code, which the Triton interpreter can run.
+
+`CaptureSettings` say how else the program is asked for: with Inductor's layout optimisation off, or
+with attention traced as matmuls; a seed records those that differ from Inductor's own, so that a
+re-capture (fusion_boundary) asks alike.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import ast
 import contextlib
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from kernelevolve.eval import reference
@@ -27,9 +31,38 @@ class CaptureError(Exception):
 
 
 class _Captured(Exception):
-    def __init__(self, code: str) -> None:
+    def __init__(self, code: str, attention_head_dim: int) -> None:
         super().__init__("captured")
         self.code = code
+        self.attention_head_dim = attention_head_dim
+
+
+@dataclass(frozen=True)
+class CaptureSettings:
+    """How Inductor's program is asked for, beyond config patches: what a re-capture must repeat."""
+
+    # False keeps convolutions in the reference's layout (NCHW) where Inductor would convert to
+    # channels-last around them (GPU only), which is sometimes much slower.
+    layout_optimization: bool = True
+    # True traces scaled_dot_product_attention through PyTorch's math backend: a softmax between two
+    # batched matmuls (library bmm calls) in place of the fused op, which seeds can route through the
+    # library's TF32+BF16 split or our GEMM, and whose head size our attention kernel does not bound.
+    attention_as_matmuls: bool = False
+
+    def recorded(self) -> dict[str, bool]:
+        """The settings that differ from Inductor's own, as a seed's metadata records them."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) != f.default}
+
+    @classmethod
+    def from_metadata(cls, metadata: Mapping[str, Any]) -> CaptureSettings:
+        """The settings a seed (or a descendant) was captured with, from its metadata (`recorded`)."""
+        return cls(
+            layout_optimization=metadata.get("layout_optimization", True) is not False,
+            attention_as_matmuls=bool(metadata.get("attention_as_matmuls", False)),
+        )
+
+
+INDUCTORS_OWN = CaptureSettings()
 
 
 @dataclass(frozen=True)
@@ -41,17 +74,19 @@ class CapturedCode:
     code: str
     graph_inputs: tuple[int, ...]  # positions in [*state, *inputs] of `call`'s arguments, in order
     constants: tuple[tuple[int, Any], ...] = ()  # (input position, value): scalars baked into the code
+    attention_head_dim: int = 0  # the largest head size of a fused attention op in the graph (0: none)
 
 
 def capture(
     spec: KernelSpec,
     shape: ShapeCase,
     device: str,
-    layout_optimization: bool = True,
+    settings: CaptureSettings = INDUCTORS_OWN,
     inductor_config: Mapping[str, Any] | None = None,
 ) -> CapturedCode:
-    """Generate Inductor's module for `spec` at `shape` on `device` ("cpu" or "cuda"); `inductor_config`:
-    further `torch._inductor.config` patches (dotted keys), such as those that move kernel boundaries."""
+    """Generate Inductor's module for `spec` at `shape` on `device` ("cpu" or "cuda") as `settings` say;
+    `inductor_config`: further `torch._inductor.config` patches (dotted keys), such as those that move
+    kernel boundaries."""
     import torch
 
     module = reference.load_reference(spec.reference_source)
@@ -82,31 +117,41 @@ def capture(
     sys.modules[module.__name__] = module  # Dynamo looks the forward's globals up by module name
     try:
         with (
-            _stop_after_codegen(device, layout_optimization, inductor_config),
+            _stop_after_codegen(device, settings.layout_optimization, inductor_config),
             _warnings_outside_the_graph(),
+            _attention_backend(settings.attention_as_matmuls),
             torch.no_grad(),
         ):
             # fullgraph: a graph break would leave Inductor's first graph alone, a program that does
             # only part of the work (L2/28's InstanceNorm warns, which breaks the graph)
             torch.compile(flat_call, fullgraph=True, backend=backend)(*arguments)
     except _Captured as done:
-        code = done.code
+        captured = done
     except Exception as exc:
-        captured = _find_captured(exc)
-        if captured is None:
+        found = _find_captured(exc)
+        if found is None:
             raise CaptureError(f"{type(exc).__name__}: {str(exc)[:500]}") from exc
-        code = captured
+        captured = found
     else:
         raise CaptureError("Inductor generated no code (the graph may have run eagerly)")
     finally:
         sys.modules.pop(module.__name__, None)
         held.clear()
         torch._dynamo.reset()
-    if "def call(" not in code:
+    if "def call(" not in captured.code:
         raise CaptureError("Inductor generated no wrapper module for this reference")
     shapes = tuple(tuple(t.shape) for t in inputs if isinstance(t, torch.Tensor))
     constants = _baked_constants(inputs, {p - len(names) for p in graph_inputs})
-    return CapturedCode(shape.name, shapes, names, len(inputs), code, tuple(graph_inputs), constants)
+    return CapturedCode(
+        shape.name,
+        shapes,
+        names,
+        len(inputs),
+        captured.code,
+        tuple(graph_inputs),
+        constants,
+        captured.attention_head_dim,
+    )
 
 
 def _inductor_noting_inputs(positions: dict[int, int], graph_inputs: list[int]) -> Callable[..., Any]:
@@ -161,11 +206,11 @@ def _example_inputs(module: Any, device: str, dtype: Any) -> list[Any]:
         return placeholder_inputs(module, device, dtype)
 
 
-def _find_captured(exc: BaseException) -> str | None:
+def _find_captured(exc: BaseException) -> _Captured | None:
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, _Captured):
-            return seen.code
+            return seen
         seen = seen.__cause__ or seen.__context__
     return None
 
@@ -182,10 +227,8 @@ def _stop_after_codegen(
     def capture_then_stop(self: Any, *args: Any, **kwargs: Any) -> Any:
         result = codegen(self, *args, **kwargs)
         value = result[0] if isinstance(result, tuple) else result
-        raise _Captured(str(getattr(value, "value", value)))
+        raise _Captured(str(getattr(value, "value", value)), _attention_head_dim(self.module))
 
-    # layout_optimization=False keeps convolutions in the reference's layout (NCHW) where Inductor
-    # would convert to channels-last around them (GPU only), which is sometimes much slower.
     patches: dict[str, Any] = {
         "compile_threads": 1,
         "fallback_random": True,
@@ -202,6 +245,30 @@ def _stop_after_codegen(
             yield
         finally:
             graph.GraphLowering.codegen = codegen  # type: ignore[method-assign]
+
+
+def _attention_head_dim(graph_module: Any) -> int:
+    """The largest query or value head size of the fused attention ops in the graph Inductor lowers
+    (0: none): our attention kernel (own_attention.py) takes up to MAX_HEAD_DIM. Read from the graph,
+    since the generated code names the op's inputs but not always their sizes."""
+    from kernelevolve.variation.compiler.own_attention import ATTENTION_OPS
+
+    sizes = [0]
+    for node in graph_module.graph.nodes:
+        if node.op == "call_function" and f"torch.ops.{node.target}" in ATTENTION_OPS:
+            query, value = (getattr(node.args[i], "meta", {}).get("val") for i in (0, 2))
+            sizes += [int(t.shape[-1]) for t in (query, value) if t is not None]
+    return max(sizes)
+
+
+def _attention_backend(as_matmuls: bool) -> contextlib.AbstractContextManager[Any]:
+    """With `as_matmuls`, scaled_dot_product_attention traced as PyTorch's math backend writes it (AOT
+    dispatch picks the backend while tracing): q and k scaled by sqrt(scale) each, bmm, softmax, bmm."""
+    if not as_matmuls:
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel(SDPBackend.MATH)
 
 
 @contextlib.contextmanager

@@ -30,6 +30,10 @@ ATTENTION_OPS = {
     "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default": "_own_cpu_flash_attention",
 }
 
+# the largest query or value head size `_ke_attention` takes (its check in ATTENTION_SOURCE says the same):
+# a capture with a wider one gets no own seed, and attention as matmuls first (compiler_seed)
+MAX_HEAD_DIM = 256
+
 # every fused op our helpers replace: the attention ops, and the transformer encoder layer (own_encoder.py)
 FUSED_OPS = {**ATTENTION_OPS, **ENCODER_OPS}
 

@@ -75,6 +75,7 @@ class ShapeProgram:
     program: Program
     graph_inputs: tuple[int, ...] | None = None  # positions in [*state, *inputs] the call takes; None: all
     constants: tuple[tuple[int, Any], ...] = ()  # (input position, value) baked into the program
+    attention_head_dim: int = 0  # the largest head size of a fused attention op (0: none; capture.py)
 
 
 # libdevice functions with a tl.math equivalent: Triton's CPU interpreter runs only the latter.

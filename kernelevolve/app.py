@@ -15,8 +15,10 @@ from kernelevolve.engine import PROPOSAL_DRAIN_S, Engine, EngineSettings, Schedu
 from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.interfaces import Evaluator, Operator
 from kernelevolve.outputs import best_strict, build_results, summary_table, write_best, write_results
+from kernelevolve.own_kernels import kernel_use
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.types import EvalReport, EvalRequest, EvalSettings, KernelSpec
+from kernelevolve.winners import contenders, reported_winner
 
 log = logging.getLogger(__name__)
 
@@ -253,10 +255,15 @@ def run_search(cfg_in: Any) -> RunResult:
     )
     try:
         outcome = engine.run()
+        # the winners and, where one timed close behind, their runners-up (winners.py)
+        best_contenders = contenders(graph, outcome.best, lambda node: True)
+        strict_contenders = contenders(graph, best_strict(graph), _own_kernels_only)
         confirmations = confirm_winners(
-            evaluator, [outcome.best, best_strict(graph)], spec, platform, settings
+            evaluator, [*best_contenders, *strict_contenders], spec, platform, settings
         )
-        time_split = _time_split(evaluator, outcome.best, spec, platform, settings)
+        best = reported_winner(best_contenders, confirmations, outcome.baselines)
+        strict = reported_winner(strict_contenders, confirmations, outcome.baselines)
+        time_split = _time_split(evaluator, best, spec, platform, settings)
     finally:
         evaluator.close()
         if progress:
@@ -282,16 +289,21 @@ def run_search(cfg_in: Any) -> RunResult:
         evaluations_this_session=outcome.evaluations_this_session,
         extra=extra,
         confirmations=confirmations,
+        winners=(best, strict),
     )
     if results.get("best"):
         results["best"]["time_split"] = time_split
-    if outcome.best is not None:
-        write_best(run_dir, outcome.best, spec, platform.name)
-        _record_past_win(cfg, spec, platform, results, outcome.best)
+    if best is not None:
+        write_best(run_dir, best, spec, platform.name)
+        _record_past_win(cfg, spec, platform, results, best)
     (run_dir / "graph_export.json").write_text(json.dumps(graph.export(), indent=2, default=str))
     write_results(run_dir, results)
     _write_report(run_dir)
-    return RunResult(run_dir=run_dir, results=results, best=outcome.best)
+    return RunResult(run_dir=run_dir, results=results, best=best)
+
+
+def _own_kernels_only(node: Node) -> bool:
+    return kernel_use(node.candidate).own_kernels_only
 
 
 def confirm_winners(

@@ -115,11 +115,14 @@ def build_results(
     evaluations_this_session: int,
     extra: dict[str, Any] | None = None,
     confirmations: dict[str, EvalReport] | None = None,
+    winners: tuple[Node | None, Node | None] | None = None,
 ) -> dict[str, Any]:
     """results.json's content. `confirmations` (node id -> report): winners evaluated once more with every
-    timed call (`app.confirm_winners`); where one passed, its times and speedups are the ones reported."""
+    timed call (`app.confirm_winners`); where one passed, its times and speedups are the ones reported.
+    `winners`: the best and the best with own kernels only as the confirmations chose them
+    (`winners.reported_winner`); by default the search's."""
     confirmations = confirmations or {}
-    best = graph.best()
+    best, strict = winners if winners is not None else (graph.best(), best_strict(graph))
     evaluated = graph.evaluated()
     statuses = Counter(node.report.status.value for node in evaluated if node.report)
     by_operator: dict[str, Counter[str]] = {}
@@ -155,7 +158,6 @@ def build_results(
         results["best"] = _node_summary(best, baselines, confirmations.get(best.id))
     # In a permissive run `best` may call PyTorch's libraries; this is the best that a strict run
     # would have accepted (the same node in a strict run).
-    strict = best_strict(graph)
     results["best_strict"] = (
         _node_summary(strict, baselines, confirmations.get(strict.id)) if strict is not None else None
     )
@@ -186,7 +188,7 @@ def _node_summary(
     the search's own kept under `search`."""
     assert node.fitness is not None and node.report is not None
     use = kernel_use(node.candidate)
-    confirmed = _confirmed_fitness(node, baselines, confirmation)
+    confirmed = confirmed_fitness(node, baselines, confirmation)
     fitness = confirmed or node.fitness
     return {
         "id": node.id,
@@ -210,7 +212,7 @@ def _node_summary(
     }
 
 
-def _confirmed_fitness(
+def confirmed_fitness(
     node: Node, baselines: dict[str, Baseline], confirmation: EvalReport | None
 ) -> FitnessValue | None:
     """The fitness of a passing confirmation (None where there is none, or it failed). A winner verified

@@ -21,6 +21,7 @@ from kernelevolve.types import (
     Status,
     TimingStats,
 )
+from kernelevolve.winners import contenders, reported_winner
 
 
 def _stats(ms: float, trials: int = 30) -> TimingStats:
@@ -127,3 +128,72 @@ def test_confirmations_time_every_call_once_per_distinct_winner() -> None:
     (request,) = evaluator.requests
     assert request.settings.settle_relative_halfwidth == 0.0 and request.settings.race_margin == 0.0
     assert request.incumbent_ms is None and request.settings.timing_trials == 100
+
+
+def _two_close_candidates() -> tuple[SearchGraph, Candidate, Candidate]:
+    """A winner timed at 0.50 ms in search and a runner-up at 0.51 ms (within RUNNER_UP_WITHIN)."""
+    graph, winner = _graph()
+    runner_up = Candidate("# runner-up\n", "triton", "tune")
+    graph.add_candidate(runner_up)
+    graph.record(
+        runner_up.id,
+        EvalReport(runner_up.id, Status.OK, latency={"default": _stats(0.51)}),
+        FitnessValue(True, 2.0 / 0.51, 1.0 / 0.51),
+    )
+    return graph, winner, runner_up
+
+
+def test_a_runner_up_close_behind_is_confirmed_and_reported_where_its_confirmation_is_faster() -> None:
+    """L1/90 in the H200's sample run 11: the winner timed 2.19 ms in search and 2.52 confirmed, a
+    runner-up 2.205 in search; the faster confirmation is what the user gets."""
+    graph, winner, runner_up = _two_close_candidates()
+    nodes = contenders(graph, graph.node(winner.id), lambda node: True)
+    assert [n.id for n in nodes] == [winner.id, runner_up.id]
+    confirmations = {
+        winner.id: EvalReport(winner.id, Status.OK, latency={"default": _stats(0.6, 100)}),
+        runner_up.id: EvalReport(runner_up.id, Status.OK, latency={"default": _stats(0.52, 100)}),
+    }
+    chosen = reported_winner(nodes, confirmations, BASELINES)
+    assert chosen is not None and chosen.id == runner_up.id
+    results = build_results(
+        spec=SPEC,
+        platform="h200",
+        graph=graph,
+        baselines=BASELINES,
+        stop_reason="max_evaluations",
+        elapsed_s=1.0,
+        evaluations_this_session=2,
+        confirmations=confirmations,
+        winners=(chosen, chosen),
+    )
+    assert results["best"]["id"] == runner_up.id and results["best"]["shapes"][0]["best_ms"] == 0.52
+    assert results["best_strict"]["id"] == runner_up.id
+    # where the winner's confirmation is the faster one, or the runner-up's failed, the winner stays
+    confirmations[winner.id] = EvalReport(winner.id, Status.OK, latency={"default": _stats(0.5, 100)})
+    assert reported_winner(nodes, confirmations, BASELINES) is nodes[0]
+    confirmations[winner.id] = EvalReport(winner.id, Status.OK, latency={"default": _stats(0.6, 100)})
+    confirmations[runner_up.id] = EvalReport(runner_up.id, Status.INCORRECT, feedback="incorrect")
+    assert reported_winner(nodes, confirmations, BASELINES) is nodes[0]
+    # a flaky winner gives way to a runner-up that passed; with neither confirmed the winner is reported
+    confirmations[winner.id] = EvalReport(winner.id, Status.INCORRECT, feedback="incorrect")
+    confirmations[runner_up.id] = EvalReport(runner_up.id, Status.OK, latency={"default": _stats(0.7, 100)})
+    assert reported_winner(nodes, confirmations, BASELINES) is nodes[1]
+    assert reported_winner(nodes, {}, BASELINES) is nodes[0]
+
+
+def test_a_runner_up_further_behind_or_of_the_other_kind_is_not_confirmed() -> None:
+    graph, winner, runner_up = _two_close_candidates()
+    assert [n.id for n in contenders(graph, graph.node(winner.id), lambda n: n.id != runner_up.id)] == [
+        winner.id
+    ]
+    far = Candidate("# far behind\n", "triton", "tune")
+    graph.add_candidate(far)
+    graph.record(
+        far.id, EvalReport(far.id, Status.OK, latency={"default": _stats(0.6)}), FitnessValue(True, 2 / 0.6)
+    )
+    assert [
+        n.id for n in contenders(graph, graph.node(winner.id), lambda n: n.id == far.id or n.id == winner.id)
+    ] == [winner.id]
+    assert contenders(graph, None, lambda n: True) == []
+    # a winner with no runner-up of its kind is confirmed alone
+    assert contenders(graph, graph.node(winner.id), lambda n: n.id == winner.id) == [graph.node(winner.id)]

@@ -159,6 +159,13 @@ def main() -> None:
             lambda a=a, w=w, bias=bias: gemm._matmul(a, w.t(), bias=bias)
         )
         rows[f"torch.addmm {label}"] = per_call_us(lambda a=a, w=w, bias=bias: torch.addmm(bias, a, w.t()))
+        if hasattr(gemm, "_ke_mm_plans"):  # _matmul's launch worked out on every call, as before the plans
+
+            def unplanned(a=a, w=w, bias=bias) -> None:
+                gemm._ke_mm_plans.clear()
+                gemm._matmul(a, w.t(), bias=bias)
+
+            rows[f"_matmul {label}, no plan kept"] = per_call_us(unplanned)
     direct = direct_launcher(noop_many, (buf, *ints, *ptrs), {"FLAG_A": True, "FLAG_B": False, "BLOCK": 16})
     if direct is not None:
         rows["triton noop, 25 args + 3 constexpr, compiled kernel launched directly"] = per_call_us(direct)

@@ -15,12 +15,12 @@ from kernelevolve.graph import SearchGraph
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.specs import resolve_spec
 from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
-from kernelevolve.variation.compiler import capture as capture_module
 from kernelevolve.variation.compiler.capture import INDUCTORS_OWN, CaptureSettings, capture
 from kernelevolve.variation.compiler.own_attention import ATTENTION_SOURCE, MAX_HEAD_DIM
 from kernelevolve.variation.compiler.program import parse
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator, capture_settings
 from kernelevolve.variation.tunables import find_tunables
+from tests.capture_spy import spy_on_captures
 from tests.proposal_context import seed_context
 
 AS_MATMULS = CaptureSettings(attention_as_matmuls=True)
@@ -56,24 +56,10 @@ def _sdpa(head_dim: int = 32) -> KernelSpec:
 
 
 @pytest.fixture
-def captures(monkeypatch: pytest.MonkeyPatch) -> list[CaptureSettings]:
-    """The settings of every capture made from here on; each is made for the CPU, whatever the device
-    asked for (a GPU platform's seeds are rendered for it all the same)."""
-    made: list[CaptureSettings] = []
-    real_capture = capture_module.capture
-
-    def on_the_cpu(
-        spec: KernelSpec,
-        shape: Any,
-        device: str,
-        settings: CaptureSettings = INDUCTORS_OWN,
-        config: Any = None,
-    ) -> Any:
-        made.append(settings)
-        return real_capture(spec, shape, "cpu", settings, config)
-
-    monkeypatch.setattr(capture_module, "capture", on_the_cpu)
-    return made
+def captures(monkeypatch: pytest.MonkeyPatch) -> list[tuple[CaptureSettings, dict[str, Any]]]:
+    """(settings, config patches) of every capture made from here on; each is made for the CPU, whatever
+    the device asked for (a GPU platform's seeds are rendered for it all the same)."""
+    return spy_on_captures(monkeypatch, device="cpu")
 
 
 def _gpu() -> Platform:
@@ -106,15 +92,17 @@ def test_the_math_backend_captures_attention_as_bmm_calls_and_a_softmax() -> Non
 
 
 def test_the_operator_captures_attention_as_matmuls_only_where_there_is_fused_attention(
-    captures: list[CaptureSettings],
+    captures: list[tuple[CaptureSettings, dict[str, Any]]],
 ) -> None:
     platform = load_platform("cpu")
     softmax = CompilerSeedOperator().propose(seed_context(resolve_spec("softmax", platform), platform))
-    assert set(captures) == {INDUCTORS_OWN} and softmax  # one capture per shape, as Inductor does
+    assert {settings for settings, _ in captures} == {
+        INDUCTORS_OWN
+    } and softmax  # one capture per shape, as Inductor does
     assert not any("attention_as_matmuls" in c.metadata for c in softmax)
     del captures[:]
     seeds = CompilerSeedOperator().propose(seed_context(_sdpa(), platform))
-    assert captures == [INDUCTORS_OWN, AS_MATMULS]
+    assert [settings for settings, _ in captures] == [INDUCTORS_OWN, AS_MATMULS]
     # the fused op (Inductor writes no kernel for it): our attention kernel only; as matmuls, the library's
     # bmm (permissive) and our GEMM (strict), after it
     assert _kinds(seeds) == [(True, None, False), (False, None, True), (True, None, True)]
@@ -148,7 +136,7 @@ def test_attention_as_matmuls_seeds_match_the_reference_on_cpu() -> None:
 
 
 def test_head_sizes_beyond_our_attention_kernel_put_attention_as_matmuls_first(
-    captures: list[CaptureSettings],
+    captures: list[tuple[CaptureSettings, dict[str, Any]]],
 ) -> None:
     """KernelBench L1/97's case (head size 1024): our attention kernel refuses it, so the fused op gets no
     own seed, and on a GPU the first seed is the bmm calls in one TF32 and one BF16 pass each."""
@@ -173,7 +161,7 @@ def test_head_sizes_beyond_our_attention_kernel_put_attention_as_matmuls_first(
 
 
 def test_a_fusion_child_of_an_attention_as_matmuls_seed_is_captured_so_too(
-    captures: list[CaptureSettings],
+    captures: list[tuple[CaptureSettings, dict[str, Any]]],
 ) -> None:
     from kernelevolve.fitness import score
     from kernelevolve.variation.fusion_boundary import FusionBoundaryOperator
@@ -192,6 +180,6 @@ def test_a_fusion_child_of_an_attention_as_matmuls_seed_is_captured_so_too(
     del captures[:]
     operator = FusionBoundaryOperator(plans=("looped_reductions",))  # the softmax's rows in a loop
     (child,) = operator.propose(parent_context(spec, platform, graph, seed))
-    assert captures == [AS_MATMULS]
+    assert [settings for settings, _ in captures] == [AS_MATMULS]
     assert child.metadata["attention_as_matmuls"] is True and FUSED_OP not in child.source
     assert capture_settings(child.metadata) == (AS_MATMULS, {"triton.persistent_reductions": False})

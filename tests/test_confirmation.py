@@ -45,7 +45,9 @@ def _graph() -> tuple[SearchGraph, Candidate]:
     return graph, winner
 
 
-def _results(graph: SearchGraph, confirmations: dict[str, EvalReport]) -> dict[str, Any]:
+def _results(
+    graph: SearchGraph, confirmations: dict[str, EvalReport], winners: tuple[Any, Any] | None = None
+) -> dict[str, Any]:
     return build_results(
         spec=SPEC,
         platform="h200",
@@ -55,6 +57,7 @@ def _results(graph: SearchGraph, confirmations: dict[str, EvalReport]) -> dict[s
         elapsed_s=1.0,
         evaluations_this_session=1,
         confirmations=confirmations,
+        winners=winners,
     )
 
 
@@ -155,17 +158,7 @@ def test_a_runner_up_close_behind_is_confirmed_and_reported_where_its_confirmati
     }
     chosen = reported_winner(nodes, confirmations, BASELINES)
     assert chosen is not None and chosen.id == runner_up.id
-    results = build_results(
-        spec=SPEC,
-        platform="h200",
-        graph=graph,
-        baselines=BASELINES,
-        stop_reason="max_evaluations",
-        elapsed_s=1.0,
-        evaluations_this_session=2,
-        confirmations=confirmations,
-        winners=(chosen, chosen),
-    )
+    results = _results(graph, confirmations, winners=(chosen, chosen))
     assert results["best"]["id"] == runner_up.id and results["best"]["shapes"][0]["best_ms"] == 0.52
     assert results["best_strict"]["id"] == runner_up.id
     # where the winner's confirmation is the faster one, or the runner-up's failed, the winner stays

@@ -12,9 +12,10 @@ from kernelevolve.fitness import score
 from kernelevolve.graph import SearchGraph
 from kernelevolve.platforms import Platform
 from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
-from kernelevolve.variation.compiler.capture import INDUCTORS_OWN, CaptureSettings
+from kernelevolve.variation.compiler.capture import CaptureSettings
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator
 from kernelevolve.variation.fusion_boundary import PLANS, FusionBoundaryOperator, kernel_fingerprint
+from tests.capture_spy import spy_on_captures
 from tests.proposal_context import parent_context, seed_context
 
 
@@ -171,23 +172,7 @@ def test_children_pass_the_harness_and_their_children_accumulate_plans(cpu_platf
 @pytest.fixture
 def captures(monkeypatch: pytest.MonkeyPatch) -> list[tuple[CaptureSettings, dict[str, Any]]]:
     """(capture settings, config patches) of every capture made from here on."""
-    from kernelevolve.variation.compiler import capture as capture_module
-
-    made: list[tuple[CaptureSettings, dict[str, Any]]] = []
-    real_capture = capture_module.capture
-
-    def noted(
-        spec: KernelSpec,
-        shape: Any,
-        device: str,
-        settings: CaptureSettings = INDUCTORS_OWN,
-        config: Any = None,
-    ) -> Any:
-        made.append((settings, dict(config or {})))
-        return real_capture(spec, shape, device, settings, config)
-
-    monkeypatch.setattr(capture_module, "capture", noted)
-    return made
+    return spy_on_captures(monkeypatch)
 
 
 def test_a_plan_is_captured_once_per_problem_and_with_the_parents_settings(

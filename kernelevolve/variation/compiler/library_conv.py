@@ -73,14 +73,20 @@ def _ke_convolution_3xtf32(x, weight, bias, stride, padding, dilation, transpose
     return out
 
 
+def _ke_bf16_pair_empty(t, channel_dim, memory_format):
+    # a bf16 tensor of t's shape with the channel dim doubled, in `memory_format`
+    shape = list(t.shape)
+    shape[channel_dim] *= 2
+    return torch.empty(shape, dtype=torch.bfloat16, device=t.device, memory_format=memory_format)
+
+
 def _ke_bf16_pair(t, hi, groups, channel_dim, memory_format, lo_first):
     # [hi, t - hi] ([t - hi, hi] with lo_first) along the channel dim within each group, in bf16:
     # channels g of the pair are group g's two parts, so a grouped convolution over the pair meets the
     # weight's pair alike. Each half is written once from t and hi (lo is never an fp32 tensor).
     shape = list(t.shape)
     per_group = shape[channel_dim] // groups
-    pair_shape = shape[:channel_dim] + [2 * shape[channel_dim]] + shape[channel_dim + 1 :]
-    pair = torch.empty(pair_shape, dtype=torch.bfloat16, device=t.device, memory_format=memory_format)
+    pair = _ke_bf16_pair_empty(t, channel_dim, memory_format)
     split = shape[:channel_dim] + [groups, 2, per_group] + shape[channel_dim + 1 :]
     first, second = pair.view(split).unbind(channel_dim + 1)
     lo_half, hi_half = (first, second) if lo_first else (second, first)
@@ -107,10 +113,7 @@ def _ke_hi_and_bf16_pair(t, groups, channel_dim, lo_first):
     # t's layout allows, else PyTorch's ops
     memory_format = _ke_memory_format(t)
     if t.is_cuda:
-        hi = torch.empty_like(t)
-        shape = list(t.shape)
-        shape[channel_dim] *= 2
-        pair = torch.empty(shape, dtype=torch.bfloat16, device=t.device, memory_format=memory_format)
+        hi, pair = torch.empty_like(t), _ke_bf16_pair_empty(t, channel_dim, memory_format)
         if _ke_split_into(t, hi, pair, groups, channel_dim, lo_first):
             return hi, pair
     hi = _ke_tf32_hi(t)

@@ -14,8 +14,14 @@ from typing import Any
 from kernelevolve.engine import PROPOSAL_DRAIN_S, Engine, EngineSettings, Scheduler
 from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.interfaces import Evaluator, Operator
-from kernelevolve.outputs import best_strict, build_results, summary_table, write_best, write_results
-from kernelevolve.own_kernels import kernel_use
+from kernelevolve.outputs import (
+    best_strict,
+    build_results,
+    own_kernels_only,
+    summary_table,
+    write_best,
+    write_results,
+)
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.types import EvalReport, EvalRequest, EvalSettings, KernelSpec
 from kernelevolve.winners import contenders, reported_winner
@@ -257,7 +263,7 @@ def run_search(cfg_in: Any) -> RunResult:
         outcome = engine.run()
         # the winners and, where one timed close behind, their runners-up (winners.py)
         best_contenders = contenders(graph, outcome.best, lambda node: True)
-        strict_contenders = contenders(graph, best_strict(graph), _own_kernels_only)
+        strict_contenders = contenders(graph, best_strict(graph), own_kernels_only)
         confirmations = confirm_winners(
             evaluator, [*best_contenders, *strict_contenders], spec, platform, settings
         )
@@ -300,10 +306,6 @@ def run_search(cfg_in: Any) -> RunResult:
     write_results(run_dir, results)
     _write_report(run_dir)
     return RunResult(run_dir=run_dir, results=results, best=best)
-
-
-def _own_kernels_only(node: Node) -> bool:
-    return kernel_use(node.candidate).own_kernels_only
 
 
 def confirm_winners(

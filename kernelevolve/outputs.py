@@ -238,9 +238,14 @@ def _confirmation_summary(confirmation: EvalReport | None, used: bool) -> dict[s
     }
 
 
+def own_kernels_only(node: Node) -> bool:
+    """Whether the node's source passes the strict static checks (does all its work in our kernels)."""
+    return kernel_use(node.candidate).own_kernels_only
+
+
 def best_strict(graph: SearchGraph) -> Node | None:
     """The best feasible node whose source passes the strict static checks (own kernels only)."""
-    return graph.best_where(lambda node: kernel_use(node.candidate).own_kernels_only)
+    return graph.best_where(own_kernels_only)
 
 
 def write_results(run_dir: Path, results: dict[str, Any]) -> Path:

@@ -62,6 +62,7 @@ def _helper_namespace(
     # no Triton here: the GPU's fused split declines and PyTorch's ops run, whose values the kernel writes
     # bit for bit (test_the_fused_split_kernel_writes_what_pytorchs_ops_write_bit_for_bit)
     namespace["_ke_split_into"] = lambda *args: False
+    namespace["_ke_split_triple_into"] = lambda *args: False
     return namespace
 
 
@@ -188,6 +189,41 @@ def test_a_tf32_and_a_bf16_pass_meet_the_fp32_tolerance_in_every_convolution_kin
         assert two.is_contiguous()  # as the plain call returns it
 
 
+@pytest.mark.parametrize("case", range(len(SPLIT_CASES)))
+def test_one_tf32_pass_over_tripled_channels_meets_the_fp32_tolerance_in_every_convolution_kind(
+    case: int,
+) -> None:
+    """tf32x3's three terms summed in one emulated TF32 convolution over [x_hi, x_lo, x_hi] and
+    [w_hi, w_hi, w_lo] within each group: one call, the three-pass accuracy, the input's layout kept."""
+    x, weight, bias, args, layout = _split_case(case, "cpu")
+    exact = torch.convolution(x.double(), weight.double(), bias.double(), *args)
+    calls: list[tuple[int, ...]] = []
+
+    def convolution(a: torch.Tensor, b: torch.Tensor, *rest: Any) -> torch.Tensor:
+        calls.append(tuple(a.shape))
+        assert layout is None or a.is_contiguous(memory_format=layout)
+        return _emulated_tensor_cores(a, b, *rest)
+
+    emulated = SimpleNamespace(
+        **{name: getattr(torch, name) for name in ("empty", "sub", "int32", "float32", "contiguous_format")},
+        channels_last=torch.channels_last,
+        channels_last_3d=torch.channels_last_3d,
+        convolution=convolution,
+    )
+    helpers = _helper_namespace(emulated, "tf32x3_one_pass")
+    one_pass = helpers["_ke_convolution_3xtf32_one_pass"](x, weight, bias, *args)
+    assert calls == [(x.shape[0], 3 * x.shape[1], *x.shape[2:])]
+    three = _helpers(_emulated_tensor_cores)["_ke_convolution_3xtf32"](x, weight, bias, *args)
+
+    def worst(got: torch.Tensor) -> float:  # error over what atol=rtol=1e-4 allows
+        return float(((got.double() - exact).abs() / (1e-4 + 1e-4 * exact.abs())).max())
+
+    assert one_pass.dtype == torch.float32 and one_pass.shape == exact.shape
+    assert worst(one_pass) < 0.05, worst(one_pass)
+    torch.testing.assert_close(one_pass, three, atol=1e-5, rtol=1e-5)  # the same terms, summed elsewhere
+    assert one_pass.is_contiguous(memory_format=layout or torch.contiguous_format)
+
+
 def _channels_last(t: torch.Tensor) -> bool:
     return t.is_contiguous(memory_format=torch.channels_last if t.dim() == 4 else torch.channels_last_3d)
 
@@ -201,7 +237,7 @@ def test_off_the_gpu_or_at_ieee_it_is_the_plain_call() -> None:
 
     x, w = torch.randn(1, 4, 6, 6), torch.randn(8, 4, 3, 3)
     expected = torch.convolution(x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
-    for precision in ("tf32_bf16", "tf32x3", "tf32", "ieee"):  # the CPU has no TF32 to use
+    for precision in ("tf32_bf16", "tf32x3", "tf32x3_one_pass", "tf32", "ieee"):  # the CPU has no TF32 to use
         calls.clear()
         got = _helpers(counted, precision)["_library_convolution"](
             x,
@@ -314,9 +350,9 @@ def test_the_gpu_twins_are_the_splits_and_one_pass_and_without_evidence_the_spli
     source = _rendered(interpreter=False)
     metadata = {"own_kernels": False, "library_calls": ["torch.convolution"]}
     twins = _tensor_core_twins(source, metadata, "compiler_seed")
-    # cuDNN has no 3xBF16 here, and its three TF32 passes are a tuning choice only (two passes compute
-    # the same terms)
-    assert [t.metadata["fp32_precision"] for t in twins] == ["tf32_bf16", "tf32"]
+    # cuDNN has no 3xBF16 here, and its three separate TF32 passes are a tuning choice only (two passes,
+    # or one over tripled channels, compute the same terms)
+    assert [t.metadata["fp32_precision"] for t in twins] == ["tf32_bf16", "tf32x3_one_pass", "tf32"]
     for twin in twins:
         values = {t.name: t.value for t in find_tunables(twin.source)}
         assert values["LIBRARY_CONV_FP32_PRECISION"] == twin.metadata["fp32_precision"]
@@ -326,28 +362,29 @@ def test_the_gpu_twins_are_the_splits_and_one_pass_and_without_evidence_the_spli
     plain = Candidate(source, "triton", "compiler_seed", "seed", metadata=metadata)
     own = Candidate("# own\n", "triton", "compiler_seed", "seed", metadata={"own_kernels": True})
     three = Candidate("# three\n", "triton", "tune", metadata={**metadata, "fp32_precision": "tf32x3"})
-    # nothing says eager's own TF32 output meets the tolerance: the one-pass twin is not worth a try
-    assert by_promise([own, plain, three, *twins]) == [twins[0], three, plain, own]
+    # nothing says eager's own TF32 output meets the tolerance: the one-pass TF32 twin is not worth a try
+    assert by_promise([own, plain, three, *twins]) == [twins[0], twins[1], three, plain, own]
 
 
 def test_the_twin_goes_after_the_plain_call_where_exact_fp32_is_not_three_times_slower() -> None:
     """ResNet101 on the H200: exact 8.7 ms against TF32 5.5 ms, and the twin took 21.4 ms to the plain
     call's 9.0 ms; L2/61: exact 17.4 ms against TF32 3.5 ms, where three passes can pay."""
     metadata = {"own_kernels": False, "library_calls": ["torch.convolution"]}
-    two = _tensor_core_twins(_rendered(interpreter=False), metadata, "compiler_seed")[0]
+    two, tripled = _tensor_core_twins(_rendered(interpreter=False), metadata, "compiler_seed")[:2]
     three = Candidate("# three\n", "triton", "tune", metadata={**metadata, "fp32_precision": "tf32x3"})
     plain = Candidate("# plain\n", "triton", "compiler_seed", "seed", metadata=metadata)
     network = exact_fp32_slowdown(graph_with_baselines(5.5, 8.7))
     assert network == pytest.approx(8.7 / 5.5)
-    assert by_promise([three, two, plain], network) == [plain, two, three]
-    # exact fp32 2.5x slower: two passes pay, three do not
-    assert by_promise([three, plain, two], exact_fp32_slowdown(graph_with_baselines(2.0, 5.0))) == [
+    assert by_promise([three, tripled, two, plain], network) == [plain, two, tripled, three]
+    # exact fp32 2.5x slower: two passes pay (the tripled pass counted as two), three do not
+    assert by_promise([three, plain, tripled, two], exact_fp32_slowdown(graph_with_baselines(2.0, 5.0))) == [
         two,
+        tripled,
         plain,
         three,
     ]
     transposed = exact_fp32_slowdown(graph_with_baselines(3.5, 17.4))
-    assert by_promise([plain, three, two], transposed) == [two, three, plain]
+    assert by_promise([plain, three, tripled, two], transposed) == [two, tripled, three, plain]
     # not measured at exact precision (no convolution module), or no baselines yet: the splits first
     assert exact_fp32_slowdown(graph_with_baselines(2.7, None)) is None
     assert exact_fp32_slowdown(SearchGraph()) is None
@@ -358,16 +395,21 @@ def test_one_tf32_pass_goes_first_only_where_eagers_own_tf32_output_met_the_tole
     """ResNet18 (L3/9) on the H200: eager and torch.compile in TF32 both within 1e-4, our exact-fp32
     seeds at 0.30x torch.compile. L2/5: eager's TF32 output misses it, so one pass would too."""
     metadata = {"own_kernels": False, "library_calls": ["torch.convolution"]}
-    two, one = _tensor_core_twins(_rendered(interpreter=False), metadata, "compiler_seed")
+    two, tripled, one = _tensor_core_twins(_rendered(interpreter=False), metadata, "compiler_seed")
     three = Candidate("# three\n", "triton", "tune", metadata={**metadata, "fp32_precision": "tf32x3"})
     plain = Candidate("# plain\n", "triton", "compiler_seed", "seed", metadata=metadata)
     network = graph_with_baselines(0.79, 1.28, eager_within_tolerance=True)
     assert eager_precision_passes(network) is True
     # one pass first, then the plain call; the splits cost more where one pass meets the tolerance
-    assert by_promise([plain, three, two, one], exact_fp32_slowdown(network), True) == [one, plain]
+    assert by_promise([plain, three, tripled, two, one], exact_fp32_slowdown(network), True) == [one, plain]
     transposed = graph_with_baselines(7.5, 28.4, eager_within_tolerance=False)
     assert eager_precision_passes(transposed) is False
-    assert by_promise([plain, three, two, one], exact_fp32_slowdown(transposed), False) == [two, three, plain]
+    assert by_promise([plain, three, two, tripled, one], exact_fp32_slowdown(transposed), False) == [
+        two,
+        tripled,
+        three,
+        plain,
+    ]
     # no convolution (eager is already at the candidates' precision), unchecked, or no baselines: unknown
     assert eager_precision_passes(graph_with_baselines(2.7, None, eager_within_tolerance=True)) is None
     assert eager_precision_passes(graph_with_baselines(0.79, 1.28)) is None
@@ -629,6 +671,62 @@ def test_the_fused_split_kernel_writes_what_pytorchs_ops_write_bit_for_bit(
     assert torch.equal(pair.view(torch.int16)[~nan], want_pair.view(torch.int16)[~nan])
 
 
+TRIPLE_CASES = [  # (shape, memory format, groups, channel dim, the lo part's place)
+    ((2, 6, 5, 3), torch.contiguous_format, 1, 1, 1),  # an input
+    ((2, 6, 5, 3), torch.contiguous_format, 3, 1, 1),  # grouped
+    ((2, 6, 5, 3), torch.channels_last, 2, 1, 1),  # Inductor's layout
+    ((2, 4, 3, 2, 5), torch.channels_last_3d, 1, 1, 1),
+    ((8, 3, 3, 3), torch.contiguous_format, 1, 1, 2),  # a convolution's weight
+    ((8, 3, 3, 3), torch.channels_last, 1, 1, 2),
+    ((6, 4, 3, 3), torch.contiguous_format, 2, 0, 2),  # a transposed convolution's weight
+    ((1, 5, 1, 7), torch.contiguous_format, 1, 1, 1),  # size-1 dims
+]
+
+
+def _triples(module: Any, t: torch.Tensor, groups: int, channel_dim: int, lo_at: int) -> Any:
+    """(the fused kernel's triple, PyTorch's ops' triple) of t."""
+    shape = list(t.shape)
+    shape[channel_dim] *= 3
+    got = torch.empty(shape, device=t.device, memory_format=module._ke_memory_format(t))
+    assert module._ke_split_triple_into(t, got, groups, channel_dim, lo_at)
+    module_torch_ops = module._ke_split_triple_into
+    try:
+        module._ke_split_triple_into = lambda *args: False
+        want = module._ke_tf32_triple(t, groups, channel_dim, lo_at)
+    finally:
+        module._ke_split_triple_into = module_torch_ops
+    return got, want
+
+
+@pytest.mark.parametrize(("shape", "memory_format", "groups", "channel_dim", "lo_at"), TRIPLE_CASES)
+def test_the_fused_triple_split_writes_what_pytorchs_ops_write_bit_for_bit(
+    interpreter: None,
+    tmp_path: Path,
+    shape: tuple[int, ...],
+    memory_format: torch.memory_format,
+    groups: int,
+    channel_dim: int,
+    lo_at: int,
+) -> None:
+    module = _fused_split_module(tmp_path)
+    torch.manual_seed(0)
+    t = (torch.randn(shape) * 1e3).contiguous(memory_format=memory_format)
+    for position, value in zip(
+        itertools.product(*map(range, shape)), [0.0, -0.0, 1e-30, 3.4e38], strict=False
+    ):
+        t[position] = value
+    got, want = _triples(module, t, groups, channel_dim, lo_at)
+    assert got.stride() == want.stride()
+    assert torch.equal(got.view(torch.int32), want.view(torch.int32))
+    # the parts: hi everywhere but lo_at, and hi + lo is t, within each group
+    per_group = shape[channel_dim] // groups
+    parts = got.unflatten(channel_dim, (groups, 3, per_group)).unbind(channel_dim + 1)
+    grouped = t.unflatten(channel_dim, (groups, per_group))
+    hi = next(part for index, part in enumerate(parts) if index != lo_at)
+    assert torch.equal(hi + parts[lo_at], grouped)
+    assert torch.equal(hi.view(torch.int32) & 8191, torch.zeros_like(hi, dtype=torch.int32))
+
+
 def test_the_fused_split_takes_pytorchs_ops_for_a_tensor_with_gaps(interpreter: None, tmp_path: Path) -> None:
     module = _fused_split_module(tmp_path)
     t = torch.randn(2, 4, 6, 6)[:, :, :, ::2]  # every other column: strides with gaps
@@ -661,3 +759,41 @@ def test_the_fused_split_kernel_matches_pytorchs_ops_on_a_gpu(tmp_path: Path) ->
         assert torch.equal(hi.view(torch.int32), want_hi.view(torch.int32))
         assert torch.equal(pair.view(torch.int16), want_pair.view(torch.int16))
         assert pair.stride() == want_pair.stride()
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_the_fused_triple_split_matches_pytorchs_ops_on_a_gpu(tmp_path: Path) -> None:
+    module = _fused_split_module(tmp_path)
+    torch.manual_seed(0)
+    for shape, memory_format, groups, channel_dim, lo_at in [
+        ((8, 64, 33, 31), torch.channels_last, 1, 1, 1),
+        ((8, 64, 33, 31), torch.contiguous_format, 4, 1, 1),
+        ((128, 64, 3, 3), torch.contiguous_format, 1, 1, 2),
+        ((64, 32, 4, 4), torch.contiguous_format, 2, 0, 2),
+    ]:
+        t = torch.randn(shape, device="cuda").contiguous(memory_format=memory_format)
+        got, want = _triples(module, t, groups, channel_dim, lo_at)
+        assert got.stride() == want.stride() and torch.equal(got.view(torch.int32), want.view(torch.int32))
+
+
+@pytest.mark.gpu
+@needs_cuda
+@pytest.mark.parametrize("case", range(len(SPLIT_CASES)))
+def test_one_tf32_pass_over_tripled_channels_on_cudnn_meets_the_tolerance(case: int, tmp_path: Path) -> None:
+    """With the fused triple split, on cuDNN, each convolution kind; the flags left as they were."""
+    module = _fused_split_module(tmp_path)
+    module.LIBRARY_CONV_FP32_PRECISION = "tf32x3_one_pass"
+    x, weight, bias, args, layout = _split_case(case, "cuda")
+    cudnn = torch.backends.cudnn
+    before = cudnn.allow_tf32
+    try:
+        cudnn.allow_tf32 = False  # the harness's setting for candidates
+        got = module._library_convolution(x, weight, bias, *args)
+        assert cudnn.allow_tf32 is False
+    finally:
+        cudnn.allow_tf32 = before
+    exact = torch.convolution(x.double(), weight.double(), bias.double(), *args)
+    worst = float(((got.double() - exact).abs() / (1e-4 + 1e-4 * exact.abs())).max())
+    assert worst < 0.2, worst
+    assert got.dtype == torch.float32 and got.is_contiguous(memory_format=layout or torch.contiguous_format)

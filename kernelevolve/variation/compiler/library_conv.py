@@ -19,13 +19,20 @@ exact under either split: they are memory-bound in exact fp32 too, and the BF16 
 a shape cuDNN may run slowly (L3/21, whose one thin convolution is a depthwise 5x5, ran its splits 5-7x
 slower than its exact call).
 
+"tf32x3_one_pass" computes tf32x3's three terms in one TF32 convolution over input channels tripled
+([x_hi, x_lo, x_hi] against [w_hi, w_hi, w_lo], within each group), so cuDNN sums them in its fp32
+accumulator: three passes' tensor-core work but one output written and no adds, where both splits write
+an output per pass and add them (tf32_bf16: the BF16 pass's output read again with the TF32 one's, and
+the sum written: on L2/5's 2.15 GB output about 5 GB of the traffic). The tripled input is written by one
+kernel (tf32_split's `_ke_split_triple_into`) on a GPU.
+
 "tf32" is one TF32 pass, PyTorch's own default for convolutions (what the eager baseline runs): where
 eager's output meets the tolerance that way, so may a candidate's, and the check decides.
 
 In permissive seeds rendered for a GPU, Inductor's `torch.convolution(...)` host steps call
-`_library_convolution(...)`; `LIBRARY_CONV_FP32_PRECISION` ("ieee", the plain call, "tf32_bf16", "tf32x3"
-or "tf32") is a tunable, and GPU seeds come with a "tf32_bf16" twin and, where eager's TF32 output met the
-tolerance, a "tf32" one (compiler_seed); "tf32x3" is left to tuning.
+`_library_convolution(...)`; `LIBRARY_CONV_FP32_PRECISION` ("ieee", the plain call, "tf32_bf16", "tf32x3",
+"tf32x3_one_pass" or "tf32") is a tunable, and GPU seeds come with a "tf32_bf16" twin and, where eager's TF32 output met the
+tolerance, a "tf32" one (compiler_seed); "tf32x3" and "tf32x3_one_pass" are left to tuning.
 
 On a GPU the TF32/BF16 split's operands come from tf32_split.py's fused kernel (`_ke_split_into`): on L2/1's
 537 MB input about 1.6 GB less traffic a call than PyTorch's ops (an estimate, not measured yet: the full
@@ -51,9 +58,9 @@ from kernelevolve.variation.compiler.own_conv import CONVOLUTION
 LIBRARY_CONV_FUNCTION = "_library_convolution"
 
 LIBRARY_CONV_TUNABLES = (
-    "# cuDNN convolutions: exact fp32, hi/lo splits of input and weight in one TF32 and one BF16 pass or in",
-    "# three TF32 passes, or one TF32 pass (PyTorch's default, as eager runs them)",
-    'LIBRARY_CONV_FP32_PRECISION = "ieee"  # tune: "ieee", "tf32_bf16", "tf32x3", "tf32"',
+    "# cuDNN convolutions: exact fp32, hi/lo splits of input and weight in one TF32 and one BF16 pass, in",
+    "# three TF32 passes or in one over tripled channels, or one TF32 pass (PyTorch's default, as eager runs them)",
+    'LIBRARY_CONV_FP32_PRECISION = "ieee"  # tune: "ieee", "tf32_bf16", "tf32x3", "tf32x3_one_pass", "tf32"',
     "# cuDNN times its algorithms on a convolution's first call and keeps the fastest (cudnn.benchmark)",
     "LIBRARY_CONV_BENCHMARK = False  # tune: False, True",
     "# the TF32/BF16 split's passes in the input's layout, or in channels-last (the result in the input's)",
@@ -71,6 +78,36 @@ def _ke_convolution_3xtf32(x, weight, bias, stride, padding, dilation, transpose
     out += torch.convolution(x_hi, w_lo, None, *args)
     out += torch.convolution(x_hi, w_hi, bias, *args)
     return out
+
+
+def _ke_tf32_triple(t, groups, channel_dim, lo_at):
+    # t's hi and lo parts three times along the channel dim within each group, in fp32 and t's memory
+    # format: hi in each part but `lo_at` (one fused kernel on a GPU where t's layout allows)
+    shape = list(t.shape)
+    shape[channel_dim] *= 3
+    triple = torch.empty(shape, dtype=torch.float32, device=t.device, memory_format=_ke_memory_format(t))
+    if t.is_cuda and _ke_split_triple_into(t, triple, groups, channel_dim, lo_at):
+        return triple
+    per_group = t.shape[channel_dim] // groups
+    parts = triple.view(shape[:channel_dim] + [groups, 3, per_group] + shape[channel_dim + 1 :])
+    grouped = list(t.shape[:channel_dim]) + [groups, per_group] + list(t.shape[channel_dim + 1 :])
+    hi = _ke_tf32_hi(t).view(grouped)
+    for index, part in enumerate(parts.unbind(channel_dim + 1)):
+        if index == lo_at:
+            torch.sub(t.view(grouped), hi, out=part)
+        else:
+            part.copy_(hi)
+    return triple
+
+
+def _ke_convolution_3xtf32_one_pass(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    # x_hi*w_hi + x_lo*w_hi + x_hi*w_lo summed in cuDNN's accumulator: one TF32 convolution over the input
+    # channels tripled, [x_hi, x_lo, x_hi] against [w_hi, w_hi, w_lo] within each group (the weight's input
+    # channels: dim 1 of a convolution's weight, per group already; dim 0 of a transposed one's, in groups)
+    w_groups, w_dim = (groups, 0) if transposed else (1, 1)
+    x_triple = _ke_tf32_triple(x, groups, 1, lo_at=1)
+    w_triple = _ke_tf32_triple(weight, w_groups, w_dim, lo_at=2)
+    return torch.convolution(x_triple, w_triple, bias, stride, padding, dilation, transposed, output_padding, groups)
 
 
 def _ke_bf16_pair_empty(t, channel_dim, memory_format):
@@ -166,9 +203,10 @@ def _library_convolution(input, weight, bias, stride, padding, dilation, transpo
     # torch.convolution's parameters, which Inductor's host code passes by name
     args = (stride, padding, dilation, transposed, output_padding, groups)
     precision = LIBRARY_CONV_FP32_PRECISION
-    if precision in ("tf32x3", "tf32_bf16") and not _ke_split_pays(input, weight, stride, transposed, groups):
+    splits = ("tf32x3", "tf32_bf16", "tf32x3_one_pass")
+    if precision in splits and not _ke_split_pays(input, weight, stride, transposed, groups):
         precision = "ieee"
-    split = precision in ("tf32x3", "tf32_bf16", "tf32") and input.dtype == torch.float32
+    split = (precision in splits or precision == "tf32") and input.dtype == torch.float32
     if not input.is_cuda or not (split or LIBRARY_CONV_BENCHMARK):
         return torch.convolution(input, weight, bias, *args)
     cudnn = torch.backends.cudnn
@@ -183,6 +221,8 @@ def _library_convolution(input, weight, bias, stride, padding, dilation, transpo
             return torch.convolution(input, weight, bias, *args)
         if precision == "tf32_bf16":
             return _ke_convolution_tf32_bf16(input, weight, bias, *args)
+        if precision == "tf32x3_one_pass":
+            return _ke_convolution_3xtf32_one_pass(input, weight, bias, *args)
         return _ke_convolution_3xtf32(input, weight, bias, *args)
 """
 

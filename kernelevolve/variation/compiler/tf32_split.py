@@ -10,6 +10,10 @@ reads t once and writes hi and both halves of the pair, where PyTorch's three el
 subtraction) read t twice and hi twice: half the traffic. It rounds to bf16 in integer arithmetic, to
 nearest with ties to even as PyTorch does, so Triton's interpreter (which truncates) computes what the GPU
 does. A layout it does not cover (dims that do not merge, tensors with gaps) keeps PyTorch's ops.
+
+The convolution's one-pass 3xTF32 takes a triple instead: t's hi, lo and hi parts (or hi, hi, lo) side by
+side along the input channels within each group, in fp32, which `_ke_split_triple_into` writes from one
+read of t.
 """
 
 from __future__ import annotations
@@ -55,15 +59,9 @@ def _ke_split_dims(t, channel_dim):
 # BF16 halves at the pair's, in the order memory runs.
 TF32_SPLIT_KERNEL_SOURCE = """
 @triton.jit
-def _ke_split_pair_kernel(
-    t_ptr, hi_ptr, pair_ptr, n, channels, inner, outer, per_group,
-    t_outer_stride, t_channel_stride, t_inner_stride,
-    p_outer_stride, p_channel_stride, p_inner_stride,
-    LO_FIRST: tl.constexpr, ORDER: tl.constexpr, BLOCK: tl.constexpr,
-):
-    index = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = index < n
-    # the fastest-varying index is the one memory runs along: 0 inner, 1 the channel, 2 outer (inner is 1)
+def _ke_split_position(index, channels, inner, outer, ORDER: tl.constexpr):
+    # (outer index, channel, inner position) of a flat index; the fastest-varying index is the one memory
+    # runs along: ORDER 0 inner, 1 the channel, 2 outer (inner is 1)
     if ORDER == 1:
         channel = index % channels
         rest = index // channels
@@ -78,6 +76,19 @@ def _ke_split_pair_kernel(
         rest = index // inner
         channel = rest % channels
         outer_index = rest // channels
+    return outer_index, channel, position
+
+
+@triton.jit
+def _ke_split_pair_kernel(
+    t_ptr, hi_ptr, pair_ptr, n, channels, inner, outer, per_group,
+    t_outer_stride, t_channel_stride, t_inner_stride,
+    p_outer_stride, p_channel_stride, p_inner_stride,
+    LO_FIRST: tl.constexpr, ORDER: tl.constexpr, BLOCK: tl.constexpr,
+):
+    index = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = index < n
+    outer_index, channel, position = _ke_split_position(index, channels, inner, outer, ORDER)
     offset = outer_index * t_outer_stride + channel * t_channel_stride + position * t_inner_stride
     value = tl.load(t_ptr + offset, mask=mask, other=0.0)
     hi = (value.to(tl.int32, bitcast=True) & -8192).to(tl.float32, bitcast=True)
@@ -104,6 +115,16 @@ def _ke_bf16_bits(v):
     return tl.where(v != v, 0x7FC0, rounded).to(tl.int16)
 
 
+def _ke_split_order(t, channel_dim, t_dims):
+    # _ke_split_position's ORDER for t: the index its memory runs along
+    outer, inner, t_outer, _ = t_dims
+    if t.stride(channel_dim) == 1 and inner > 1:
+        return 1
+    if inner == 1 and outer > 1 and t_outer == 1 and t.shape[channel_dim] > 1:
+        return 2
+    return 0
+
+
 def _ke_split_into(t, hi, pair, groups, channel_dim, lo_first):
     # hi = t's TF32 hi part (hi has t's strides) and pair = [hi, lo] ([lo, hi] with lo_first) along
     # channel_dim within each of `groups` groups, in bf16; False where a layout is not covered (nothing written)
@@ -114,16 +135,56 @@ def _ke_split_into(t, hi, pair, groups, channel_dim, lo_first):
     channels = t.shape[channel_dim]
     n = t.numel()
     if n:
-        if t.stride(channel_dim) == 1 and inner > 1:
-            order = 1
-        elif inner == 1 and outer > 1 and t_outer == 1 and channels > 1:
-            order = 2
-        else:
-            order = 0
+        order = _ke_split_order(t, channel_dim, t_dims)
         _ke_split_pair_kernel[(triton.cdiv(n, 1024),)](
             t, hi, pair.view(torch.int16), n, channels, inner, outer, channels // groups,
             t_outer, t.stride(channel_dim), t_inner, pair_dims[2], pair.stride(channel_dim), pair_dims[3],
             LO_FIRST=lo_first, ORDER=order, BLOCK=1024,
+        )
+    return True
+
+
+@triton.jit
+def _ke_split_triple_kernel(
+    t_ptr, triple_ptr, n, channels, inner, outer, per_group,
+    t_outer_stride, t_channel_stride, t_inner_stride,
+    r_outer_stride, r_channel_stride, r_inner_stride,
+    LO_AT: tl.constexpr, ORDER: tl.constexpr, BLOCK: tl.constexpr,
+):
+    index = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = index < n
+    outer_index, channel, position = _ke_split_position(index, channels, inner, outer, ORDER)
+    value = tl.load(
+        t_ptr + outer_index * t_outer_stride + channel * t_channel_stride + position * t_inner_stride,
+        mask=mask, other=0.0,
+    )
+    hi = (value.to(tl.int32, bitcast=True) & -8192).to(tl.float32, bitcast=True)
+    lo = value - hi
+    group = channel // per_group
+    first = group * 3 * per_group + channel % per_group  # the group's first part; the others per_group on
+    offset = outer_index * r_outer_stride + first * r_channel_stride + position * r_inner_stride
+    step = per_group * r_channel_stride
+    for part in tl.static_range(3):
+        if part == LO_AT:
+            tl.store(triple_ptr + offset + part * step, lo, mask=mask)
+        else:
+            tl.store(triple_ptr + offset + part * step, hi, mask=mask)
+
+
+def _ke_split_triple_into(t, triple, groups, channel_dim, lo_at):
+    # triple = t's hi and lo parts three times along channel_dim within each of `groups` groups, hi in
+    # each but part `lo_at`, in fp32; False where a layout is not covered (nothing written)
+    t_dims, triple_dims = _ke_split_dims(t, channel_dim), _ke_split_dims(triple, channel_dim)
+    if t_dims is None or triple_dims is None or t.dtype != torch.float32:
+        return False
+    outer, inner, t_outer, t_inner = t_dims
+    channels = t.shape[channel_dim]
+    n = t.numel()
+    if n:
+        _ke_split_triple_kernel[(triton.cdiv(n, 1024),)](
+            t, triple, n, channels, inner, outer, channels // groups,
+            t_outer, t.stride(channel_dim), t_inner, triple_dims[2], triple.stride(channel_dim), triple_dims[3],
+            LO_AT=lo_at, ORDER=_ke_split_order(t, channel_dim, t_dims), BLOCK=1024,
         )
     return True
 """

@@ -187,6 +187,13 @@ TUNING_ONLY_PRECISIONS = frozenset({("LIBRARY_CONV_FP32_PRECISION", "tf32x3")})
 # three and add them: where the output dominates (L2/5's 2.15 GB) it may cost less than two passes, where
 # the arithmetic does, three. Counted as two until measured, so it follows the TF32+BF16 split (stable sort).
 LIBRARY_SPLIT_PASSES = {"tf32_bf16": 2.0, LIBRARY_CONV_ONE_PASS: 2.0, "tf32x3": THREE_PASS_BREAK_EVEN}
+# cuDNN's split twins start with its algorithm timing on (library_conv's LIBRARY_CONV_BENCHMARK; tuning can
+# turn it off): its heuristics pick poorly for the split's doubled or tripled input channels. On the H200
+# sample, L2/47's TF32+BF16 seed ran 3.857 ms with the heuristics' pick and 3.673 timed (run 11; L2/5's
+# one-pass seed 6.321 and 6.302, run 12), and a 12-evaluation budget full of seeds rarely reaches that
+# tunable (run 12 tried it on neither L2/47's nor L2/52's split seeds).
+TIMED_LIBRARY_CONV_PRECISIONS = frozenset({"tf32_bf16", LIBRARY_CONV_ONE_PASS})
+LIBRARY_CONV_TIMING_TUNABLE = "LIBRARY_CONV_BENCHMARK"
 
 
 def exact_fp32_slowdown(graph: Any) -> float | None:
@@ -374,6 +381,15 @@ def with_tensor_cores(
     return apply_values(source, dict.fromkeys(present, precision))
 
 
+def with_library_conv_timing(source: str) -> str:
+    """The source with cuDNN's algorithm timing on for its library convolutions, where it has them."""
+    from kernelevolve.variation.tunables import apply_values, find_tunables
+
+    if not any(t.name == LIBRARY_CONV_TIMING_TUNABLE for t in find_tunables(source)):
+        return source
+    return apply_values(source, {LIBRARY_CONV_TIMING_TUNABLE: True})
+
+
 def _tensor_core_twins(source: str, metadata: dict[str, Any], operator: str) -> list[Candidate]:
     """The seed with its fp32 GEMMs and convolutions on tensor cores, one seed per precision its tunables
     offer (own kernels: 3xTF32 and 3xBF16; cuDNN: a TF32 and a BF16 pass; convolutions: also one TF32
@@ -386,6 +402,8 @@ def _tensor_core_twins(source: str, metadata: dict[str, Any], operator: str) -> 
     for precision in TENSOR_CORE_PRECISIONS:
         tunables = [t for t in PRECISION_TUNABLES if (t, precision) not in TUNING_ONLY_PRECISIONS]
         twin = with_tensor_cores(source, precision, tunables)
+        if twin is not None and precision in TIMED_LIBRARY_CONV_PRECISIONS:
+            twin = with_library_conv_timing(twin)
         if twin is not None:
             extra = {"fp32_precision": precision}
             twins.append(Candidate(twin, BACKEND, operator, "seed", metadata={**metadata, **extra}))

@@ -189,9 +189,9 @@ TUNING_ONLY_PRECISIONS = frozenset({("LIBRARY_CONV_FP32_PRECISION", "tf32x3")})
 LIBRARY_SPLIT_PASSES = {"tf32_bf16": 2.0, LIBRARY_CONV_ONE_PASS: 2.0, "tf32x3": THREE_PASS_BREAK_EVEN}
 # cuDNN's split twins start with its algorithm timing on (library_conv's LIBRARY_CONV_BENCHMARK; tuning can
 # turn it off): its heuristics pick poorly for the split's doubled or tripled input channels. On the H200
-# sample, L2/47's TF32+BF16 seed ran 3.857 ms with the heuristics' pick and 3.673 timed (run 11; L2/5's
-# one-pass seed 6.321 and 6.302, run 12), and a 12-evaluation budget full of seeds rarely reaches that
-# tunable (run 12 tried it on neither L2/47's nor L2/52's split seeds).
+# sample (run 12, the same seeds untimed, then timed) the one-pass seeds went 4.269 -> 2.506 ms (L2/11),
+# 4.289 -> 3.674 (L2/47), 2.676 -> 2.174 (L2/52), the TF32+BF16 ones 3.866 -> 3.429 on L2/47 and within
+# 1% on the other two; a 12-evaluation budget full of seeds rarely reaches that tunable by tuning.
 TIMED_LIBRARY_CONV_PRECISIONS = frozenset({"tf32_bf16", LIBRARY_CONV_ONE_PASS})
 LIBRARY_CONV_TIMING_TUNABLE = "LIBRARY_CONV_BENCHMARK"
 
@@ -402,11 +402,12 @@ def _tensor_core_twins(source: str, metadata: dict[str, Any], operator: str) -> 
     for precision in TENSOR_CORE_PRECISIONS:
         tunables = [t for t in PRECISION_TUNABLES if (t, precision) not in TUNING_ONLY_PRECISIONS]
         twin = with_tensor_cores(source, precision, tunables)
-        if twin is not None and precision in TIMED_LIBRARY_CONV_PRECISIONS:
+        if twin is None:
+            continue
+        if precision in TIMED_LIBRARY_CONV_PRECISIONS:
             twin = with_library_conv_timing(twin)
-        if twin is not None:
-            extra = {"fp32_precision": precision}
-            twins.append(Candidate(twin, BACKEND, operator, "seed", metadata={**metadata, **extra}))
+        extra = {"fp32_precision": precision}
+        twins.append(Candidate(twin, BACKEND, operator, "seed", metadata={**metadata, **extra}))
     return twins
 
 

@@ -6,25 +6,34 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kernelevolve.engine import PROPOSAL_DRAIN_S, Engine, EngineSettings, Scheduler
+from kernelevolve.eval.input_distributions import NORMAL, failed_distributions
 from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.interfaces import Evaluator, Operator
 from kernelevolve.outputs import (
     best_strict,
     build_results,
+    confirmed_fitness,
     own_kernels_only,
     summary_table,
     write_best,
     write_results,
 )
 from kernelevolve.platforms import Platform, load_platform
-from kernelevolve.types import EvalReport, EvalRequest, EvalSettings, KernelSpec
-from kernelevolve.winners import contenders, reported_winner
+from kernelevolve.types import Baseline, EvalReport, EvalRequest, EvalSettings, KernelSpec
+from kernelevolve.winners import (
+    MAX_REPLACEMENTS,
+    contenders,
+    distribution_check_settings,
+    reported_winner,
+    with_distribution_checks,
+)
 
 log = logging.getLogger(__name__)
 
@@ -267,8 +276,11 @@ def run_search(cfg_in: Any) -> RunResult:
         confirmations = confirm_winners(
             evaluator, [*best_contenders, *strict_contenders], spec, platform, settings
         )
-        best = reported_winner(best_contenders, confirmations, outcome.baselines)
-        strict = reported_winner(strict_contenders, confirmations, outcome.baselines)
+        confirm = WinnerConfirmer(
+            evaluator, graph, confirmations, spec, platform, settings, outcome.baselines
+        )
+        best = confirm.reported(best_contenders, lambda node: True)
+        strict = confirm.reported(strict_contenders, own_kernels_only)
         time_split = _time_split(evaluator, best, spec, platform, settings)
     finally:
         evaluator.close()
@@ -319,31 +331,120 @@ def confirm_winners(
     timed with every one of the timing trials, as the baselines are: no settling and no racing. The search
     ranks candidates on settled timings and reports the fastest, whose own time is then the likeliest to
     be a lucky one; its confirmation is what results.json reports (`build_results`). A confirmation that
-    fails says the winner is flaky; it is reported as such. Node id -> report; none where it could not run."""
+    fails says the winner is flaky; it is reported as such.
+
+    Each winner is also checked once on inputs from every other distribution in
+    `spec.input_distributions` (a fresh seed each, correctness above all: `distribution_check_settings`);
+    `with_distribution_checks` folds those into its confirmation, which fails, flagged
+    `failed_distribution:<name>`, where one of them did. Node id -> report; none where it could not run."""
     confirming = dataclasses.replace(settings, settle_relative_halfwidth=0.0, race_margin=0.0)
+    distributions = [name for name in spec.input_distributions if name != NORMAL]
     unique = {node.id: node for node in winners if node is not None}
-    futures = {}
+    futures: dict[str, Future[EvalReport]] = {}
+    checks: dict[str, dict[str, Future[EvalReport] | None]] = {}
     for node_id, node in unique.items():
-        request = EvalRequest(
-            candidate=node.candidate, spec=spec, platform=platform.name, settings=confirming
-        )
         try:
-            futures[node_id] = evaluator.submit(request)
+            futures[node_id] = evaluator.submit(
+                EvalRequest(candidate=node.candidate, spec=spec, platform=platform.name, settings=confirming)
+            )
         except Exception:  # a measurement of a finished search must never fail it
             log.exception("confirmation of %s not submitted", node_id)
+            continue
+        for name in distributions:
+            request = EvalRequest(
+                candidate=node.candidate,
+                spec=spec,
+                platform=platform.name,
+                settings=distribution_check_settings(confirming, name),
+            )
+            try:
+                checks.setdefault(node_id, {})[name] = evaluator.submit(request)
+            except Exception:
+                log.exception("check of %s on %s inputs not submitted", node_id, name)
+                checks.setdefault(node_id, {})[name] = None
     confirmations: dict[str, EvalReport] = {}
     for node_id, future in futures.items():
-        try:
-            report = future.result(timeout=3 * settings.timeout_s)
-        except Exception:
-            log.exception("confirmation of %s not measured", node_id)
+        report = _result(future, settings, f"confirmation of {node_id}")
+        outcomes = {
+            name: _result(check, settings, f"check of {node_id} on {name} inputs") if check else None
+            for name, check in checks.get(node_id, {}).items()
+        }
+        if report is None:
             continue
-        if not report.ok:
+        report = with_distribution_checks(report, outcomes, confirming.seed)
+        failed = failed_distributions(report.flags)
+        if failed:
+            log.warning(
+                "the winner %s is wrong on %s inputs and is not reported: %s",
+                node_id,
+                ", ".join(failed),
+                report.feedback,
+            )
+        elif not report.ok:
             log.warning(
                 "the winner %s failed its confirmation: %s %s", node_id, report.status.value, report.feedback
             )
         confirmations[node_id] = report
     return confirmations
+
+
+def _result(future: Future[EvalReport], settings: EvalSettings, what: str) -> EvalReport | None:
+    try:
+        return future.result(timeout=3 * settings.timeout_s)
+    except Exception:  # a measurement of a finished search must never fail it
+        log.exception("%s not measured", what)
+        return None
+
+
+@dataclass
+class WinnerConfirmer:
+    """Chooses the winners reported, confirming replacements for those wrong on an input distribution."""
+
+    evaluator: Evaluator
+    graph: SearchGraph
+    confirmations: dict[str, EvalReport]  # grows with the replacements' confirmations
+    spec: KernelSpec
+    platform: Platform
+    settings: EvalSettings
+    baselines: Mapping[str, Baseline]
+
+    def reported(self, nodes: list[Node], accepts: Callable[[Node], bool]) -> Node | None:
+        """`reported_winner` of `nodes`, unless that one failed on an input distribution: then the next
+        nodes `accepts` takes, best first, are confirmed one at a time (up to MAX_REPLACEMENTS) and the
+        first whose confirmation passes in full is reported; None where none does (the ones rejected stay
+        in results.json under `rejected_winners`)."""
+        chosen = reported_winner(nodes, self.confirmations, self.baselines)
+        if chosen is None or not self._wrong(chosen):
+            return chosen
+        tried = {node.id for node in nodes}
+        for _ in range(MAX_REPLACEMENTS):
+            following = next(
+                (n for n in self.graph.top(len(self.graph)) if n.id not in tried and accepts(n)), None
+            )
+            if following is None:
+                break
+            tried.add(following.id)
+            log.warning(
+                "confirming %s in place of the winners wrong on some input distribution", following.id
+            )
+            if following.id not in self.confirmations:
+                self.confirmations.update(
+                    confirm_winners(self.evaluator, [following], self.spec, self.platform, self.settings)
+                )
+            confirmation = self.confirmations.get(following.id)
+            if confirmed_fitness(following, dict(self.baselines), confirmation) is not None:
+                return following
+        log.warning(
+            "no winner reported: %s was wrong on some input distribution, and none of the %d node(s) "
+            "tried after it passed its confirmation",
+            chosen.id,
+            len(tried) - 1,
+        )
+        return None
+
+    def _wrong(self, node: Node) -> bool:
+        report = self.confirmations.get(node.id)
+        return report is not None and bool(failed_distributions(report.flags))
 
 
 def _time_split(

@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.eval.input_distributions import distribution_outcomes, failed_distributions
 from kernelevolve.evaluation_log import evaluation_log
 from kernelevolve.fitness import VERIFIED_FLAG, score
 from kernelevolve.graph import Node, SearchGraph
@@ -139,6 +140,7 @@ def build_results(
             "rtol": spec.rtol,
             "shapes": [s.to_json() for s in spec.shapes],
             "scaling": spec.scaling,
+            "input_distributions": list(spec.input_distributions),
         },
         "platform": platform,
         "stop_reason": stop_reason,
@@ -161,10 +163,19 @@ def build_results(
     results["best_strict"] = (
         _node_summary(strict, baselines, confirmations.get(strict.id)) if strict is not None else None
     )
+    # Winners whose confirmation found them wrong on an input distribution (app.confirm_winners): never
+    # reported as a best, kept here with their confirmations.
+    rejected = [node_id for node_id, report in confirmations.items() if failed_distributions(report.flags)]
+    results["rejected_winners"] = [
+        _node_summary(graph.node(node_id), baselines, confirmations[node_id])
+        for node_id in rejected
+        if node_id in graph.digraph and graph.node(node_id).fitness and graph.node(node_id).report
+    ]
     # The best verified kernel of each backend, so a CuTe winner is visible beside the Triton one.
     by_backend: dict[str, Node] = {}
     for node in graph.top(len(graph)):  # feasible nodes, best first
-        by_backend.setdefault(node.candidate.backend, node)
+        if node.id not in rejected:
+            by_backend.setdefault(node.candidate.backend, node)
     results["best_by_backend"] = {
         backend: _node_summary(node, baselines, confirmations.get(node.id))
         for backend, node in sorted(by_backend.items())
@@ -201,7 +212,9 @@ def _node_summary(
         "speedup_vs_eager": fitness.objective,
         "speedup_vs_compile": fitness.speedup_vs_compile,
         "max_abs_error": node.report.max_abs_error,
-        "flags": list(node.report.flags),
+        # the search's flags, and any input distribution its confirmation found it wrong on
+        "flags": list(node.report.flags)
+        + [f for f in (confirmation.flags if confirmation else ()) if f.startswith("failed_distribution:")],
         "shapes": shape_rows(node, baselines, confirmation.latency if confirmed and confirmation else None),
         "search": {
             "speedup_vs_eager": node.fitness.objective,
@@ -235,6 +248,8 @@ def _confirmation_summary(confirmation: EvalReport | None, used: bool) -> dict[s
         "timed_calls": {shape: t.trials for shape, t in confirmation.latency.items()},
         "max_abs_error": confirmation.max_abs_error,
         "feedback": first_line(confirmation.feedback) if not confirmation.ok else "",
+        # distribution name -> passed / failed / unchecked, for the checks on other inputs
+        "input_distributions": distribution_outcomes(confirmation.flags),
     }
 
 
@@ -276,9 +291,11 @@ def _confirmation_line(entry: dict[str, Any]) -> str:
     search = entry.get("search") or {}
     if confirmation["used"]:
         calls = sorted(set(confirmation["timed_calls"].values()))
+        passed = [n for n, o in (confirmation.get("input_distributions") or {}).items() if o == "passed"]
         return (
             f"confirmed: checked and timed again with {', '.join(map(str, calls))} timed calls (no settling); "
             f"the search had measured {_x(search.get('speedup_vs_eager'))} vs eager"
+            + (f"; also correct on {', '.join(passed)} inputs" if passed else "")
         )
     return (
         f"warning: the best failed its confirmation ({confirmation['status']}: {confirmation['feedback']}); "
@@ -292,6 +309,14 @@ def summary_table(results: dict[str, Any]) -> str:
         f"({results['candidates']} candidates), stopped: {results['stop_reason']}",
         "status counts: " + ", ".join(f"{k}={v}" for k, v in results["evaluations_by_status"].items() if v),
     ]
+    for entry in results.get("rejected_winners") or ():
+        failed = [
+            n for n, o in (entry["confirmation"].get("input_distributions") or {}).items() if o == "failed"
+        ]
+        lines.append(
+            f"warning: {entry['id']} ({_x(entry['speedup_vs_eager'])} vs eager in search) is wrong on "
+            f"{', '.join(failed)} inputs and is not reported: {entry['confirmation']['feedback']}"
+        )
     best = results.get("best")
     if not best:
         lines.append("no correct kernel found")

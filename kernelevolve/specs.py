@@ -18,9 +18,10 @@ from typing import Any
 import yaml
 
 from kernelevolve import kernelbench
+from kernelevolve.eval.input_distributions import validate_distribution_names
 from kernelevolve.paths import SPEC_DIR
 from kernelevolve.platforms import Platform
-from kernelevolve.types import KernelSpec, ShapeCase
+from kernelevolve.types import DEFAULT_INPUT_DISTRIBUTIONS, KernelSpec, ShapeCase
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,7 @@ ALLOWED_KEYS = {
     "tags",
     "shapes",
     "cpu_shapes",
+    "input_distributions",  # winners' final checks: a list of names from eval/input_distributions.py
 }
 DTYPES = ("float32", "float16", "bfloat16")
 DEFAULT_TOLERANCE = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
@@ -136,6 +138,7 @@ def spec_from_mapping(
         origin=origin,
         reference_path=reference_path,
         description=str(data.get("description", "")),
+        input_distributions=_input_distributions(data.get("input_distributions"), origin),
     )
 
 
@@ -163,6 +166,20 @@ def _tolerance(data: Mapping[str, Any], key: str, dtype: str, origin: str) -> fl
     if not tolerance >= 0:
         raise SpecError(f"{origin}: {key} must be >= 0, got {tolerance}")
     return tolerance
+
+
+def _input_distributions(raw: Any, origin: str) -> tuple[str, ...]:
+    """The spec's `input_distributions`: a name or a list of names ("normal" is always checked, so
+    ``[normal]`` opts out of the others); the default where the key is absent."""
+    if raw is None:
+        return DEFAULT_INPUT_DISTRIBUTIONS
+    names = [raw] if isinstance(raw, str) else raw
+    if not isinstance(names, list):
+        raise SpecError(f"{origin}: 'input_distributions' must be a list of names, got {raw!r}")
+    try:
+        return validate_distribution_names(names)
+    except ValueError as exc:
+        raise SpecError(f"{origin}: input_distributions: {exc}") from None
 
 
 def _parse_shapes(raw: Any, origin: str, key: str) -> tuple[ShapeCase, ...]:

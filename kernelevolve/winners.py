@@ -6,18 +6,36 @@ timed call, no settling) may read it slower than a runner-up timed. On the H200'
 winner timed 2.19 ms in search and 2.52 ms confirmed, with a runner-up at 2.205 ms in search. So a runner-up
 within `RUNNER_UP_WITHIN` of the winner is confirmed beside it, and the one whose confirmation is faster is
 reported: either figure is a full measurement of the kernel reported with it.
+
+A winner is also checked on inputs from each other distribution its spec lists
+(`KernelSpec.input_distributions`, eval/input_distributions.py), each with a fresh seed;
+`with_distribution_checks` folds those checks into its confirmation, which then fails where one of them
+did, so a kernel that is only right for standard-normal inputs is never the one reported.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 
+from kernelevolve.eval.input_distributions import (
+    FAILED,
+    PASSED,
+    UNCHECKED,
+    distribution_flag,
+    distribution_seed,
+)
 from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.outputs import confirmed_fitness
-from kernelevolve.types import Baseline, EvalReport
+from kernelevolve.types import Baseline, EvalReport, EvalSettings
 
 # A runner-up whose search speedup is within this factor of the winner's is confirmed beside it.
 RUNNER_UP_WITHIN = 1.05
+# Timed calls of a winner's check on another input distribution: that check is for correctness.
+DISTRIBUTION_CHECK_TIMING_TRIALS = 2
+# Nodes further down the ranking confirmed, one after another, in place of a winner that failed on an
+# input distribution, before the run reports no winner of that kind.
+MAX_REPLACEMENTS = 3
 
 
 def contenders(graph: SearchGraph, winner: Node | None, accepts: Callable[[Node], bool]) -> list[Node]:
@@ -46,3 +64,51 @@ def reported_winner(
     if not confirmed:
         return nodes[0] if nodes else None
     return max(confirmed, key=lambda entry: entry[:2])[2]
+
+
+def with_distribution_checks(
+    confirmation: EvalReport, checks: Mapping[str, EvalReport | None], seed: int
+) -> EvalReport:
+    """`confirmation` (the winner's check on the reference's own inputs) with its checks on other input
+    distributions (name -> report; None where the check could not run) folded in: a flag per distribution
+    (`failed_distribution:large`, `passed_distribution:uniform`, `unchecked_distribution:...`) and, where
+    the confirmation passed but a check failed, the first failing check's status, error and feedback
+    (its times stay the confirmation's, unused), so the confirmation fails. `seed`: the confirmation's,
+    from which each check's fresh seed was derived (`distribution_seed`), named in the feedback."""
+    flags = list(confirmation.flags)
+    failed: list[tuple[str, EvalReport]] = []
+    for name, check in checks.items():
+        outcome = UNCHECKED if check is None else PASSED if check.ok else FAILED
+        flags.append(distribution_flag(outcome, name))
+        if check is not None and not check.ok:
+            failed.append((name, check))
+    if not failed or not confirmation.ok:
+        return dataclasses.replace(confirmation, flags=tuple(flags))
+    name, check = failed[0]
+    names = ", ".join(n for n, _ in failed)
+    return dataclasses.replace(
+        confirmation,
+        status=check.status,
+        error_name=check.error_name or "failed_distribution",
+        feedback=(
+            f"wrong on {names} inputs; {name} (seed {distribution_seed(seed, name)}): "
+            f"{check.status.value}: {check.feedback}"
+        ),
+        max_abs_error=check.max_abs_error,
+        flags=tuple(flags),
+    )
+
+
+def distribution_check_settings(confirming: EvalSettings, distribution: str) -> EvalSettings:
+    """The settings of a winner's check on `distribution`'s inputs: a fresh seed, and correctness above
+    all (two timed calls, no reference outputs kept: they are of no later check's inputs)."""
+    return dataclasses.replace(
+        confirming,
+        input_distribution=distribution,
+        seed=distribution_seed(confirming.seed, distribution),
+        timing_trials=DISTRIBUTION_CHECK_TIMING_TRIALS,
+        warmup_trials=1,
+        settle_relative_halfwidth=0.0,
+        race_margin=0.0,
+        reference_cache_mb=0.0,
+    )

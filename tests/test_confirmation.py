@@ -5,7 +5,7 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import Any
 
-from kernelevolve.app import confirm_winners
+from kernelevolve.app import WinnerConfirmer, confirm_winners
 from kernelevolve.graph import SearchGraph
 from kernelevolve.outputs import build_results, summary_table
 from kernelevolve.platforms import load_platform
@@ -21,7 +21,7 @@ from kernelevolve.types import (
     Status,
     TimingStats,
 )
-from kernelevolve.winners import contenders, reported_winner
+from kernelevolve.winners import MAX_REPLACEMENTS, contenders, reported_winner, with_distribution_checks
 
 
 def _stats(ms: float, trials: int = 30) -> TimingStats:
@@ -96,6 +96,7 @@ def test_a_failing_confirmation_is_reported_and_the_searchs_times_stay() -> None
         "timed_calls": {},
         "max_abs_error": None,
         "feedback": "incorrect: 3 values differ",
+        "input_distributions": {},  # no checks on other input distributions in this report
     }
     assert (
         "warning: the best failed its confirmation (incorrect: incorrect: 3 values differ)"
@@ -127,10 +128,22 @@ def test_confirmations_time_every_call_once_per_distinct_winner() -> None:
     settings = EvalSettings(settle_relative_halfwidth=0.01, race_margin=1.5, timing_trials=100)
     node = graph.node(winner.id)
     confirmations = confirm_winners(evaluator, [node, node, None], SPEC, load_platform("h200"), settings)  # type: ignore[arg-type]
-    assert list(confirmations) == [winner.id] and len(evaluator.requests) == 1
-    (request,) = evaluator.requests
+    assert list(confirmations) == [winner.id]
+    # one confirmation on the reference's own inputs, then one check per other distribution of the spec
+    assert [r.settings.input_distribution for r in evaluator.requests] == list(SPEC.input_distributions)
+    request, *checks = evaluator.requests
     assert request.settings.settle_relative_halfwidth == 0.0 and request.settings.race_margin == 0.0
     assert request.incumbent_ms is None and request.settings.timing_trials == 100
+    assert request.settings.seed == settings.seed
+    assert all(c.settings.seed != settings.seed and c.settings.timing_trials == 2 for c in checks)
+    assert all(c.settings.race_margin == 0.0 and c.settings.reference_cache_mb == 0.0 for c in checks)
+    report = confirmations[winner.id]
+    assert report.ok and report.flags == tuple(
+        f"passed_distribution:{r.settings.input_distribution}" for r in checks
+    )
+    results = _results(graph, confirmations)
+    assert results["best"]["confirmation"]["used"] is True and results["rejected_winners"] == []
+    assert "also correct on uniform, heavy_tailed, large inputs" in summary_table(results)
 
 
 def _two_close_candidates() -> tuple[SearchGraph, Candidate, Candidate]:
@@ -190,3 +203,120 @@ def test_a_runner_up_further_behind_or_of_the_other_kind_is_not_confirmed() -> N
     assert contenders(graph, None, lambda n: True) == []
     # a winner with no runner-up of its kind is confirmed alone
     assert contenders(graph, graph.node(winner.id), lambda n: n.id == winner.id) == [graph.node(winner.id)]
+
+
+class _WrongOn:
+    """An evaluator that answers at once: OK, but wrong for the candidates in `wrong` on the inputs of
+    the distribution named with them, and flaky (wrong on the reference's own inputs) for `flaky`."""
+
+    capacity = 4
+
+    def __init__(self, wrong: dict[str, str], flaky: frozenset[str] = frozenset()) -> None:
+        self.wrong = wrong
+        self.flaky = flaky
+        self.requests: list[EvalRequest] = []
+
+    def submit(self, request: EvalRequest) -> Future[EvalReport]:
+        self.requests.append(request)
+        cid, distribution = request.candidate.id, request.settings.input_distribution
+        if self.wrong.get(cid) == distribution or (cid in self.flaky and distribution == "normal"):
+            report = EvalReport(cid, Status.INCORRECT, "mismatch", f"wrong on {distribution}")
+        else:
+            report = EvalReport(cid, Status.OK, latency={"default": _stats(0.8, 100)})
+        done: Future[EvalReport] = Future()
+        done.set_result(report)
+        return done
+
+
+def _ranked(*times_ms: float) -> tuple[SearchGraph, list[Candidate]]:
+    """Candidates timed in search at these times (the first the fastest), none within RUNNER_UP_WITHIN."""
+    graph, candidates = SearchGraph(), []
+    for index, ms in enumerate(times_ms):
+        candidate = Candidate(f"# kernel {index}\n", "triton", "tune")
+        graph.add_candidate(candidate)
+        graph.record(
+            candidate.id,
+            EvalReport(candidate.id, Status.OK, latency={"default": _stats(ms)}),
+            FitnessValue(True, 2.0 / ms, 1.0 / ms),
+        )
+        candidates.append(candidate)
+    return graph, candidates
+
+
+def _choose(graph: SearchGraph, evaluator: Any, winner_id: str) -> tuple[Any, dict[str, EvalReport]]:
+    platform, settings = load_platform("h200"), EvalSettings()
+    nodes = contenders(graph, graph.node(winner_id), lambda node: True)
+    confirmations = confirm_winners(evaluator, nodes, SPEC, platform, settings)
+    confirmer = WinnerConfirmer(evaluator, graph, confirmations, SPEC, platform, settings, BASELINES)
+    return confirmer.reported(nodes, lambda node: True), confirmations
+
+
+def test_a_winner_wrong_on_large_inputs_gives_way_to_the_next_correct_one() -> None:
+    graph, (winner, second, third) = _ranked(0.5, 0.6, 0.7)
+    evaluator = _WrongOn({winner.id: "large"})
+    chosen, confirmations = _choose(graph, evaluator, winner.id)
+    assert chosen is not None and chosen.id == second.id  # confirmed after the winner was found wrong
+    assert "failed_distribution:large" in confirmations[winner.id].flags
+    assert confirmations[second.id].ok and third.id not in confirmations
+    results = _results(graph, confirmations, winners=(chosen, chosen))
+    assert results["best"]["id"] == second.id and results["best"]["confirmation"]["used"] is True
+    (rejected,) = results["rejected_winners"]
+    assert rejected["id"] == winner.id and "failed_distribution:large" in rejected["flags"]
+    assert rejected["confirmation"]["status"] == "incorrect" and rejected["confirmation"]["used"] is False
+    assert results["best_by_backend"]["triton"]["id"] == second.id  # the rejected winner is no backend's best
+    table = summary_table(results)
+    assert (
+        f"warning: {winner.id} (4.00x vs eager in search) is wrong on large inputs and is not reported"
+        in table
+    )
+    assert f"best {second.id} " in table
+
+
+def test_replacements_skip_flaky_and_wrong_nodes_and_stop_at_the_limit() -> None:
+    graph, candidates = _ranked(0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+    winner, second, third, fourth = candidates[:4]
+    # the second is flaky, the third wrong on uniform inputs: the fourth is the one reported
+    evaluator = _WrongOn({winner.id: "heavy_tailed", third.id: "uniform"}, frozenset({second.id}))
+    chosen, confirmations = _choose(graph, evaluator, winner.id)
+    assert chosen is not None and chosen.id == fourth.id
+    assert (
+        not confirmations[second.id].ok
+        and confirmations[third.id].flags.count("failed_distribution:uniform") == 1
+    )
+    # where every node tried is wrong, no winner is reported (and no more than MAX_REPLACEMENTS are tried)
+    everyone = _WrongOn({c.id: "large" for c in candidates})
+    chosen, confirmations = _choose(graph, everyone, winner.id)
+    assert chosen is None and len(confirmations) == 1 + MAX_REPLACEMENTS
+    results = _results(graph, confirmations, winners=(None, None))
+    assert results["best"] is None and len(results["rejected_winners"]) == 1 + MAX_REPLACEMENTS
+    assert "no correct kernel found" in summary_table(results)
+
+
+def test_a_flaky_winner_without_distribution_failures_is_still_reported_as_before() -> None:
+    graph, (winner, _second) = _ranked(0.5, 0.6)
+    chosen, confirmations = _choose(graph, _WrongOn({}, frozenset({winner.id})), winner.id)
+    assert chosen is not None and chosen.id == winner.id and not confirmations[winner.id].ok
+    assert confirmations[winner.id].error_name == "mismatch"  # the confirmation's own failure, unchanged
+
+
+def test_distribution_checks_fold_into_the_confirmation() -> None:
+    confirmation = EvalReport("k", Status.OK, latency={"default": _stats(0.8, 100)}, flags=("reverified",))
+    passed = EvalReport("k", Status.OK)
+    crashed = EvalReport("k", Status.RUNTIME_ERROR, "IllegalAddress", "an illegal memory access", 0.0)
+    folded = with_distribution_checks(
+        confirmation, {"uniform": passed, "large": crashed, "small": None}, seed=3
+    )
+    assert folded.status is Status.RUNTIME_ERROR and folded.error_name == "IllegalAddress"
+    assert folded.flags == (
+        "reverified",
+        "passed_distribution:uniform",
+        "failed_distribution:large",
+        "unchecked_distribution:small",
+    )
+    assert folded.feedback.startswith("wrong on large inputs; large (seed ")
+    assert folded.latency == confirmation.latency  # kept for the record, unused: it failed
+    # a confirmation that failed on its own inputs keeps its own failure; the checks only add flags
+    flaky = EvalReport("k", Status.INCORRECT, "mismatch", "3 values differ")
+    assert with_distribution_checks(flaky, {"large": crashed}, seed=3).feedback == "3 values differ"
+    # nothing checked: the confirmation as it was
+    assert with_distribution_checks(confirmation, {}, seed=3) == confirmation

@@ -49,6 +49,12 @@ class ShapeCase:
         return ShapeCase(name=str(data["name"]), params=dict(data.get("params", {})))
 
 
+# Distributions of correctness inputs a winner is checked on before it is reported (names from
+# eval/input_distributions.py): "normal" is the reference's get_inputs() as written; a spec whose reference
+# needs inputs of a narrower kind than those keep (probabilities summing to 1) lists only "normal".
+DEFAULT_INPUT_DISTRIBUTIONS: tuple[str, ...] = ("normal", "uniform", "heavy_tailed", "large")
+
+
 @dataclass(frozen=True)
 class KernelSpec:
     """What to optimise: a reference computation plus how to check and benchmark it."""
@@ -65,6 +71,9 @@ class KernelSpec:
     reference_path: str | None = None
     scaling: dict[str, Any] = field(default_factory=dict)  # size constants changed for this platform
     description: str = ""
+    # A winner is checked again on inputs from each of these before it is reported (not part of `key`:
+    # they change how a kernel is checked, not what a correct one computes).
+    input_distributions: tuple[str, ...] = DEFAULT_INPUT_DISTRIBUTIONS
 
     @property
     def key(self) -> str:
@@ -85,6 +94,7 @@ class KernelSpec:
         data["shapes"] = [s.to_json() for s in self.shapes]
         data["backends"] = list(self.backends)
         data["tags"] = list(self.tags)
+        data["input_distributions"] = list(self.input_distributions)
         return data
 
     @staticmethod
@@ -102,6 +112,7 @@ class KernelSpec:
             reference_path=data.get("reference_path"),
             scaling=dict(data.get("scaling", {})),
             description=data.get("description", ""),
+            input_distributions=tuple(data.get("input_distributions", DEFAULT_INPUT_DISTRIBUTIONS)),
         )
 
 
@@ -306,6 +317,12 @@ class EvalSettings:
     # up to this many MiB, and reused by the next checks of the same problem (eval/reference_outputs.py).
     # 0: the reference runs in every check.
     reference_cache_mb: float = 2048.0
+    # The distribution correctness inputs are drawn from (eval/input_distributions.py): "normal" is the
+    # reference's get_inputs() as written; winners' final checks use the others their spec lists.
+    input_distribution: str = "normal"
+    # Host memory an evaluation's runner may take (RLIMIT_DATA on the process that imports the candidate);
+    # 0: no limit.
+    host_memory_gb: float = 32.0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

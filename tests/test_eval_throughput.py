@@ -12,6 +12,7 @@ import torch
 
 from kernelevolve.eval import device_lock, harness, precompile, timers
 from kernelevolve.eval.local import workers_per_device
+from kernelevolve.eval.precompile import FAKED_LIBRARY_WORK, OWN_KERNELS_ONLY, precompile_passes
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.types import Candidate, EvalRequest, EvalSettings, KernelSpec, Status, TimingStats
 
@@ -154,15 +155,20 @@ def test_an_own_kernel_candidates_precompile_runs_nothing_on_the_gpu(
         module = BACKEND.load(add_kernel(alloc="torch.full_like(x, 7.0)"), "kernelevolve_precompile_own_test")
         reference = load_reference(add_spec.reference_source)
         torch.cuda.synchronize()
+        from kernelevolve.eval.precompile import precompile as precompile_at_shapes
+
         with profile(activities=[ProfilerActivity.CUDA]) as trace:
-            harness._precompile(
-                harness.OWN_KERNELS_ONLY,
-                module.ModelNew,
-                reference,
-                add_spec.shapes,
-                0,
-                "cuda:0",
-                torch.float32,
+            precompile_passes(
+                OWN_KERNELS_ONLY,
+                lambda faked: precompile_at_shapes(
+                    module.ModelNew,
+                    reference,
+                    add_spec.shapes,
+                    0,
+                    "cuda:0",
+                    torch.float32,
+                    fake_device_work=faked,
+                ),
             )
             torch.cuda.synchronize()
         kernels = [e.name for e in trace.events() if e.device_type == torch.autograd.DeviceType.CUDA]
@@ -237,9 +243,9 @@ def test_precompile_before_the_lock_with_library_work_faked(
     library = Candidate(library_kernel(), "triton", "t")
     strict, permissive = EvalSettings(strict=True), EvalSettings(strict=False)
     mode = harness._precompile_mode
-    assert mode("cuda:0", own, permissive) == mode("cuda:0", own, strict) == harness.OWN_KERNELS_ONLY
-    assert mode("cuda:0", library, strict) == harness.OWN_KERNELS_ONLY  # strict: the static checks reject it
-    assert mode("cuda:0", library, permissive) == harness.FAKED_LIBRARY_WORK
+    assert mode("cuda:0", own, permissive) == mode("cuda:0", own, strict) == OWN_KERNELS_ONLY
+    assert mode("cuda:0", library, strict) == OWN_KERNELS_ONLY  # strict: the static checks reject it
+    assert mode("cuda:0", library, permissive) == FAKED_LIBRARY_WORK
     graphed = Candidate(library_kernel() + "\n# replayed with torch.cuda.graph\n", "triton", "t")
     assert mode("cuda:0", graphed, permissive) is None
     assert mode("cpu", own, strict) is None
@@ -248,9 +254,9 @@ def test_precompile_before_the_lock_with_library_work_faked(
 @pytest.mark.parametrize(
     ("how", "faked_pass_stops", "passes"),
     [
-        (harness.OWN_KERNELS_ONLY, "", [True]),
-        (harness.OWN_KERNELS_ONLY, "RuntimeError: .item() of a faked tensor", [True, False]),
-        (harness.FAKED_LIBRARY_WORK, "RuntimeError: .item() of a faked tensor", [True]),
+        (OWN_KERNELS_ONLY, "", [True]),
+        (OWN_KERNELS_ONLY, "RuntimeError: .item() of a faked tensor", [True, False]),
+        (FAKED_LIBRARY_WORK, "RuntimeError: .item() of a faked tensor", [True]),
     ],
 )
 def test_precompile_fakes_device_work_first_and_only_own_kernels_get_a_real_pass(
@@ -264,8 +270,7 @@ def test_precompile_fakes_device_work_first_and_only_own_kernels_get_a_real_pass
         seen.append(fake_device_work)
         return faked_pass_stops if fake_device_work else ""
 
-    monkeypatch.setattr(harness, "precompile", fake_precompile)
-    harness._precompile(how, object, object(), [], 0, "cuda:0", torch.float32)  # type: ignore[arg-type]
+    precompile_passes(how, lambda faked: fake_precompile(fake_device_work=faked))
     assert seen == passes
 
 

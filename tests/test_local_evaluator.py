@@ -65,7 +65,8 @@ def test_hang_times_out_and_the_next_candidate_is_evaluated(
     assert re.search(r'File "candidate.py", line 2[34] in forward', hung.feedback), hung.feedback
     after = submit(add_kernel())
     assert after.status is Status.OK, after.feedback
-    assert after.worker != first.worker  # a fresh child
+    # the judge killed the hung runner itself and stays: every candidate gets a fresh runner anyway
+    assert after.worker == first.worker
 
 
 def test_exit_and_segfault_are_worker_crashes_and_the_next_candidate_is_evaluated(
@@ -119,7 +120,8 @@ def test_result_that_only_holds_for_the_first_seed_fails_reverification(
     condition = _condition_between_seeds(one_shape_spec, fast_settings)
     report = submit(add_kernel(result=f"tl.where({condition}, x, x + y)"), max_speedup=0.0)
     assert report.status is Status.INCORRECT, report.feedback
-    assert "failed_reverification" in report.flags
+    # the timed calls' checks (fresh values every call) may catch it before the re-verification does
+    assert "failed_reverification" in report.flags or report.error_name == "timed_output_mismatch"
 
 
 def _condition_between_seeds(spec: KernelSpec, settings: EvalSettings) -> str:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import contextvars
 import time
 import types
 
 import pytest
 import torch
 
-from kernelevolve.backends.triton import BACKEND
 from kernelevolve.eval import harness, reference
 from kernelevolve.eval.reference import ReferenceSpecError, build_model, build_model_on, load_reference
 from kernelevolve.types import ShapeCase
@@ -38,15 +36,12 @@ def get_init_inputs():
 """
 
 
-_PRETENDED_DEVICE_BUILD = contextvars.ContextVar("pretended_device_build", default=False)
-
-
 class HostOnlyModel(torch.nn.Module):
     """An __init__ that works on the host only (say, one that calls .numpy() on a tensor it makes)."""
 
     def __init__(self, features: int) -> None:
         super().__init__()
-        if torch.empty(0).device.type != "cpu" or _PRETENDED_DEVICE_BUILD.get():
+        if torch.empty(0).device.type != "cpu":
             raise RuntimeError("this constructor reads its tensors on the host")
         self.linear = torch.nn.Linear(features, features)
 
@@ -85,75 +80,115 @@ def test_build_model_falls_back_to_the_host_when_the_device_constructor_fails() 
         build_model_on(HostOnlyModel, module, 0, "meta", torch.float32, on_device=True)
 
 
-def _routes_taken(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
-    """Pretend the CPU initialises on a device of its own (HostOnlyModel fails there); record the routes."""
-    taken: list[tuple[str, bool]] = []
-    real = reference.build_model_on
+# ModelNew sources for the judge/runner tests: built in a runner, so their "device build" failure is a
+# constructor run under a device context (torch.device(...)), which the runner enters for on-device builds.
+_CANDIDATE = """
+import torch
+from torch.overrides import _get_current_function_mode_stack
 
-    def recorded(factory, module, seed, device, dtype, *, on_device):  # type: ignore[no-untyped-def]
-        taken.append((factory.__name__, on_device))
-        token = _PRETENDED_DEVICE_BUILD.set(on_device)
-        try:
-            return real(factory, module, seed, device, dtype, on_device=on_device)
-        finally:
-            _PRETENDED_DEVICE_BUILD.reset(token)
+
+class ModelNew(torch.nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        PROLOGUE
+        self.linear = torch.nn.Linear(features, features)
+
+    def forward(self, x):
+        return self.linear(x)
+"""
+_HOST_ONLY = (
+    'if any(type(m).__name__ == "DeviceContext" for m in _get_current_function_mode_stack()): '
+    'raise RuntimeError("this constructor reads its tensors on the host")'
+)
+
+
+def _pair(
+    module: types.ModuleType, prologue: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[bool], object]:
+    """`harness._build_pair` with a real runner, on-device builds pretended on the CPU (a device context
+    entered for them); returns the judge's routes for the reference and the pair (or the Stop raised)."""
+    from kernelevolve.eval import runner_client
+    from kernelevolve.eval.shared_tensors import SharedArena
+
+    routes: list[bool] = []
+    real = reference.construct
+
+    def recorded(factory, init, device, dtype, *, on_device):  # type: ignore[no-untyped-def]
+        routes.append(on_device)
+        return real(factory, init, device, dtype, on_device=on_device)
 
     monkeypatch.setattr(reference, "initialises_on_device", lambda device: True)
-    monkeypatch.setattr(reference, "build_model_on", recorded)
-    return taken
+    monkeypatch.setattr(reference, "construct", recorded)
+    runners = runner_client.pool()
+    runner, arena = runners.take(), SharedArena("cpu")
+    try:
+        source = _CANDIDATE.replace("PROLOGUE", prologue)
+        load = {
+            "op": "load",
+            "device": "cpu",
+            "dtype": "float32",
+            "backend": "triton",
+            "candidate_id": "t",
+            "source": source,
+        }
+        assert runner.request(load, 60)["ok"] is True
+        deadline = time.monotonic() + 60
+        try:
+            ref_model, remote = harness._build_pair(
+                module,
+                ShapeCase("default", {}),
+                0,
+                0,
+                "cpu",
+                torch.float32,
+                runner,
+                arena,
+                deadline,
+                "",
+                False,
+            )
+        except Exception as exc:  # noqa: BLE001 - the test inspects what the judge raised
+            return routes, exc
+        x = torch.rand(4, 8)
+        expected = ref_model(x)
+        got = remote.call([arena.copy_of(x)], expected, 0)
+        assert torch.equal(got, expected)  # same route, same generator states: the parameters agree
+        return routes, ref_model
+    finally:
+        runners.finish(runner)
+        arena.close()
 
 
-def test_the_harness_builds_both_models_on_the_device_when_it_can(monkeypatch: pytest.MonkeyPatch) -> None:
-    taken = _routes_taken(monkeypatch)
-    module = _module()
-    ref_model, new_model = harness._build_models(
-        module, module.Model, ShapeCase("default", {}), 0, "cpu", torch.float32, BACKEND, "candidate", ""
-    )
-    assert taken == [("Model", True), ("Model", True)]
-    assert torch.equal(ref_model.linear.weight, new_model.linear.weight)
+def test_the_judge_builds_both_models_on_the_device_when_it_can(monkeypatch: pytest.MonkeyPatch) -> None:
+    routes, built = _pair(_module(), "pass", monkeypatch)
+    assert routes == [True] and isinstance(built, torch.nn.Module)
 
 
-def test_the_harness_rebuilds_both_on_the_host_when_the_candidate_cannot_be_built_on_the_device(
+def test_the_judge_rebuilds_both_on_the_host_when_the_candidate_cannot_be_built_on_the_device(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    taken = _routes_taken(monkeypatch)
-    module = _module()
-    ref_model, new_model = harness._build_models(
-        module, HostOnlyModel, ShapeCase("default", {}), 0, "cpu", torch.float32, BACKEND, "candidate", ""
-    )
-    assert taken == [("Model", True), ("HostOnlyModel", True), ("HostOnlyModel", False), ("Model", False)]
-    # same route, same seed: the parameters agree, so the comparison is fair
-    assert torch.equal(ref_model.linear.weight, new_model.linear.weight)
+    routes, built = _pair(_module(), _HOST_ONLY, monkeypatch)
+    assert routes == [True, False] and isinstance(built, torch.nn.Module)
 
 
-def test_a_candidate_that_builds_nowhere_costs_no_second_reference(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Its host error is reported; the reference is not built again on the host for nothing."""
-    taken = _routes_taken(monkeypatch)
-    module = _module()
+def test_a_candidate_that_builds_nowhere_is_reported_with_its_host_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its host error is reported; the reference is built on the host once more to try it there."""
+    from kernelevolve.eval.remote import RunnerFailure
 
-    class Broken(torch.nn.Module):
-        def __init__(self, features: int) -> None:
-            super().__init__()
-            raise ValueError("no weights for you")
-
-    with pytest.raises(harness._Stop) as stop:
-        harness._build_models(
-            module, Broken, ShapeCase("default", {}), 0, "cpu", torch.float32, BACKEND, "candidate", ""
-        )
-    assert "no weights for you" in str(stop.value.fields)
-    assert taken == [("Model", True), ("Broken", True), ("Broken", False)]
+    routes, raised = _pair(_module(), 'raise ValueError("no weights for you")', monkeypatch)
+    assert isinstance(raised, RunnerFailure) and "no weights for you" in raised.fields["feedback"]
+    assert routes == [True, False]
 
 
 def test_a_reference_that_builds_nowhere_is_a_spec_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    taken = _routes_taken(monkeypatch)
     module = load_reference(
         REFERENCE.replace("super().__init__()", "super().__init__(); raise ValueError('no')")
     )
-    with pytest.raises(ReferenceSpecError, match="cannot be built: ValueError: no"):
-        harness._build_models(
-            module, HostOnlyModel, ShapeCase("default", {}), 0, "cpu", torch.float32, BACKEND, "candidate", ""
-        )
-    assert taken == [("Model", True), ("Model", False)]
+    routes, raised = _pair(module, "pass", monkeypatch)
+    assert isinstance(raised, ReferenceSpecError) and "cannot be built: ValueError: no" in str(raised)
+    assert routes == [True, False]
 
 
 @pytest.mark.gpu

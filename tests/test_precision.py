@@ -41,9 +41,14 @@ def test_candidates_run_exact_and_baselines_at_the_default(
     monkeypatch.setattr(harness, "_time", spy)
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     harness.measure_baselines(add_spec, cpu_platform, fast_settings)
-    request = EvalRequest(Candidate(add_kernel(), "triton", "t"), add_spec, cpu_platform.name, fast_settings)
-    assert harness.evaluate(request, cpu_platform).status is Status.OK
-    assert timed == {"Model": precision.PYTORCH_DEFAULT_CUDNN_TF32, "ModelNew": False}
+    assert timed == {"Model": precision.PYTORCH_DEFAULT_CUDNN_TF32}
+    # The candidate runs in its runner: a forward that refuses TF32 convolutions passes only at exact fp32.
+    refusing = add_kernel(
+        prologue='if torch.backends.cudnn.allow_tf32:\n    raise RuntimeError("TF32 allowed")'
+    )
+    request = EvalRequest(Candidate(refusing, "triton", "t"), add_spec, cpu_platform.name, fast_settings)
+    report = harness.evaluate(request, cpu_platform)
+    assert report.status is Status.OK, report.feedback
 
 
 def test_only_gpu_convolutions_get_an_eager_timing_at_the_candidates_precision(

@@ -17,7 +17,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kernelevolve.eval.reference import ReferenceSpecError, map_tensors
 
@@ -75,6 +75,14 @@ def seed_forward(seed: int) -> None:
 ExpectedFor = Callable[[int, int, list[Any]], Any]
 
 
+class RemoteCall(Protocol):
+    """A candidate in another process: `call` runs one forward there on judge-owned inputs."""
+
+    arena: Any
+
+    def call(self, inputs: list[Any], expected: Any, seed: int) -> Any: ...
+
+
 def run_reference(reference: Callable[..., Any]) -> ExpectedFor:
     """The reference run on a copy of the trial's inputs, its random draws seeded as the candidate's."""
 
@@ -96,9 +104,12 @@ def check_correctness(
     atol: float,
     rtol: float,
     expected_for: ExpectedFor | None = None,
+    remote: RemoteCall | None = None,
 ) -> CorrectnessVerdict:
     """Run `candidate` once per seed (same instance, so carried state is exercised) and compare.
-    `expected_for` gives the reference's outputs (default: `reference` run on each trial, in order)."""
+    `expected_for` gives the reference's outputs (default: `reference` run on each trial, in order).
+    With `remote`, the candidate runs in a runner process (`kernelevolve.eval.remote`): inputs are
+    placed in memory it maps, and what comes back is read from judge-owned slots."""
     import torch
 
     expected_of = expected_for or run_reference(reference)
@@ -119,16 +130,19 @@ def check_correctness(
             for target, value in zip(_tensor_leaves(guarded), _tensor_leaves(inputs), strict=True):
                 target.copy_(value)
         else:
-            guarded, guards = guard_inputs(inputs)
-        poison_allocator(_tensor_leaves(expected))
+            guarded, guards = guard_inputs(inputs, remote.arena if remote is not None else None)
         try:
-            with nan_filled_empty(), torch.no_grad():
-                seed_forward(seed)  # random draws in forward match the reference's
-                got = candidate(*guarded)
-            # Surface faults of the candidate's kernels (illegal address, device assert) here, as
-            # the candidate's. Only the current stream: work left running on a side stream is
-            # still poison when the comparisons below (queued on this stream) look at it.
-            _synchronize_current_stream(_tensor_leaves(got) + _tensor_leaves(guarded))
+            if remote is not None:
+                got = remote.call(guarded, expected, seed)
+            else:
+                poison_allocator(_tensor_leaves(expected))
+                with torch.no_grad():
+                    seed_forward(seed)  # random draws in forward match the reference's
+                    got = candidate(*guarded)
+                # Surface faults of the candidate's kernels (illegal address, device assert) here, as
+                # the candidate's. Only the current stream: work left running on a side stream is
+                # still poison when the comparisons below (queued on this stream) look at it.
+                synchronize_current_stream(_tensor_leaves(got) + _tensor_leaves(guarded))
         except (Exception, SystemExit) as exc:
             raise CandidateFailure(exc) from exc
         problem, check, error = _compare_trial(expected, got, guarded, pristine, guards, atol, rtol)
@@ -450,14 +464,17 @@ def _is_tensor(value: Any) -> bool:
     return isinstance(value, torch.Tensor)
 
 
-def _tensor_leaves(value: Any) -> list[torch.Tensor]:
+def tensor_leaves(value: Any) -> list[torch.Tensor]:
     if _is_tensor(value):
         return [value]
     if isinstance(value, (list, tuple)):
-        return [t for item in value for t in _tensor_leaves(item)]
+        return [t for item in value for t in tensor_leaves(item)]
     if isinstance(value, dict):
-        return [t for item in value.values() for t in _tensor_leaves(item)]
+        return [t for item in value.values() for t in tensor_leaves(item)]
     return []
+
+
+_tensor_leaves = tensor_leaves
 
 
 def tensor_bytes(value: Any) -> int:
@@ -480,11 +497,12 @@ def _layout(value: Any) -> Any:
     return ("value", repr(value))
 
 
-def guard_inputs(inputs: list[Any]) -> tuple[list[Any], list[Any]]:
+def guard_inputs(inputs: list[Any], arena: Any = None) -> tuple[list[Any], list[Any]]:
     """Copies of the top-level tensor inputs placed between poison-filled guard bands.
 
     Returns the new inputs and, per tensor leaf, the backing byte buffer (None when the tensor
-    is not contiguous and was merely cloned).
+    is not contiguous and was merely cloned). With `arena` (`shared_tensors.SharedArena`) the copies
+    live where a runner can map them.
     """
     import torch
 
@@ -494,12 +512,19 @@ def guard_inputs(inputs: list[Any]) -> tuple[list[Any], list[Any]]:
         if isinstance(value, torch.Tensor):
             if not value.is_contiguous() or value.numel() == 0:
                 guards.append(None)
-                return value.clone()
+                return value.clone() if arena is None else arena.copy_of(value)
             nbytes = value.numel() * value.element_size()
             guard = _guard_bytes(value.device)
-            buffer = torch.full((2 * guard + nbytes,), _POISON_BYTE, dtype=torch.uint8, device=value.device)
+            size = 2 * guard + nbytes
+            if arena is None:
+                buffer = torch.full((size,), _POISON_BYTE, dtype=torch.uint8, device=value.device)
+            else:
+                buffer = arena.empty_strided((size,), (1,), torch.uint8)
+                buffer.fill_(_POISON_BYTE)
             view = buffer[guard : guard + nbytes].view(value.dtype).view(value.shape)
             view.copy_(value)
+            if arena is not None:
+                arena.register_view(buffer, view)
             guards.append(buffer)
             return view
         if isinstance(value, (list, tuple)):
@@ -567,7 +592,7 @@ def nan_filled_empty() -> Iterator[None]:
         setattr(deterministic, "fill_uninitialized_memory", was_filling)  # noqa: B010
 
 
-def _synchronize_current_stream(tensors: list[torch.Tensor]) -> None:
+def synchronize_current_stream(tensors: list[torch.Tensor]) -> None:
     import torch
 
     device = next((t.device for t in tensors if t.device.type == "cuda"), None)

@@ -13,19 +13,31 @@ import gc
 import itertools
 import logging
 import os
-import re
 import socket
 import sys
 import time
-import traceback
 from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from kernelevolve.eval import correctness, device_lock, precision, reference, reference_outputs, timers
+from kernelevolve.eval import (
+    correctness,
+    device_lock,
+    judged_run,
+    precision,
+    reference,
+    reference_outputs,
+    runner_client,
+    timers,
+)
 from kernelevolve.eval.compile_baseline import compile_before_running
-from kernelevolve.eval.precompile import placeholder_inputs, precompile
+from kernelevolve.eval.feedback import traceback_text
+from kernelevolve.eval.precompile import FAKED_LIBRARY_WORK, OWN_KERNELS_ONLY, placeholder_inputs
 from kernelevolve.eval.reference import ReferenceSpecError
+from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure, failure_fields
+from kernelevolve.eval.runner_channel import ReplyError
+from kernelevolve.eval.runner_client import RunnerGone, RunnerTimeout
+from kernelevolve.eval.shared_tensors import SharedArena
 from kernelevolve.fitness import CUT_SHORT_FLAG
 from kernelevolve.types import (
     Baseline,
@@ -40,12 +52,10 @@ from kernelevolve.types import (
 )
 
 if TYPE_CHECKING:
-    from kernelevolve.backends.base import Backend
     from kernelevolve.platforms import Platform
 
 log = logging.getLogger(__name__)
 
-TRACEBACK_LINES = 15
 TIMING_INPUT_SETS = 3  # when inputs are slow to make, timed calls rotate through this many sets
 FRESH_INPUTS_BUDGET_S = 20.0  # most time spent making fresh inputs for the timed calls of one shape
 _MAX_ROTATED_INPUT_BYTES = 4 << 30
@@ -183,13 +193,13 @@ def _unexpected_error_fields(exc: Exception, candidate_id: str, module_name: str
             Status.RUNTIME_ERROR,
             type(exc).__name__,
             "a device error surfaced after the kernel ran (asynchronous kernel fault):\n"
-            + _traceback_text(exc, module_name),
+            + traceback_text(exc, module_name),
         )
     log.exception("harness error while evaluating %s", candidate_id)
     fields = _fail(
         Status.RUNTIME_ERROR,
         type(exc).__name__,
-        "internal harness error: " + _traceback_text(exc, module_name),
+        "internal harness error: " + traceback_text(exc, module_name),
     )
     fields["flags"] = ("harness_error",)  # so a harness bug never passes for a kernel fault unnoticed
     return fields
@@ -202,57 +212,139 @@ def _run_stages(
 
     candidate, spec, settings = request.candidate, request.spec, request.settings
     try:
-        backend = get_backend(candidate.backend)
+        get_backend(candidate.backend)
     except KeyError as exc:
         raise _Stop(_fail(Status.REJECTED_STATIC, "unknown_backend", str(exc))) from None
     _check_backend_allowed(candidate.backend, spec, platform)
     with _phase(phases, "static"):
         _static_stage(candidate.source, candidate.backend, settings.strict, spec.reference_source)
-    if platform.support(candidate.backend) == "compile_only":
-        with _phase(phases, "compile"):
-            raise _Stop(_compile_only_stage(request, platform, backend))
-
-    timers.bind_clocks()  # before candidate code can patch the clocks
+    deadline = time.monotonic() + settings.timeout_s - min(5.0, 0.1 * settings.timeout_s)
+    runners = runner_client.pool()
+    with _phase(phases, "runner"):
+        runner = runners.take(device)
+    arena = SharedArena(device)
+    fields: dict[str, Any] | None = None
     try:
-        with _phase(phases, "load"):
-            module = backend.load(candidate.source, module_name)
-    except (Exception, SystemExit) as exc:
-        raise _Stop(_exception_fields(exc, backend, "load", "loading the kernel", module_name)) from None
-    model_new = getattr(module, "ModelNew", None)
-    if not isinstance(model_new, type):
-        raise _Stop(
-            _fail(Status.COMPILE_ERROR, "missing_ModelNew", "the source does not define class ModelNew")
-        )
+        fields = _judged_stages(request, platform, device, runner, arena, phases, deadline)
+    except judged_run.Verdict as verdict:
+        fields = verdict.fields
+    except correctness.CandidateFailure as failure:
+        fields = _candidate_failure_fields(failure.original, settings.timeout_s)
+    except (RunnerFailure, RunnerGone, RunnerTimeout, ReplyError) as exc:
+        fields = _candidate_failure_fields(exc, settings.timeout_s)
+    finally:
+        escaped = runners.finish(runner)
+        arena.close()
+        if escaped:
+            fields = _fail(
+                Status.RUNTIME_ERROR,
+                "escaped_process",
+                f"{len(escaped)} process(es) started by the candidate outlived its evaluation and were killed",
+            )
+            fields["flags"] = ("process_escaped",)
+    assert fields is not None
+    return fields
 
+
+def _candidate_failure_fields(exc: BaseException, timeout_s: float) -> dict[str, Any]:
+    verdict = judged_run.runner_trouble(exc, timeout_s)
+    if verdict is None:
+        raise exc
+    return verdict.fields
+
+
+def _judged_stages(
+    request: EvalRequest,
+    platform: Platform,
+    device: str,
+    runner: runner_client.Runner,
+    arena: SharedArena,
+    phases: dict[str, float],
+    deadline: float,
+) -> dict[str, Any]:
+    """Load the candidate in its runner, check it at every shape, then time it; the verdict is ours."""
+    candidate, spec, settings = request.candidate, request.spec, request.settings
     ref_module = reference.load_reference(spec.reference_source)
     dtype = reference.torch_dtype(spec.dtype)
+    load: dict[str, Any] = {
+        "op": "load",
+        "device": device,
+        "dtype": spec.dtype,
+        "backend": candidate.backend,
+        "candidate_id": candidate.id,
+        "source": candidate.source,
+        "writable_dirs": _runner_writable_dirs(arena, device),
+        "host_memory_bytes": _host_memory_bytes(settings),
+    }
+    if platform.support(candidate.backend) == "compile_only":
+        from kernelevolve.backends.cute import cute_arch
+
+        load.update(compile_only=True, spec=spec.to_json(), arch=cute_arch(platform.arch))
+        with _phase(phases, "compile"):
+            reply = runner.request(load, max(1.0, deadline - time.monotonic()))
+        raise _Stop(failure_fields(reply))
     how = _precompile_mode(device, candidate, settings)
     if how is not None:
-        with _phase(phases, "precompile"):
-            _precompile(how, model_new, ref_module, spec.shapes, settings.seed, device, dtype)
+        load["precompile"] = {
+            "how": how,
+            "shapes": _precompile_shapes(ref_module, spec.shapes, settings.seed, device, dtype),
+        }
+    with _phase(phases, "load"):
+        reply = runner.request(load, max(1.0, deadline - time.monotonic()))
+    if reply.get("ok") is not True:
+        raise _Stop(failure_fields(reply))
+    sandbox = reply.get("sandbox")
+    sandboxed = isinstance(sandbox, dict) and sandbox.get("writes_restricted") is True
+    precompile_s = reply.get("precompile_s")
+    if how is not None and isinstance(precompile_s, (int, float)) and 0 <= precompile_s < 1e6:
+        phases["precompile"] = round(float(precompile_s), 4)
+        phases["load"] = max(0.0, phases["load"] - phases["precompile"])
     with _device_held(device, phases):
-        max_error = _correctness_stage(
-            request, ref_module, model_new, device, dtype, backend, module_name, phases
+        pairs, max_error = _correctness_stage(
+            request, ref_module, runner, arena, device, dtype, phases, deadline
         )
-        latency = _timing_stage(
-            request, platform, ref_module, model_new, device, dtype, backend, module_name, phases
-        )
+        latency = _timing_stage(request, platform, ref_module, pairs, device, dtype, phases)
     cut_short = any(stats.stopped_by == timers.RACE_STOP for stats in latency.values())
-    flags = (CUT_SHORT_FLAG,) if cut_short else ()
+    flags = ((CUT_SHORT_FLAG,) if cut_short else ()) + (() if sandboxed else (UNSANDBOXED_FLAG,))
     return {"status": Status.OK, "max_abs_error": max_error, "latency": latency, "flags": flags}
 
 
-OWN_KERNELS_ONLY = "own_kernels_only"
-FAKED_LIBRARY_WORK = "faked_library_work"
+UNSANDBOXED_FLAG = "writes_unrestricted"  # the kernel offers no Landlock: the runner could write anywhere
+
+
+def _runner_writable_dirs(arena: SharedArena, device: str) -> list[str]:
+    """Where a runner may write: the arena's shared files, temp files, the compilers' caches (made here
+    first, so a fresh machine's first candidate can compile) and, on GPUs, the device files (the driver
+    opens them for writing, and PyTorch's CUDA IPC keeps its reference counts in /dev/shm). Not the run
+    directory, the baseline cache or anything else the search reads back."""
+    import tempfile
+
+    caches = [
+        os.environ.get("TRITON_CACHE_DIR") or os.path.expanduser("~/.triton"),
+        os.environ.get("TORCHINDUCTOR_CACHE_DIR", ""),
+        os.path.expanduser("~/.nv"),
+        os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "cutlass"),
+    ]
+    for cache in caches:
+        if cache:
+            with contextlib.suppress(OSError):
+                os.makedirs(cache, exist_ok=True)
+    devices = ["/dev"] if device.startswith("cuda") else ["/dev/null"]
+    writable = [str(arena.directory), tempfile.gettempdir(), *devices, *caches]
+    return [path for path in dict.fromkeys(writable) if path and os.path.exists(path)]
+
+
 # CUDA graphs capture what runs on their first call; a pass that runs nothing has nothing to capture
 _CAPTURES_GRAPHS = ("torch.cuda.graph", "CUDAGraph", "make_graphed_callables")
 
 
 def _precompile_mode(device: str, candidate: Candidate, settings: EvalSettings) -> str | None:
-    """How to compile before taking the device (Triton on a GPU; see `_precompile`), or None:
-    OWN_KERNELS_ONLY where forward does only our kernels' work (strict mode, or a source that passes the
-    strict checks); FAKED_LIBRARY_WORK where it keeps library calls, which must never run unlocked; not
-    at all for library-calling sources that capture CUDA graphs."""
+    """How the runner compiles before the device is taken (Triton on a GPU; see `runner._precompile`),
+    or None: OWN_KERNELS_ONLY where forward does only our kernels' work (strict mode, or a source that
+    passes the strict checks; a faked pass stopped early gets a real one); FAKED_LIBRARY_WORK where it
+    keeps library calls, which must never run unlocked; not at all for library-calling sources that
+    capture CUDA graphs. Unlocked GPU work slows the evaluation holding the lock
+    (experiments/eval_throughput/2026-11-30_session13)."""
     if not (device.startswith("cuda") and candidate.backend == "triton"):
         return None
     from kernelevolve.own_kernels import kernel_use
@@ -264,23 +356,23 @@ def _precompile_mode(device: str, candidate: Candidate, settings: EvalSettings) 
     return FAKED_LIBRARY_WORK
 
 
-def _precompile(
-    how: str,
-    model_new: type,
-    ref_module: ModuleType,
-    shapes: Sequence[ShapeCase],
-    seed: int,
-    device: str,
-    dtype: Any,
-) -> None:
-    """Compile before the lock with PyTorch's device work faked. Own-kernel candidates whose faked pass
-    stopped early (data-dependent host code such as `.item()`) get a real pass for what it missed: their
-    PyTorch ops are data movement, which may then run unlocked. Unlocked GPU work slows the evaluation
-    holding the lock: a neighbour's stream of small kernels made Tanh's median 17% slower and its timing
-    3x longer (experiments/eval_throughput/2026-11-30_session13)."""
-    stopped = precompile(model_new, ref_module, shapes, seed, device, dtype, fake_device_work=True)
-    if stopped and how == OWN_KERNELS_ONLY:
-        precompile(model_new, ref_module, shapes, seed, device, dtype, fake_device_work=False)
+def _precompile_shapes(
+    ref_module: ModuleType, shapes: Sequence[ShapeCase], seed: int, device: str, dtype: Any
+) -> list[dict[str, Any]]:
+    """Per shape, what the runner needs to build ModelNew and call it on placeholders."""
+    from kernelevolve.eval.precompile import input_layout
+
+    prepared = []
+    for shape in shapes:
+        reference.apply_shape(ref_module, shape)
+        prepared.append(
+            {
+                "shape": shape,
+                "init": reference.seeded_init(ref_module, seed, device, dtype),
+                "placeholders": input_layout(ref_module),
+            }
+        )
+    return prepared
 
 
 @contextlib.contextmanager
@@ -294,52 +386,71 @@ def _device_held(device: str, phases: dict[str, float]) -> Iterator[None]:
 def _correctness_stage(
     request: EvalRequest,
     ref_module: ModuleType,
-    model_new: type,
+    runner: runner_client.Runner,
+    arena: SharedArena,
     device: str,
     dtype: Any,
-    backend: Backend,
-    module_name: str,
     phases: dict[str, float],
-) -> float:
-    """Every shape, `correctness_trials` fresh seeded input sets each; returns the max abs error."""
+    deadline: float,
+) -> tuple[list[tuple[Any, RemoteCandidate]], float]:
+    """Every shape, `correctness_trials` fresh seeded input sets each; returns the (reference, candidate)
+    pair of each shape, for the timing to use the same instances, and the max abs error."""
     spec, settings = request.spec, request.settings
     max_error = 0.0
+    pairs: list[tuple[Any, RemoteCandidate]] = []
     for index, shape in enumerate(spec.shapes):
         where = _shape_text(shape.name, shape.params, len(spec.shapes))
         with _phase(phases, "build"):
-            models = _build_models(
-                ref_module, model_new, shape, settings.seed, device, dtype, backend, module_name, where
+            ref_model, remote = _build_pair(
+                ref_module,
+                shape,
+                index,
+                settings.seed,
+                device,
+                dtype,
+                runner,
+                arena,
+                deadline,
+                where,
+                settings.strict,
             )
         seeds = [trial_seed(settings.seed, index, t) for t in range(settings.correctness_trials)]
-        make_inputs = input_maker(ref_module, device, dtype)
+        make_inputs = input_maker(ref_module, device, dtype, settings.input_distribution)
         key = reference_outputs.trials_key(
             spec.reference_source,
-            f"{shape.name} {sorted(shape.params.items())}",
+            f"{shape.name} {sorted(shape.params.items())} {settings.input_distribution}",
             settings.seed,
             seeds,
             device,
             dtype,
         )
-        expected = reference_outputs.TrialOutputs(models[0], key, int(settings.reference_cache_mb * 2**20))
-        try:
-            with _phase(phases, "correctness"):
-                verdict = correctness.check_correctness(
-                    models[0], models[1], make_inputs, seeds, spec.atol, spec.rtol, expected
-                )
-            with _phase(phases, "reference"):
-                _keep_reference_outputs(expected, make_inputs, seeds)
-        except correctness.CandidateFailure as failure:
-            fields = _exception_fields(
-                failure.original, backend, "run", f"running ModelNew{where}", module_name
+        expected = reference_outputs.TrialOutputs(ref_model, key, int(settings.reference_cache_mb * 2**20))
+        with _phase(phases, "correctness"):
+            verdict = correctness.check_correctness(
+                ref_model, _remote_only, make_inputs, seeds, spec.atol, spec.rtol, expected, remote=remote
             )
-            raise _Stop(fields) from None
+        with _phase(phases, "reference"):
+            _keep_reference_outputs(expected, make_inputs, seeds)
         max_error = max(max_error, verdict.max_abs_error)
         if not verdict.ok:
             fields = _fail(Status.INCORRECT, verdict.check, f"incorrect{where}: {verdict.feedback}")
             fields.update(max_abs_error=verdict.max_abs_error, flags=verdict.flags)
             raise _Stop(fields)
-        del models
-    return max_error
+        if request.candidate.backend == "triton" and remote.launches == 0:
+            raise _Stop(
+                _fail(
+                    Status.INCORRECT,
+                    "no_kernel_ran",
+                    f"no Triton kernel was launched in any checked call{where}: the output came from elsewhere "
+                    "(a PyTorch fallback path, a cached value); the candidate's own kernels must do the work",
+                )
+            )
+        pairs.append((ref_model, remote))
+    return pairs, max_error
+
+
+def _remote_only(*args: Any) -> Any:
+    raise AssertionError("the candidate runs in its runner")
 
 
 def _keep_reference_outputs(
@@ -357,33 +468,100 @@ def _timing_stage(
     request: EvalRequest,
     platform: Platform,
     ref_module: ModuleType,
-    model_new: type,
+    pairs: list[tuple[Any, RemoteCandidate]],
     device: str,
     dtype: Any,
-    backend: Backend,
-    module_name: str,
     phases: dict[str, float],
 ) -> dict[str, TimingStats]:
+    import torch
+
     spec, settings = request.spec, request.settings
     latency: dict[str, TimingStats] = {}
+    race, settle = _race(request), _settle(settings)
+    message = {
+        "trials": settings.timing_trials,
+        "warmup": settings.warmup_trials,
+        "flush_l2": settings.flush_l2,
+        "l2_bytes": platform.l2_bytes,
+        "launch_cover_us": settings.launch_cover_us,
+        "race": race,
+        "settle": settle,
+        "warmup_enough_ms": settings.warmup_enough_ms,
+    }
     for index, shape in enumerate(spec.shapes):
-        where = _shape_text(shape.name, shape.params, len(spec.shapes))
-        with _phase(phases, "build"):
-            models = _build_models(
-                ref_module, model_new, shape, settings.seed, device, dtype, backend, module_name, where
+        reference.apply_shape(ref_module, shape)
+        ref_model, remote = pairs[index]
+
+        def make_set(k: int, index: int = index) -> list[Any]:
+            seed = trial_seed(settings.seed, index, 1000 + k)
+            try:
+                return reference.make_inputs(ref_module, seed, device, dtype, on_device=True)
+            except Exception as exc:
+                raise ReferenceSpecError(
+                    f"reference get_inputs() failed: {type(exc).__name__}: {exc}"
+                ) from exc
+
+        with torch.no_grad():
+            expected_like = ref_model(*make_set(0))
+        timed = judged_run.TimedShape(ref_model, remote, ref_module, expected_like)
+        with _phase(phases, "timing"):
+            stats = latency[shape.name] = judged_run.time_shape(
+                timed,
+                message,
+                make_set,
+                spec.atol,
+                spec.rtol,
+                trial_seed(settings.seed, index, 7),
+                device,
+                settings.warmup_trials + settings.timing_trials,
             )
-            input_sets = _timing_inputs(ref_module, settings, index, device, dtype)
-        try:
-            with _phase(phases, "timing"):
-                latency[shape.name] = _time(
-                    models[1], input_sets, device, settings, platform, _race(request), _settle(settings)
-                )
-        except (Exception, SystemExit) as exc:
+        floor_ms = _roofline_floor_ms(spec, shape, platform, expected_like, device)
+        if floor_ms is not None and stats.median_ms < floor_ms:
+            where = _shape_text(shape.name, shape.params, len(spec.shapes))
             raise _Stop(
-                _exception_fields(exc, backend, "run", f"timing ModelNew{where}", module_name)
-            ) from None
-        del models, input_sets
+                {
+                    **_fail(
+                        Status.INCORRECT,
+                        "timing_below_roofline",
+                        f"timed at {stats.median_ms:.4g} ms per call{where}, below the {floor_ms:.4g} ms the "
+                        f"platform needs at its peaks to write the output and do the reference's FLOPs",
+                    ),
+                    "flags": ("timing_forged",),
+                }
+            )
     return latency
+
+
+_FLOPS: dict[tuple[str, str], float | None] = {}
+
+
+def _reference_flops(spec: KernelSpec, shape: ShapeCase) -> float | None:
+    """The reference's matmul/convolution FLOPs at `shape` (counted on meta tensors), once per process."""
+    key = (spec.reference_source, f"{shape.name} {sorted(shape.params.items())}")
+    if key not in _FLOPS:
+        from kernelevolve.llm.diagnosis import estimate_traffic
+
+        try:
+            _FLOPS[key] = estimate_traffic(spec, shape)[1]
+        except Exception:  # noqa: BLE001 - a reference that cannot run on meta tensors: no FLOP floor
+            _FLOPS[key] = None
+    return _FLOPS[key]
+
+
+def _roofline_floor_ms(
+    spec: KernelSpec, shape: ShapeCase, platform: Platform, output: Any, device: str
+) -> float | None:
+    """The least time any kernel needs on this platform: writing the output at peak bandwidth, or the
+    reference's matmul/convolution FLOPs at the platform's fastest 16-bit tensor-core peak (a candidate
+    may split fp32 work into such passes). GPUs only: CPU timings are the interpreter's."""
+    if not device.startswith("cuda") or platform.peak_bandwidth_gbs <= 0:
+        return None
+    write_ms = correctness.tensor_bytes(output) / (platform.peak_bandwidth_gbs * 1e6)
+    flops_ms = 0.0
+    peak = max((platform.peak_tflops.get(k, 0.0) for k in ("bf16", "fp16", "tf32", "fp32")), default=0.0)
+    if peak > 0:
+        flops_ms = (_reference_flops(spec, shape) or 0.0) / (peak * 1e9)
+    return max(write_ms, flops_ms)
 
 
 def _check_backend_allowed(backend_name: str, spec: KernelSpec, platform: Platform) -> None:
@@ -407,34 +585,6 @@ def _check_backend_allowed(backend_name: str, spec: KernelSpec, platform: Platfo
         )
 
 
-def _compile_only_stage(request: EvalRequest, platform: Platform, backend: Backend) -> dict[str, Any]:
-    """Compile every kernel at every shape without running anything (e.g. CuTe DSL on a CPU machine)."""
-    compile_only = getattr(backend, "compile_only", None)
-    if compile_only is None:
-        return _fail(
-            Status.REJECTED_STATIC,
-            "backend_not_runnable",
-            f"platform {platform.name!r} can only compile backend {request.candidate.backend!r}, "
-            "and that backend has no compile-only path",
-        )
-    from kernelevolve.backends.cute import cute_arch
-
-    arch = cute_arch(platform.arch)
-    compiled: list[str] = []
-    for shape in request.spec.shapes:
-        outcome = compile_only(request.candidate.source, request.spec, shape, arch=arch)
-        if not outcome.ok:
-            return _fail(outcome.status, outcome.error_name, f"at shape {shape.name!r}: {outcome.feedback}")
-        compiled.append(f"{shape.name} ({', '.join(outcome.kernels)}, {outcome.seconds:.1f} s)")
-    return _fail(
-        Status.COMPILED_ONLY,
-        "execution_skipped",
-        f"compiled for {arch} at every shape: {'; '.join(compiled)}. Execution skipped: platform "
-        f"{platform.name!r} runs backend {request.candidate.backend!r} compile-only, so correctness and "
-        "timing need a GPU platform.",
-    )
-
-
 def _static_stage(source: str, backend_name: str, strict: bool, reference_source: str) -> None:
     try:
         compile(source, "<candidate>", "exec")
@@ -451,69 +601,74 @@ def _static_stage(source: str, backend_name: str, strict: bool, reference_source
         raise _Stop(_fail(Status.REJECTED_STATIC, issues[0].code, "rejected by static checks:\n" + text))
 
 
-def _build_models(
+def _build_pair(
     ref_module: ModuleType,
-    model_new: type,
-    shape: Any,
+    shape: ShapeCase,
+    index: int,
     seed: int,
     device: str,
     dtype: Any,
-    backend: Backend,
-    module_name: str,
+    runner: runner_client.Runner,
+    arena: SharedArena,
+    deadline: float,
     where: str,
-) -> tuple[Any, Any]:
+    strict: bool,
+) -> tuple[Any, RemoteCandidate]:
+    """The reference here and ModelNew in the runner, from one constructor call (same generator states:
+    parameters made in the same order get the same values) and the same perturbed constant state. Both
+    on the device where both can be built there, else both on the host, whose errors are the ones
+    reported (see reference.build_model_on)."""
     reference.apply_shape(ref_module, shape)
-    candidate_module = sys.modules.get(model_new.__module__)
-    if candidate_module is not None and candidate_module is not ref_module:
-        reference.apply_shape_to_copy(vars(candidate_module), shape)
 
-    def build_reference(on_device: bool) -> Any:
+    def build_reference(on_device: bool) -> tuple[Any, reference.InitCall, list[reference.ConstantState]]:
+        init = reference.seeded_init(ref_module, seed, device, dtype)
         try:
-            return reference.build_model_on(
-                ref_module.Model, ref_module, seed, device, dtype, on_device=on_device
-            )
+            model = reference.construct(ref_module.Model, init, device, dtype, on_device=on_device)
         except Exception as exc:
             raise ReferenceSpecError(
                 f"reference Model{where} cannot be built: {type(exc).__name__}: {exc}"
             ) from exc
+        return model, init, reference.perturbed_constant_state(model, seed)
 
-    def build_candidate(on_device: bool) -> Any:
-        try:
-            return reference.build_model_on(model_new, ref_module, seed, device, dtype, on_device=on_device)
-        except (Exception, SystemExit) as exc:
-            raise _Stop(
-                _exception_fields(exc, backend, "run", f"building ModelNew{where}", module_name)
-            ) from None
-
-    # Both models by one route (see reference.build_model_on): on the device where both can be built
-    # there, else both on the host, whose errors are the ones reported.
     on_device = reference.initialises_on_device(device)
     try:
-        ref_model = build_reference(on_device)
+        ref_model, init, state = build_reference(on_device)
     except ReferenceSpecError:
         if not on_device:
             raise
-        on_device, ref_model = False, build_reference(False)
+        on_device = False
+        ref_model, init, state = build_reference(False)
     try:
-        new_model = build_candidate(on_device)
-    except _Stop:
+        remote = judged_run.build_remote(
+            runner, arena, index, shape, init, state, on_device, deadline, where, strict
+        )
+    except RunnerFailure:
         if not on_device:
             raise
-        new_model = build_candidate(False)  # a constructor that works on the host only...
-        del ref_model
-        ref_model = build_reference(False)  # ...and the reference's parameters drawn there too
-    reference.perturb_constant_state(ref_model, new_model, seed)
-    return ref_model, new_model
+        del ref_model  # a constructor that works on the host only: both there
+        ref_model, init, state = build_reference(False)
+        remote = judged_run.build_remote(
+            runner, arena, index, shape, init, state, False, deadline, where, strict
+        )
+    return ref_model, remote
 
 
-def input_maker(ref_module: ModuleType, device: str, dtype: Any) -> Callable[[int], list[Any]]:
-    """seed -> correctness inputs: the one recipe, also used by the export's re-verification on load."""
+def input_maker(
+    ref_module: ModuleType, device: str, dtype: Any, distribution: str = "normal"
+) -> Callable[[int], list[Any]]:
+    """seed -> correctness inputs: the one recipe, also used by the export's re-verification on load.
+    A `distribution` other than "normal" redraws the floating inputs from it (`input_distributions`)."""
 
     # Made on the device: the reference runs on these same tensors, so nothing needs host-side values,
     # and host RNG plus a copy for GPU-sized inputs cost seconds per evaluation.
     def make(seed: int) -> list[Any]:
         try:
-            return reference.make_inputs(ref_module, seed, device, dtype, on_device=True)
+            made = reference.make_inputs(ref_module, seed, device, dtype, on_device=True)
+            if distribution == "normal":
+                return made
+            from kernelevolve.eval.input_distributions import distributed_inputs
+
+            return distributed_inputs(made, distribution, seed)
         except ReferenceSpecError:
             raise
         except Exception as exc:
@@ -839,29 +994,5 @@ def _shape_text(name: str, params: dict[str, Any], count: int) -> str:
     return f" at shape {name!r}" + (f" ({detail})" if detail else "")
 
 
-def _exception_fields(
-    exc: BaseException, backend: Backend, stage: str, doing: str, module_name: str
-) -> dict[str, Any]:
-    try:
-        status = backend.classify_error(exc, stage)
-    except Exception:
-        status = Status.COMPILE_ERROR if stage == "load" else Status.RUNTIME_ERROR
-    text = _traceback_text(exc, module_name)
-    return _fail(status, type(exc).__name__, f"{doing} raised {type(exc).__name__}:\n{text}")
-
-
-def _traceback_text(exc: BaseException, module_name: str) -> str:
-    """Candidate frames plus the innermost frame, then the error itself; temp paths shown as candidate.py."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    chosen = [f for f in frames if module_name in f.filename]
-    innermost = frames[-1] if frames else None
-    if innermost is not None and not innermost.filename.startswith("<frozen") and innermost not in chosen:
-        chosen.append(innermost)  # where it failed, even inside torch or triton
-    lines = "".join(traceback.format_list(chosen)).splitlines()[-TRACEBACK_LINES:]
-    message = "".join(traceback.format_exception_only(type(exc), exc)).rstrip().splitlines()
-    if len(message) > 2 * TRACEBACK_LINES:
-        message = message[:TRACEBACK_LINES] + ["    ..."] + message[-TRACEBACK_LINES:]
-    text = "\n".join(lines + message)
-    return re.sub(r'"[^"\n]*' + re.escape(module_name) + r'\.py"', '"candidate.py"', text).replace(
-        f"{module_name}.py", "candidate.py"
-    )
+def _host_memory_bytes(settings: EvalSettings) -> int | None:
+    return int(settings.host_memory_gb * 2**30) if settings.host_memory_gb > 0 else None

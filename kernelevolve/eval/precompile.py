@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
 from typing import Any
@@ -78,17 +78,79 @@ def precompile(
 
 def placeholder_inputs(module: ModuleType, device: str, dtype: Any) -> list[Any]:
     """Inputs of the right shapes, dtypes and layout, made without running a kernel."""
+    return place_inputs(input_layout(module), device, dtype)
+
+
+def input_layout(module: ModuleType) -> list[Any]:
+    """`get_inputs()`'s tensors as (shape, dtype name) pairs, made on the meta device; other values kept."""
     import torch
 
     with torch.device("meta"):
         shaped = module.get_inputs()
+    return [
+        reference.map_tensors(
+            lambda t: {"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch.")}, v
+        )
+        for v in shaped
+    ]
 
-    def place(tensor: Any) -> Any:
-        if tensor.is_floating_point():
-            return torch.empty(tensor.shape, dtype=dtype, device=device)
-        return torch.zeros(tensor.shape, dtype=tensor.dtype, device=device)  # valid indices, lengths
 
-    return [reference.map_tensors(place, v) for v in shaped]
+def place_inputs(layout: list[Any], device: str, dtype: Any) -> list[Any]:
+    """Placeholders for an `input_layout`: uninitialised floats, zeroed integers (valid indices, lengths)."""
+    import torch
+
+    def place(value: Any) -> Any:
+        if isinstance(value, dict) and set(value) == {"shape", "dtype"}:
+            kind = getattr(torch, value["dtype"])
+            if kind.is_floating_point:
+                return torch.empty(value["shape"], dtype=dtype, device=device)
+            return torch.zeros(value["shape"], dtype=kind, device=device)
+        if isinstance(value, (list, tuple)):
+            return type(value)(place(v) for v in value)
+        return value
+
+    return [place(v) for v in layout]
+
+
+OWN_KERNELS_ONLY = "own_kernels_only"
+FAKED_LIBRARY_WORK = "faked_library_work"
+
+
+def precompile_passes(how: str, compile_pass: Callable[[bool], str]) -> None:
+    """The first pass with PyTorch's device work faked; an own-kernel candidate whose faked pass stopped
+    early (data-dependent host code such as `.item()`) gets a real pass for what it missed: its PyTorch
+    ops are data movement, which may then run unlocked. A library-calling one never does: its library
+    work must not run unlocked, beside another evaluation's timing (a neighbour's stream of small kernels
+    made Tanh's median 17% slower and its timing 3x longer, experiments/eval_throughput/2026-11-30_session13)."""
+    stopped = compile_pass(True)
+    if stopped and how == OWN_KERNELS_ONLY:
+        compile_pass(False)
+
+
+def precompile_builds(
+    builds: Sequence[tuple[Callable[[], Any], list[Any]]],
+    device: str,
+    dtype: Any,
+    fake_device_work: bool = False,
+) -> str:
+    """`precompile` for a runner: per shape, a function building ModelNew and its `input_layout`."""
+    import torch
+
+    try:
+        for build, layout in builds:
+            inputs = place_inputs(layout, device, dtype)
+            faked = device_work_faked() if fake_device_work else contextlib.nullcontext()
+            with faked:
+                model = build()
+                with launches_suppressed(), compiles_in_parallel(), torch.no_grad():
+                    model(*inputs)
+            del model, inputs
+    except Exception as exc:  # the real run reports candidate faults; here they only end the pass
+        log.debug("precompile stopped: %s: %s", type(exc).__name__, exc)
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    finally:
+        torch.cuda.empty_cache()
+    return ""
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import types
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kernelevolve.reference_module import shaped_source
@@ -182,15 +183,43 @@ def build_model_on(
     under `torch.device(device)`: KernelBench's 32768x32768 Linear layers cost 13 s of host RNG and a
     4 GB copy per build on the host, milliseconds on a GPU. The values differ from a host build's.
     """
+    return construct(factory, seeded_init(module, seed, device, dtype), device, dtype, on_device=on_device)
+
+
+@dataclass(frozen=True)
+class InitCall:
+    """A constructor call as the judge prepared it: `get_init_inputs()` drawn right after
+    `torch.manual_seed(seed)`, and the generators' states after that draw, so a runner building ModelNew
+    from these arguments draws the same parameters as the reference built here."""
+
+    arguments: list[Any]
+    cpu_state: Any
+    cuda_state: Any = None
+
+
+def seeded_init(module: types.ModuleType, seed: int, device: str, dtype: torch.dtype) -> InitCall:
     import torch
 
     torch.manual_seed(seed)
-    init_inputs = to_device(list(module.get_init_inputs()), "cpu", dtype)
+    arguments = list(to_device(list(module.get_init_inputs()), "cpu", dtype))
+    cuda_state = torch.cuda.get_rng_state(device) if device.startswith("cuda") else None
+    return InitCall(arguments, torch.get_rng_state(), cuda_state)
+
+
+def construct(
+    factory: Callable[..., Any], init: InitCall, device: str, dtype: torch.dtype, *, on_device: bool
+) -> torch.nn.Module:
+    """`factory(*init.arguments)` with the generators where `init` left them, moved to device/dtype, eval mode."""
+    import torch
+
+    torch.set_rng_state(init.cpu_state)
+    if init.cuda_state is not None:
+        torch.cuda.set_rng_state(init.cuda_state, device)
     if on_device:
         with torch.device(device):
-            model = factory(*init_inputs)
+            model = factory(*init.arguments)
     else:
-        model = factory(*init_inputs)
+        model = factory(*init.arguments)
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"{getattr(factory, '__name__', factory)!r} did not build an nn.Module")
     model = model.to(device=device, dtype=dtype)
@@ -202,33 +231,74 @@ PERTURB_SCALE = 0.1
 
 
 def perturb_constant_state(reference_model: Any, candidate_model: Any, seed: int) -> list[str]:
-    """Give constant-initialised floating state (ones, zeros: norm weights, biases, running stats) the
-    same random values in both models; returns the names changed.
+    """Both models in one process (tests, the export's check): `perturbed_constant_state` on the
+    reference, then `apply_constant_state` on the candidate; returns the candidate's names changed."""
+    return apply_constant_state(candidate_model, perturbed_constant_state(reference_model, seed))
 
-    At their default init such tensors hide kernels that ignore them (a weight of ones, a running
-    mean of zeros). Only state present under the same name, shape and constant value in both models
-    is changed, so a ModelNew that organises its parameters differently is never made to disagree.
+
+@dataclass(frozen=True)
+class ConstantState:
+    """A constant-initialised floating tensor of the reference (a norm's weight of ones, a bias of zeros)
+    and the random values it was given instead."""
+
+    name: str
+    constant: float
+    values: Any  # a host tensor
+
+
+def perturbed_constant_state(reference_model: Any, seed: int) -> list[ConstantState]:
+    """Give every constant-initialised floating tensor of the reference random values (in place).
+
+    At their default init such tensors hide kernels that ignore them (a weight of ones, a running mean
+    of zeros). The judge changes the reference's whatever the candidate holds, and the runner gives the
+    candidate's counterparts the same values (`apply_constant_state`), so a runner gains nothing by
+    misreporting what it has.
     """
     import torch
 
-    ours = _floating_state(candidate_model)
     changed = []
-    for index, (name, ref_tensor) in enumerate(_floating_state(reference_model).items()):
-        new_tensor = ours.get(name)
-        if new_tensor is None or new_tensor.shape != ref_tensor.shape or ref_tensor.numel() == 0:
-            continue
-        value = _constant_value(ref_tensor)
-        if value is None or _constant_value(new_tensor) != value:
+    for index, (name, tensor) in enumerate(_floating_state(reference_model).items()):
+        value = _constant_value(tensor) if tensor.numel() else None
+        if value is None:
             continue
         generator = torch.Generator().manual_seed(seed * 7919 + index)
-        noise = torch.randn(ref_tensor.shape, generator=generator, dtype=torch.float32)
+        noise = torch.randn(tensor.shape, generator=generator, dtype=torch.float32)
         # zeros get small values; non-zero constants keep their sign (a variance stays positive)
         fresh = PERTURB_SCALE * noise if value == 0 else value * torch.exp(PERTURB_SCALE * noise)
         with torch.no_grad():
-            for tensor in (ref_tensor, new_tensor):
-                tensor.copy_(fresh.to(device=tensor.device, dtype=tensor.dtype))
-        changed.append(name)
+            tensor.copy_(fresh.to(device=tensor.device, dtype=tensor.dtype))
+        changed.append(ConstantState(name, value, fresh))
     return changed
+
+
+def apply_constant_state(model: Any, state: list[ConstantState]) -> list[str]:
+    """The candidate's counterparts of the reference's perturbed tensors get the same values: by name,
+    else (a ModelNew that names its parameters its own way) the next unmatched tensor of the same shape
+    and the same constant, in order. Returns the names changed."""
+    import torch
+
+    ours = {name: t for name, t in _floating_state(model).items() if t.numel()}
+    free = {name: _constant_value(t) for name, t in ours.items()}
+    pairs: list[tuple[str, ConstantState]] = []
+    for item in state:
+        target = ours.get(item.name)
+        if target is not None and target.shape == item.values.shape and free.get(item.name) == item.constant:
+            pairs.append((item.name, item))
+            free.pop(item.name)
+    matched = {entry.name for _, entry in pairs}
+    for item in state:
+        if item.name in matched:
+            continue
+        name = next(
+            (n for n, v in free.items() if v == item.constant and ours[n].shape == item.values.shape), None
+        )
+        if name is not None:
+            pairs.append((name, item))
+            free.pop(name)
+    with torch.no_grad():
+        for name, item in pairs:
+            ours[name].copy_(item.values.to(device=ours[name].device, dtype=ours[name].dtype))
+    return [name for name, _ in pairs]
 
 
 def _floating_state(model: Any) -> dict[str, Any]:

@@ -36,9 +36,27 @@ def bind_clocks() -> None:
     _clocks["event"] = torch.cuda.Event
     _clocks["record"] = torch.cuda.Event.record
     _clocks["elapsed_time"] = torch.cuda.Event.elapsed_time
+    _clocks["event_synchronize"] = torch.cuda.Event.synchronize
 
 
 InputSource = Sequence[Sequence[Any]] | Callable[[int], Sequence[Any]]
+ISSUE_AHEAD = 2  # with an observer, call i is issued once call i - 2 and its `after_call` work finished
+
+
+@dataclass
+class CallObserver:
+    """What a runner does around the timed calls, outside the timed window: `after_call(n, output)` is
+    queued right after call n's end event (its output copied where the judge can check it), and
+    `completed(k)` says calls 0..k-1 (warm-up first) and their `after_call` work have finished on the
+    device. The host then runs at most `ISSUE_AHEAD` calls ahead of the device, so the judge, freezing
+    the runner at any moment, knows which copies are final. `warmup_calls` is set once warm-up ends."""
+
+    after_call: Callable[[int, Any], None]
+    completed: Callable[[int], None]
+    warmup_calls: int = 0
+    cover_us: float = 0.0  # the launch cover queued before each timed call (GPU)
+    samples_ms: list[float] = dataclasses.field(default_factory=list)  # the timed calls, when done
+    host_ms: list[float] = dataclasses.field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -139,6 +157,7 @@ def time_callable(
     race: Race | None = None,
     settle: Settle | None = None,
     warmup_enough_ms: float = 0.0,
+    observer: CallObserver | None = None,
 ) -> TimingStats:
     """Median/mean/std over `trials` calls after `warmup` calls.
 
@@ -173,11 +192,16 @@ def time_callable(
                 launch_cover_us,
                 rules,
                 warmup_enough_ms,
+                observer,
             )
+            if observer is not None:
+                observer.samples_ms, observer.host_ms = list(samples), list(host)
             return dataclasses.replace(
                 TimingStats.from_samples(samples, "cuda_event", host), stopped_by=stopped_by
             )
-        samples, stopped_by = _time_wall(fn, inputs_for, trials, warmup, rules)
+        samples, stopped_by = _time_wall(fn, inputs_for, trials, warmup, rules, observer)
+        if observer is not None:
+            observer.samples_ms = list(samples)
         return dataclasses.replace(TimingStats.from_samples(samples, "wall"), stopped_by=stopped_by)
 
 
@@ -198,6 +222,7 @@ def _time_cuda(
     launch_cover_us: float,
     rules: Sequence[StopRule] = (),
     warmup_enough_ms: float = 0.0,
+    observer: CallObserver | None = None,
 ) -> tuple[list[float], list[float], str]:
     """(GPU ms per call from CUDA events, host ms to issue each call, the rule that stopped it or "")."""
     import torch
@@ -214,10 +239,14 @@ def _time_cuda(
         start, end = event(enable_timing=True), event(enable_timing=True)
         record(start)
         issued = clock()
-        fn(*inputs)
+        output = fn(*inputs)
         warm_host.append(1e6 * (clock() - issued))
         record(end)
+        if observer is not None:
+            observer.after_call(i, output)
         synchronize(device)  # each warm-up call issued onto an idle GPU: its host time is all host
+        if observer is not None:
+            observer.completed(i + 1)
         if i > 0:
             warm_ms_after_first += 1e3 * (clock() - issued)
             warm_gpu_ms.append(float(elapsed(start, end)))
@@ -231,15 +260,24 @@ def _time_cuda(
         if warmup_enough_ms > 0 and i + 1 >= WARMUP_MIN_CALLS and warm_ms_after_first >= warmup_enough_ms:
             warmup = i + 1
             break
+    if observer is not None:
+        observer.warmup_calls = warmup
     # how long a call takes, from the synchronised warm-up calls after the first (None: too few)
     call_ms = warm_ms_after_first / (warmup - 1) if warmup >= 2 else None
     rules = [rule.for_call_ms(call_ms) for rule in rules]
     cover_us = cover_for(launch_cover_us, warm_host[1:] or warm_host)
+    if observer is not None:
+        observer.cover_us = cover_us
     cover_cycles = int(cover_us * sleep_cycles_per_us(device)) if cover_us > 0 else 0
     starts = [event(enable_timing=True) for _ in range(trials)]
     ends = [event(enable_timing=True) for _ in range(trials)]
     host: list[float] = []
+    done = [event() for _ in range(trials)] if observer is not None else []
+    wait_done = _clocks.get("event_synchronize", _no_wait)
     for i in range(trials):
+        if observer is not None and i >= ISSUE_AHEAD:
+            wait_done(done[i - ISSUE_AHEAD])
+            observer.completed(warmup + i - ISSUE_AHEAD + 1)
         inputs = inputs_for(warmup + i)
         if flush is not None:
             flush.zero_()  # evict the previous trial's lines (and freshly made inputs) from L2
@@ -247,18 +285,30 @@ def _time_cuda(
             torch.cuda._sleep(cover_cycles)  # the GPU waits here while the host issues the call
         record(starts[i])
         issued = clock()
-        fn(*inputs)
+        output = fn(*inputs)
         host.append(1e3 * (clock() - issued))
         record(ends[i])
+        if observer is not None:
+            observer.after_call(warmup + i, output)
+            record(done[i])
+        del output
         if i + 1 < trials and any(rule.checks_at(i + 1) for rule in rules):
             synchronize(device)  # a rule reads the samples so far: the GPU idles here for a moment
+            if observer is not None:
+                observer.completed(warmup + i + 1)
             so_far = [float(elapsed(starts[k], ends[k])) for k in range(i + 1)]
             stopped_by = _stopped_by(rules, so_far)
             if stopped_by:
                 return so_far, host, stopped_by
     synchronize(device)
+    if observer is not None:
+        observer.completed(warmup + trials)
     samples = [float(elapsed(start, end)) for start, end in zip(starts, ends, strict=True)]
     return samples, host, ""
+
+
+def _no_wait(event: Any) -> None:
+    """For clocks bound without an event wait (tests' fakes): nothing to wait for."""
 
 
 MAX_COVER_US = 2000.0
@@ -308,24 +358,36 @@ def _time_wall(
     trials: int,
     warmup: int,
     rules: Sequence[StopRule] = (),
+    observer: CallObserver | None = None,
 ) -> tuple[list[float], str]:
     clock = _clocks.get("perf_counter", _perf_counter)
     warm_ms: list[float] = []
+
+    def observe(call: int, output: Any) -> None:
+        if observer is not None:
+            observer.after_call(call, output)
+            observer.completed(call + 1)
+
     for i in range(warmup):
         inputs = inputs_for(i)
         start = clock()
-        fn(*inputs)
+        output = fn(*inputs)
+        elapsed_s = clock() - start
+        observe(i, output)
         if i > 0:
-            warm_ms.append(1e3 * (clock() - start))
+            warm_ms.append(1e3 * elapsed_s)
             given_up = _given_up_in_warmup(rules, warm_ms)
             if given_up:
                 return warm_ms, given_up
+    if observer is not None:
+        observer.warmup_calls = warmup
     samples: list[float] = []
     for i in range(trials):
         inputs = inputs_for(warmup + i)
         start = clock()
-        fn(*inputs)
+        output = fn(*inputs)
         samples.append(1e3 * (clock() - start))
+        observe(warmup + i, output)
         stopped_by = _stopped_by(rules, samples) if i + 1 < trials else ""
         if stopped_by:
             return samples, stopped_by

@@ -85,6 +85,10 @@ def worker_main(conn: Connection, device: str, platform_name: str, log_path: str
         scratch.mkdir(parents=True, exist_ok=True)
         os.environ[SCRATCH_ENV] = str(scratch)
     _redirect_output(log_path)
+    from kernelevolve.eval import containment
+
+    # The judge: runners run as the same user, and must not read this process's memory or ptrace it.
+    containment.not_dumpable()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
     from kernelevolve.backends import get_backend
     from kernelevolve.platforms import load_platform
@@ -145,10 +149,7 @@ def _handle(
             baselines = harness.measure_baselines(spec, platform, settings, local_device)
             return {"op": "baselines", "baselines": {k: v.to_json() for k, v in baselines.items()}}
         if op == "profile":
-            from kernelevolve.eval.time_split import profile_request
-
-            request = EvalRequest.from_json(message["request"])
-            return {"op": "profile", "split": profile_request(request, platform, local_device)}
+            return {"op": "profile", "split": _profile_in_runner(message, platform, local_device)}
         return {
             "op": "error",
             "kind": "internal",
@@ -158,6 +159,29 @@ def _handle(
         return {"op": "error", "kind": "spec", "error": str(exc)}
     except Exception:
         return {"op": "error", "kind": "internal", "error": traceback.format_exc()}
+
+
+def _profile_in_runner(message: dict[str, Any], platform: Any, local_device: str) -> Any:
+    """A winner's time split, measured in a fresh runner: profiling imports the candidate, which this
+    process (the judge) never does. A measurement, not a verdict: a failure gives None."""
+    from kernelevolve.eval import runner_client
+    from kernelevolve.types import EvalRequest
+
+    request = EvalRequest.from_json(message["request"])
+    runners = runner_client.pool()
+    runner = runners.take(local_device)
+    try:
+        reply = runner.request(
+            {"op": "profile", "request": message["request"], "platform": platform.name, "device": local_device},
+            request.settings.timeout_s,
+        )
+        split = reply.get("split") if reply.get("ok") is True else None
+        return split if isinstance(split, dict) else None
+    except (runner_client.RunnerGone, runner_client.RunnerTimeout, ValueError) as exc:
+        log.warning("profiling %s failed in its runner: %s", request.candidate.id, exc)
+        return None
+    finally:
+        runners.finish(runner)
 
 
 def _needs_recycle(report: Any, local_device: str) -> bool:
@@ -355,17 +379,23 @@ class WorkerSlot:
         if self._log_path is None or not self._log_path.exists():
             return ""
         text = self._log_path.read_bytes()[offset:].decode(errors="replace")
-        marker = -1
-        for needle in ("Fatal Python error", "Current thread", "(most recent call first)"):
-            found = text.find(needle)
-            if found >= 0:
-                marker = text.rfind("\n", 0, found) + 1
-                break
-        if marker >= 0 and not tail:
-            chosen = _useful_frames(text[marker:].splitlines())[:lines]
-        else:
-            chosen = text.splitlines()[-lines:]
-        return _CANDIDATE_PATH.sub('"candidate.py"', "\n".join(chosen))
+        return output_excerpt(text, lines, tail)
+
+
+def output_excerpt(text: str, lines: int = 24, tail: bool = False) -> str:
+    """What a dead or hung process wrote, for feedback: from a fatal-error report or stack dump on, its
+    headers, innermost frames and candidate frames; else the last lines. Candidate paths as candidate.py."""
+    marker = -1
+    for needle in ("Fatal Python error", "Current thread", "(most recent call first)"):
+        found = text.find(needle)
+        if found >= 0:
+            marker = text.rfind("\n", 0, found) + 1
+            break
+    if marker >= 0 and not tail:
+        chosen = _useful_frames(text[marker:].splitlines())[:lines]
+    else:
+        chosen = text.splitlines()[-lines:]
+    return _CANDIDATE_PATH.sub('"candidate.py"', "\n".join(chosen))
 
 
 def _useful_frames(dump: list[str]) -> list[str]:

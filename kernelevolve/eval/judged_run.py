@@ -1,0 +1,409 @@
+"""One candidate's run, judged from outside its process: a fresh runner computes, this process decides.
+
+The runner (`runner.py`) imports the candidate, builds ModelNew from the constructor call and perturbed
+state prepared here, and computes outputs into slots this process owns. The reference, its outputs, the
+inputs' pristine copies, the comparisons and the verdict stay here. Timing runs in the runner (CUDA
+events or a wall clock bound before the candidate was imported), and its outputs are checked too: every
+call's output goes into a ring of slots and a completion counter advances, and at moments the runner
+cannot foresee (secret call numbers, and the end) this process freezes the runner and checks the last
+finished call against the reference on the exact inputs that call saw (`input_refresh`). Its reported
+times must also fit inside the wall-clock span this process measured around them.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from kernelevolve.eval import correctness, input_refresh, reference
+from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure, failure_fields
+from kernelevolve.eval.runner_channel import ReplyError, finite_numbers
+from kernelevolve.eval.runner_client import Runner, RunnerGone, RunnerTimeout
+from kernelevolve.eval.shared_tensors import SharedArena
+from kernelevolve.types import ShapeCase, Status, TimingStats
+
+log = logging.getLogger(__name__)
+
+RING_SLOTS = 4  # > timers.ISSUE_AHEAD + 1: the slot of the last finished call is never being written
+SECRET_CHECKS = 3  # calls checked mid-timing, chosen here and never sent to the runner
+TIMING_SET_BUDGET_BYTES = {"cuda": 2 << 30, "cpu": 64 << 20}
+MIN_TIMING_SETS = 3
+# A runner's timings summed may exceed the wall clock around them only by clock granularity.
+SPAN_SLACK_MS = 2.0
+SPAN_START_MS = 50.0  # what a timing request costs before its first call (opening the shared tensors)
+
+
+class Verdict(Exception):
+    """A final report's fields, from any stage."""
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        super().__init__(str(fields.get("feedback", "")))
+        self.fields = fields
+
+
+def fail(status: Status, error_name: str, feedback: str, **extra: Any) -> Verdict:
+    return Verdict({"status": status, "error_name": error_name, "feedback": feedback, **extra})
+
+
+def runner_trouble(exc: BaseException, timeout_s: float = 0.0) -> Verdict | None:
+    """A runner that hung, died or sent nonsense: the candidate's fault, as a report."""
+    if isinstance(exc, Verdict):
+        return exc
+    if isinstance(exc, RunnerFailure):
+        return Verdict(exc.fields)
+    if isinstance(exc, RunnerTimeout):
+        detail = (
+            f"\nstack when stopped:\n{exc.output}"
+            if exc.output.strip()
+            else "; it did not answer a stack-dump request, so it was blocked in native or GPU code "
+            "(for example a kernel that never finishes)"
+        )
+        return fail(
+            Status.TIMEOUT, "Timeout", f"evaluation exceeded the {timeout_s:g} s limit and was killed{detail}"
+        )
+    if isinstance(exc, RunnerGone):
+        detail = f"\nlast output:\n{exc.output}" if exc.output.strip() else ""
+        return fail(
+            Status.WORKER_CRASH,
+            exc.exit_description or "runner_died",
+            f"the evaluation process died ({exc.exit_description or exc}){detail}",
+        )
+    if isinstance(exc, ReplyError):
+        return fail(
+            Status.RUNTIME_ERROR,
+            "bad_runner_reply",
+            f"the candidate's process answered out of protocol: {exc}",
+        )
+    return None
+
+
+@dataclass
+class TimedShape:
+    """What `time_shape` needs of one shape: the reference here and the candidate's runner-side model."""
+
+    reference_model: Any
+    candidate: RemoteCandidate
+    ref_module: ModuleType
+    expected_like: Any  # an output of the reference, for the slots' shapes
+
+
+def time_shape(
+    shape: TimedShape,
+    message: dict[str, Any],
+    make_set: Callable[[int], list[Any]],
+    atol: float,
+    rtol: float,
+    seed: int,
+    device: str,
+    calls: int,
+) -> TimingStats:
+    """Time the candidate in its runner, checking its outputs at moments it cannot foresee."""
+    arena = shape.candidate.arena
+    sets, pristine, structure = _timing_sets(make_set, arena, device, calls)
+    leaves0 = pristine[0]
+    patterns = input_refresh.make_patterns(leaves0, seed)
+    plan = input_refresh.schedule(seed, calls)
+    shared_patterns = [[None if p is None else _shared(arena, p) for p in row] for row in patterns]
+    expected_leaves = correctness.tensor_leaves(shape.expected_like)
+    ring = [[arena.empty_like(leaf) for leaf in expected_leaves] for _ in range(RING_SLOTS)]
+    for slots in ring:
+        for slot in slots:
+            slot.view(-1).fill_(float("nan")) if slot.is_floating_point() else slot.zero_()
+    counter = arena.host_counter()
+    request = {
+        **message,
+        "op": "time",
+        "index": shape.candidate.index,
+        "input_sets": [[arena.ref(leaf) for leaf in leaves] for leaves in sets],
+        "structure": structure,
+        "patterns": [[None if p is None else arena.ref(p) for p in row] for row in shared_patterns],
+        "plan": plan,
+        "ring": [[arena.ref(slot) for slot in slots] for slots in ring],
+        "counter": arena.ref(counter),
+        "where": shape.candidate.where,
+    }
+    checker = _OutputCheck(shape, pristine, structure, patterns, plan, ring, atol, rtol, len(sets))
+    runner = shape.candidate.runner
+    secret = sorted(random.SystemRandom().sample(range(calls), min(SECRET_CHECKS, calls)))
+    started = time.perf_counter()
+    runner.send(request)
+    progress: list[tuple[float, int]] = []
+    reply, paused_s = _supervise(runner, counter, checker, secret, shape.candidate.deadline, progress)
+    span_ms = 1e3 * (time.perf_counter() - started - paused_s)
+    if reply.get("ok") is not True:
+        raise RunnerFailure(failure_fields(reply))
+    stats = _stats(reply.get("stats"))
+    claimed = stats.mean_ms * stats.trials
+    where = shape.candidate.where
+    if claimed > span_ms + SPAN_SLACK_MS:
+        raise _inconsistent(
+            f"timing{where}: the candidate's process reported {claimed:.3f} ms of timed calls within "
+            f"{span_ms:.3f} ms of wall clock measured outside it"
+        )
+    observed = observed_call_ms(progress)
+    if observed is None:  # a busy host left too few readings: the span over every call, less its start
+        observed = max(0.0, span_ms - SPAN_START_MS) / max(1, int(counter[0]))
+    cover_us = reply["stats"].get("cover_us", 0.0) if isinstance(reply.get("stats"), dict) else 0.0
+    moved = correctness.tensor_bytes(shape.expected_like) + sum(correctness.tensor_bytes(s) for s in sets[:1])
+    allowance = _overhead_allowance_ms(message, device, cover_us, moved)
+    if observed is not None and stats.median_ms * WALL_RATIO + allowance < observed:
+        raise _inconsistent(
+            f"timing{where}: the candidate's process reported a median of {stats.median_ms:.4g} ms per call, "
+            f"while calls completed every {observed:.4g} ms by the wall clock outside it"
+        )
+    return stats
+
+
+# A call's reported time may be this much smaller than the wall-clock time between finished calls seen
+# from outside, plus `_overhead_allowance_ms` (what the runner does between timed windows).
+WALL_RATIO = 4.0
+
+
+def _overhead_allowance_ms(message: dict[str, Any], device: str, cover_us: Any, moved_bytes: int) -> float:
+    """Per call, what lies outside a call's timed window, generously: on GPUs the launch cover the runner
+    says it queued (at least the configured one, at most the cap: saying more than it queued only buys
+    what the cap allows), the L2 flush, the output copy and input refresh (at 1 TB/s) and host jitter; on
+    the CPU the copy, the refresh and jitter."""
+    from kernelevolve.eval import timers
+
+    if not device.startswith("cuda"):
+        return 0.5
+    reported = float(cover_us) if isinstance(cover_us, (int, float)) and math.isfinite(cover_us) else 0.0
+    cover_ms = min(max(reported, float(message["launch_cover_us"])), timers.MAX_COVER_US) / 1e3
+    flush_bytes = max(2 * int(message["l2_bytes"]), timers.MIN_FLUSH_BYTES) if message["flush_l2"] else 0
+    return cover_ms + (flush_bytes + 3 * moved_bytes) / 1e9 + 0.3
+
+
+def observed_call_ms(progress: list[tuple[float, int]]) -> float | None:
+    """The shortest wall-clock time per finished call, from (time, calls finished) readings taken here."""
+    steps = [
+        (t1 - t0) * 1e3 / (c1 - c0)
+        for (t0, c0), (t1, c1) in zip(progress, progress[1:], strict=False)
+        if c1 > c0 > 0
+    ]
+    return min(steps) if steps else None  # a stall only lengthens a step: the shortest is the surest
+
+
+def _inconsistent(text: str) -> Verdict:
+    return fail(Status.INCORRECT, "timing_inconsistent", text, flags=("timing_forged",))
+
+
+def _supervise(
+    runner: Runner,
+    counter: Any,
+    checker: _OutputCheck,
+    secret: list[int],
+    deadline: float,
+    progress: list[tuple[float, int]],
+) -> tuple[dict[str, Any], float]:
+    """Wait for the timing reply; freeze and check the runner when its counter passes a secret call
+    number, and once more when it answers (a runner that writes outputs after answering is caught).
+    Returns the reply and the seconds the runner spent frozen for checks."""
+    pending = list(secret)
+    paused_s = 0.0  # time spent checking a frozen runner: the candidate's calls did not run then
+    while True:
+        if runner.conn.poll(0):
+            runner.pause()
+            try:
+                checker.check_latest(int(counter[0]))
+                return _read(runner), paused_s
+            finally:
+                runner.resume()
+        if time.monotonic() > deadline:
+            runner.dump_stack()
+            raise RunnerTimeout("timing did not finish in time", runner.output())
+        if not runner.alive():
+            raise runner.gone("the runner died while being timed")
+        done = int(counter[0])
+        if not progress or done != progress[-1][1]:
+            progress.append((time.perf_counter() - paused_s, done))
+        if pending and done > pending[0]:
+            while pending and done > pending[0]:
+                pending.pop(0)
+            frozen = time.perf_counter()
+            runner.pause()
+            try:
+                checker.check_latest(int(counter[0]))
+            finally:
+                runner.resume()
+                paused_s += time.perf_counter() - frozen
+        time.sleep(0.0002)
+
+
+def _read(runner: Runner) -> dict[str, Any]:
+    from kernelevolve.eval.runner_channel import read_reply
+
+    try:
+        return read_reply(runner.conn)
+    except (EOFError, OSError):
+        raise runner.gone("the runner closed its channel") from None
+
+
+class _OutputCheck:
+    """The output a frozen runner left for its last finished call, against the reference on that call's
+    inputs (rebuilt from the set's pristine values and the refresh plan)."""
+
+    def __init__(
+        self,
+        shape: TimedShape,
+        pristine: list[list[Any]],
+        structure: list[Any],
+        patterns: list[list[Any]],
+        plan: list[int],
+        ring: list[list[Any]],
+        atol: float,
+        rtol: float,
+        set_count: int,
+    ) -> None:
+        self.shape, self.pristine, self.structure = shape, pristine, structure
+        self.patterns, self.plan, self.ring = patterns, plan, ring
+        self.atol, self.rtol, self.set_count = atol, rtol, set_count
+        self.checked: list[int] = []
+
+    def check_latest(self, finished: int) -> None:
+        if finished <= 0:
+            return
+        call = finished - 1
+        if call >= len(self.plan):
+            raise fail(
+                Status.INCORRECT,
+                "timing_inconsistent",
+                f"the candidate's process claimed {finished} finished calls of {len(self.plan)}",
+                flags=("timing_forged",),
+            )
+        if call in self.checked:
+            return
+        self.checked.append(call)
+        import torch
+
+        set_index = call % self.set_count
+        leaves = input_refresh.inputs_at(
+            self.pristine[set_index], self.set_count, set_index, call, self.plan, self.patterns
+        )
+        arguments = _rebuild(self.structure, leaves)
+        got = self.ring[call % len(self.ring)]
+        with torch.no_grad():
+            expected = self.shape.reference_model(*arguments)
+        within, worst = correctness.within_tolerance(expected, got, self.atol, self.rtol)
+        if within:
+            return
+        with torch.no_grad():  # a reference drawing random values in forward cannot be checked this way
+            again = self.shape.reference_model(*_rebuild(self.structure, [t.clone() for t in leaves]))
+        if not correctness.within_tolerance(expected, again, 0.0, 0.0)[0]:
+            return
+        raise fail(
+            Status.INCORRECT,
+            "timed_output_mismatch",
+            f"the output of timed call {call}{self.shape.candidate.where} differs from the reference "
+            f"(max abs error {worst:.3g}): outputs must be computed on every call, including timed ones",
+            max_abs_error=worst if math.isfinite(worst) else None,
+            flags=("timed_output_mismatch",),
+        )
+
+
+def _timing_sets(
+    make_set: Callable[[int], list[Any]], arena: SharedArena, device: str, calls: int
+) -> tuple[list[list[Any]], list[list[Any]], list[Any]]:
+    """Input sets in the arena (as many distinct ones as the budget allows, up to one per call), their
+    pristine copies here, and the arguments' structure with tensor positions marked."""
+    first = make_set(0)
+    structure = _structure(first)
+    size = max(1, correctness.tensor_bytes(first))
+    budget = TIMING_SET_BUDGET_BYTES["cuda" if device.startswith("cuda") else "cpu"]
+    count = max(1, min(calls, max(MIN_TIMING_SETS, budget // size)))
+    sets: list[list[Any]] = []
+    pristine: list[list[Any]] = []
+    for k in range(count):
+        made = first if k == 0 else make_set(k)
+        leaves = correctness.tensor_leaves(made)
+        pristine.append([leaf.clone() for leaf in leaves])
+        sets.append([_shared(arena, leaf) for leaf in leaves])
+    return sets, pristine, structure
+
+
+def _shared(arena: SharedArena, tensor: Any) -> Any:
+    return tensor if tensor.device.type == "cuda" else arena.copy_of(tensor)
+
+
+def _structure(arguments: Sequence[Any]) -> list[Any]:
+    import torch
+
+    def node(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return {"leaf": True}
+        if isinstance(value, (list, tuple)):
+            return {
+                "kind": "tuple" if isinstance(value, tuple) else "list",
+                "items": [node(v) for v in value],
+            }
+        return {"value": value}
+
+    return [node(v) for v in arguments]
+
+
+def _rebuild(structure: list[Any], leaves: list[Any]) -> list[Any]:
+    from kernelevolve.eval.runner import rebuild_arguments
+
+    return rebuild_arguments(structure, leaves)
+
+
+def _stats(data: Any) -> TimingStats:
+    """The runner's timing, rebuilt from checked numbers (its own summary is not trusted)."""
+    if not isinstance(data, dict):
+        raise ReplyError("timing stats missing")
+    samples = finite_numbers(data.get("samples_ms"), "samples_ms")
+    if not samples:
+        raise ReplyError("no timing samples")
+    host = data.get("host_ms")
+    host_samples = finite_numbers(host, "host_ms") if host else None
+    method = data.get("method")
+    if method not in ("cuda_event", "wall"):
+        raise ReplyError("unknown timing method")
+    stopped_by = data.get("stopped_by", "")
+    if stopped_by not in ("", "race", "settled"):
+        raise ReplyError("unknown stop rule")
+    stats = TimingStats.from_samples(samples, str(method), host_samples)
+    return TimingStats(
+        stats.median_ms,
+        stats.mean_ms,
+        stats.std_ms,
+        stats.min_ms,
+        stats.max_ms,
+        stats.trials,
+        stats.method,
+        stats.host_ms,
+        str(stopped_by),
+    )
+
+
+def build_remote(
+    runner: Runner,
+    arena: SharedArena,
+    index: int,
+    shape_params: ShapeCase,
+    init: reference.InitCall,
+    state: list[reference.ConstantState],
+    on_device: bool,
+    deadline: float,
+    where: str,
+    strict: bool = False,
+) -> RemoteCandidate:
+    remote = RemoteCandidate(runner, index, arena, deadline, where, strict)
+    remote.request(
+        {
+            "op": "build",
+            "index": index,
+            "shape": shape_params,
+            "init": init,
+            "state": state,
+            "on_device": on_device,
+            "where": where,
+        }
+    )
+    return remote

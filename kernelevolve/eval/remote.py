@@ -1,0 +1,222 @@
+"""The judge's view of a candidate running in a runner: calls in, outputs read from judge-owned slots.
+
+`RemoteCandidate.call` is what `correctness.check_correctness` runs instead of the candidate: the inputs
+are already in the arena (guard-banded), fresh slots shaped like the reference's outputs are allocated
+and poisoned, the runner fills them, and the output handed back is rebuilt here from the runner's JSON
+description. Anything the description says that does not fit the slots (another shape or dtype, a
+tensor subclass, an output that shares an input's memory) comes back in a form the judge's own checks
+reject, so a description can make a candidate fail but never pass.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from kernelevolve.eval.runner_channel import ReplyError
+from kernelevolve.eval.runner_client import Runner
+from kernelevolve.eval.shared_tensors import SharedArena
+
+_POISON_BYTE = 0xFF
+_MAX_DIMS = 16
+_MAX_DIM_SIZE = 1 << 40
+
+
+class RunnerFailure(Exception):
+    """The runner reported a failure of the candidate (report fields, already JSON-checked)."""
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        super().__init__(str(fields.get("feedback", "")))
+        self.fields = fields
+
+
+@dataclass(frozen=True)
+class NotATensor:
+    """An output leaf that was not exactly a torch.Tensor (a subclass, another object)."""
+
+    type_name: str
+
+    def __repr__(self) -> str:
+        return self.type_name
+
+
+def failure_fields(reply: dict[str, Any]) -> dict[str, Any]:
+    """A runner's failure reply as report fields; only failure statuses are accepted from a runner."""
+    from kernelevolve.types import Status
+
+    allowed = {Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.COMPILED_ONLY, Status.REJECTED_STATIC}
+    try:
+        status = Status(str(reply.get("status")))
+    except ValueError:
+        status = Status.RUNTIME_ERROR
+    if status not in allowed:
+        status = Status.RUNTIME_ERROR
+    return {
+        "status": status,
+        "error_name": str(reply.get("error_name", "runner_failure"))[:200],
+        "feedback": str(reply.get("feedback", ""))[:20000],
+    }
+
+
+class RemoteCandidate:
+    """ModelNew for one shape, built in `runner`; `call` is one forward there."""
+
+    def __init__(
+        self,
+        runner: Runner,
+        index: int,
+        arena: SharedArena,
+        deadline: float,
+        where: str,
+        strict: bool = False,
+    ) -> None:
+        self.runner = runner
+        self.strict = strict
+        self.index = index
+        self.arena = arena
+        self.deadline = deadline
+        self.where = where
+        self.launches = 0  # Triton launches counted in the runner over this model's checked calls
+
+    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        reply = self.runner.request(message, max(1.0, self.deadline - time.monotonic()))
+        if reply.get("ok") is not True:
+            raise RunnerFailure(failure_fields(reply))
+        return reply
+
+    def call(self, inputs: list[Any], expected: Any, seed: int) -> Any:
+        from kernelevolve.eval.correctness import tensor_leaves
+
+        expected_leaves = tensor_leaves(expected)
+        slots = [self.arena.empty_like(leaf) for leaf in expected_leaves]
+        for slot in slots:
+            _poison(slot)
+        refs = _refs_of(inputs, self.arena)
+        reply = self.request(
+            {
+                "op": "call",
+                "index": self.index,
+                "seed": seed,
+                "inputs": refs,
+                "slots": [self.arena.ref(slot) for slot in slots],
+                "where": self.where,
+                "strict": self.strict,
+            }
+        )
+        _strict_violation(reply, self.strict, self.where)
+        launches = reply.get("launches", 0)
+        if isinstance(launches, int) and not isinstance(launches, bool) and launches > 0:
+            self.launches += launches
+        return rebuild_output(reply.get("leaves"), slots, tensor_leaves(inputs))
+
+
+def _strict_violation(reply: dict[str, Any], strict: bool, where: str) -> None:
+    """Strict mode judged by what ran as well as by the source: PyTorch compute ops or host data copied
+    onto the device during a checked call reject the candidate."""
+    if not strict:
+        return
+    from kernelevolve.eval.judged_run import fail
+    from kernelevolve.types import Status
+
+    ops = reply.get("compute_ops") or []
+    copies = reply.get("host_copies") or 0
+    if not isinstance(ops, list) or not isinstance(copies, int):
+        raise ReplyError("bad strict-mode trace")
+    if ops:
+        names = ", ".join(str(op)[:60] for op in ops[:8])
+        raise fail(
+            Status.INCORRECT,
+            "strict_violation",
+            f"strict mode: PyTorch computed in forward{where} ({names}); the candidate's own kernels must do the work",
+        )
+    if copies:
+        raise fail(
+            Status.INCORRECT,
+            "strict_violation",
+            f"strict mode: host data was copied onto the device in forward{where} ({copies} copies): "
+            "work done on the host does not count as the candidate's kernels",
+        )
+
+
+def _poison(tensor: Any) -> None:
+    """NaN (floats) or all-ones bytes: a slot the runner leaves unwritten cannot pass for an output."""
+    if tensor.is_floating_point() or tensor.is_complex():
+        tensor.fill_(float("nan"))
+    elif tensor.dtype.is_signed or tensor.dtype.itemsize > 1:
+        tensor.fill_(-1)
+    else:
+        tensor.fill_(_POISON_BYTE)
+
+
+def _refs_of(value: Any, arena: SharedArena) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return arena.ref(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_refs_of(v, arena) for v in value)
+    if isinstance(value, dict):
+        return {k: _refs_of(v, arena) for k, v in value.items()}
+    return value
+
+
+def rebuild_output(leaves: Any, slots: list[Any], inputs: list[Any]) -> Any:
+    """The candidate's output as the judge checks it, from the runner's description (pre-order leaves)."""
+    if not isinstance(leaves, list) or not leaves or not all(isinstance(leaf, dict) for leaf in leaves):
+        raise ReplyError("the output description is not a list of leaves")
+    position = iter(leaves)
+    slot_iter = iter(slots)
+
+    def build() -> Any:
+        leaf = next(position, None)
+        if leaf is None:
+            raise ReplyError("the output description ends early")
+        kind = leaf.get("kind")
+        if kind in ("list", "tuple"):
+            length = leaf.get("length")
+            if not isinstance(length, int) or isinstance(length, bool) or not 0 <= length <= 4096:
+                raise ReplyError("bad container length")
+            items = [build() for _ in range(length)]
+            return tuple(items) if kind == "tuple" else items
+        if kind == "tensor":
+            return _tensor_leaf(leaf, next(slot_iter, None), inputs)
+        if kind == "value":
+            value = leaf.get("value")
+            if value is not None and not isinstance(value, (bool, int, float, str)):
+                raise ReplyError("a plain value that is not JSON scalar")
+            return value
+        return NotATensor(str(leaf.get("type", "object"))[:80])
+
+    output = build()
+    if next(position, None) is not None:
+        raise ReplyError("the output description has leaves left over")
+    return output
+
+
+def _tensor_leaf(leaf: dict[str, Any], slot: Any, inputs: list[Any]) -> Any:
+    import torch
+
+    if leaf.get("plain") is not True:
+        return NotATensor(str(leaf.get("type", "Tensor subclass"))[:80])
+    alias = leaf.get("aliases_input")
+    if isinstance(alias, int) and not isinstance(alias, bool) and 0 <= alias < len(inputs):
+        return inputs[alias]  # the judge's own aliasing check then names it
+    shape = leaf.get("shape")
+    dtype = getattr(torch, str(leaf.get("dtype")), None)
+    if (
+        not isinstance(shape, list)
+        or len(shape) > _MAX_DIMS
+        or not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= _MAX_DIM_SIZE for d in shape)
+        or not isinstance(dtype, torch.dtype)
+    ):
+        raise ReplyError("a tensor description with a bad shape or dtype")
+    device_type = leaf.get("device")
+    if (
+        slot is not None
+        and tuple(shape) == tuple(slot.shape)
+        and dtype == slot.dtype
+        and device_type == slot.device.type
+    ):
+        return slot
+    return torch.empty(shape, dtype=dtype, device="meta")  # the judge's metadata check names the difference

@@ -1,0 +1,150 @@
+"""Tensors the judge owns and a runner maps: inputs the judge made, slots the runner writes outputs into.
+
+The judge (the process that never imports candidate code) allocates every tensor that crosses to a
+runner: host tensors in files under a per-evaluation directory in shared memory (`/dev/shm`), device
+tensors through CUDA IPC. What goes to the runner is a `TensorRef` (picklable: the judge-to-runner
+direction is trusted); nothing the runner sends back is ever unpickled (`runner_channel`).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import secrets
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+
+_SHM_ROOT = Path("/dev/shm")
+
+
+@dataclass(frozen=True)
+class TensorRef:
+    """How a runner maps one judge tensor: a shared file (host) or a CUDA IPC rebuild (device)."""
+
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+    dtype: str
+    storage_offset: int = 0
+    path: str = ""  # host: the file holding the storage
+    nbytes: int = 0
+    cuda: tuple[Any, ...] = ()  # device: torch's own reduction of the tensor (rebuild function, args)
+
+    def open(self) -> torch.Tensor:
+        """The tensor in this (runner) process, sharing the judge's memory."""
+        import torch
+
+        if self.cuda:
+            rebuild, args = self.cuda
+            return rebuild(*args)  # type: ignore[no-any-return]
+        flat = _MAPPED.get(self.path)
+        if flat is None:  # one mapping per file: the same judge tensor has the same address every call
+            with open(self.path, "r+b") as handle:
+                mapped = mmap.mmap(handle.fileno(), self.nbytes)
+            flat = _MAPPED[self.path] = torch.frombuffer(mapped, dtype=torch.uint8, count=self.nbytes)
+        return flat.view(getattr(torch, self.dtype)).as_strided(self.shape, self.stride, self.storage_offset)
+
+
+_MAPPED: dict[str, Any] = {}  # a runner serves one evaluation: its mappings live as long as it
+
+
+class SharedArena:
+    """Judge tensors a runner can map, for one evaluation; `close()` removes the host files."""
+
+    def __init__(self, device: str) -> None:
+        self.device = device
+        self._dir: Path | None = None
+        self._refs: dict[int, tuple[Any, TensorRef]] = {}  # id -> (the tensor, kept alive; its ref)
+
+    @property
+    def directory(self) -> Path:
+        """Where this arena's host files live."""
+        if self._dir is None:
+            root = _SHM_ROOT if _SHM_ROOT.is_dir() and os.access(_SHM_ROOT, os.W_OK) else None
+            self._dir = Path(tempfile.mkdtemp(prefix="kernelevolve-shared-", dir=root))
+        return self._dir
+
+    def empty_strided(
+        self, shape: tuple[int, ...], stride: tuple[int, ...], dtype: Any, *, host: bool = False
+    ) -> torch.Tensor:
+        """Uninitialised, on the arena's device (or in host shared memory with `host`)."""
+        import torch
+
+        if self.device.startswith("cuda") and not host:
+            return torch.empty_strided(shape, stride, dtype=dtype, device=self.device)
+        itemsize = torch.empty((), dtype=dtype).element_size()
+        span = (
+            1 + sum((size - 1) * step for size, step in zip(shape, stride, strict=True)) if all(shape) else 0
+        )
+        nbytes = max(span * itemsize, itemsize)
+        path = self.directory / secrets.token_hex(8)
+        with open(path, "w+b") as handle:
+            handle.truncate(nbytes)
+            mapped = mmap.mmap(handle.fileno(), nbytes)
+        flat = torch.frombuffer(mapped, dtype=torch.uint8, count=nbytes)
+        tensor = flat.view(dtype).as_strided(shape, stride, 0)
+        ref = TensorRef(tuple(shape), tuple(stride), _dtype_name(dtype), 0, str(path), nbytes)
+        self._refs[id(tensor)] = (tensor, ref)
+        return tensor
+
+    def empty_like(self, like: torch.Tensor) -> torch.Tensor:
+        """`like`'s shape and dtype, with its strides where they are dense (a permuted layout kept)."""
+        import torch
+
+        dense = torch.empty_like(like, device="meta")
+        return self.empty_strided(tuple(dense.shape), tuple(dense.stride()), like.dtype)
+
+    def copy_of(self, value: torch.Tensor) -> torch.Tensor:
+        shared = self.empty_like(value)
+        shared.copy_(value)
+        return shared
+
+    def host_counter(self) -> torch.Tensor:
+        """One int64 in host shared memory on any device: the judge reads it without touching the GPU."""
+        import torch
+
+        counter = self.empty_strided((1,), (1,), torch.int64, host=True)
+        counter.zero_()
+        return counter
+
+    def register_view(self, base: torch.Tensor, view: torch.Tensor) -> None:
+        """Make `view`, a slice of the arena tensor `base` (a guard-banded input), shareable by `ref`."""
+        if view.device.type == "cuda":
+            return
+        _, ref = self._refs[id(base)]
+        offset = (view.data_ptr() - base.data_ptr()) // view.element_size()
+        view_ref = TensorRef(
+            tuple(view.shape), tuple(view.stride()), _dtype_name(view.dtype), offset, ref.path, ref.nbytes
+        )
+        self._refs[id(view)] = (view, view_ref)
+
+    def ref(self, tensor: torch.Tensor) -> TensorRef:
+        """The runner's way to `tensor`: any device tensor, or a host tensor this arena made."""
+        if tensor.device.type == "cuda":
+            from torch.multiprocessing.reductions import reduce_tensor
+
+            return TensorRef(
+                tuple(tensor.shape),
+                tuple(tensor.stride()),
+                _dtype_name(tensor.dtype),
+                cuda=reduce_tensor(tensor),
+            )
+        entry = self._refs.get(id(tensor))
+        if entry is None or entry[0] is not tensor:
+            raise ValueError("a host tensor must come from this arena to be shared")
+        return entry[1]
+
+    def close(self) -> None:
+        self._refs.clear()  # the maps close once the tensors over them are gone
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+
+def _dtype_name(dtype: Any) -> str:
+    return str(dtype).removeprefix("torch.")

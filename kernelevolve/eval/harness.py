@@ -220,9 +220,10 @@ def _run_stages(
         _static_stage(candidate.source, candidate.backend, settings.strict, spec.reference_source)
     deadline = time.monotonic() + settings.timeout_s - min(5.0, 0.1 * settings.timeout_s)
     runners = runner_client.pool()
+    sandbox = runner_client.Sandbox(_runner_writable_dirs(device), _host_memory_bytes(settings, device))
     with _phase(phases, "runner"):
-        runner = runners.take(device)
-    arena = SharedArena(device)
+        runner = runners.take(device, sandbox)
+    arena = SharedArena(device, runner.shared_dir)
     fields: dict[str, Any] | None = None
     try:
         fields = _judged_stages(request, platform, device, runner, arena, phases, deadline)
@@ -273,8 +274,6 @@ def _judged_stages(
         "backend": candidate.backend,
         "candidate_id": candidate.id,
         "source": candidate.source,
-        "writable_dirs": _runner_writable_dirs(arena, device),
-        "host_memory_bytes": _host_memory_bytes(settings),
     }
     if platform.support(candidate.backend) == "compile_only":
         from kernelevolve.backends.cute import cute_arch
@@ -312,8 +311,8 @@ def _judged_stages(
 UNSANDBOXED_FLAG = "writes_unrestricted"  # the kernel offers no Landlock: the runner could write anywhere
 
 
-def _runner_writable_dirs(arena: SharedArena, device: str) -> list[str]:
-    """Where a runner may write: the arena's shared files, temp files, the compilers' caches (made here
+def _runner_writable_dirs(device: str) -> tuple[str, ...]:
+    """Where a runner may write besides its own shared-memory folder: temp files, the compilers' caches (made here
     first, so a fresh machine's first candidate can compile) and, on GPUs, the device files (the driver
     opens them for writing, and PyTorch's CUDA IPC keeps its reference counts in /dev/shm). Not the run
     directory, the baseline cache or anything else the search reads back."""
@@ -329,9 +328,11 @@ def _runner_writable_dirs(arena: SharedArena, device: str) -> list[str]:
         if cache:
             with contextlib.suppress(OSError):
                 os.makedirs(cache, exist_ok=True)
-    devices = ["/dev"] if device.startswith("cuda") else ["/dev/null"]
-    writable = [str(arena.directory), tempfile.gettempdir(), *devices, *caches]
-    return [path for path in dict.fromkeys(writable) if path and os.path.exists(path)]
+    # CUDA's start-up writes under /proc and /sys as well (without them cudaGetDeviceCount fails with
+    # error 304 under Landlock: experiments/adversarial_gpu/sandbox_probe.txt)
+    devices = ["/dev", "/proc", "/sys"] if device.startswith("cuda") else ["/dev/null"]
+    writable = [tempfile.gettempdir(), *devices, *caches]
+    return tuple(path for path in dict.fromkeys(writable) if path and os.path.exists(path))
 
 
 # CUDA graphs capture what runs on their first call; a pass that runs nothing has nothing to capture
@@ -994,5 +995,9 @@ def _shape_text(name: str, params: dict[str, Any], count: int) -> str:
     return f" at shape {name!r}" + (f" ({detail})" if detail else "")
 
 
-def _host_memory_bytes(settings: EvalSettings) -> int | None:
-    return int(settings.host_memory_gb * 2**30) if settings.host_memory_gb > 0 else None
+def _host_memory_bytes(settings: EvalSettings, device: str) -> int | None:
+    """The runner's RLIMIT_DATA, on the CPU platform only: CUDA maps its driver memory into the process
+    at start-up, so on GPUs such a limit stops CUDA itself (experiments/adversarial_gpu)."""
+    if device.startswith("cuda") or settings.host_memory_gb <= 0:
+        return None
+    return int(settings.host_memory_gb * 2**30)

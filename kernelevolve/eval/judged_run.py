@@ -116,6 +116,7 @@ def time_shape(
         for slot in slots:
             slot.view(-1).fill_(float("nan")) if slot.is_floating_point() else slot.zero_()
     counter = arena.host_counter()
+    paused = arena.host_counter()  # nanoseconds the runner has been held stopped, for its wall clock
     request = {
         **message,
         "op": "time",
@@ -126,6 +127,7 @@ def time_shape(
         "plan": plan,
         "ring": [[arena.ref(slot) for slot in slots] for slots in ring],
         "counter": arena.ref(counter),
+        "paused": arena.ref(paused),
         "where": shape.candidate.where,
     }
     checker = _OutputCheck(shape, pristine, structure, patterns, plan, ring, atol, rtol, len(sets))
@@ -134,8 +136,8 @@ def time_shape(
     started = time.perf_counter()
     runner.send(request)
     progress: list[tuple[float, int]] = []
-    reply, paused_s = _supervise(runner, counter, checker, secret, shape.candidate.deadline, progress)
-    span_ms = 1e3 * (time.perf_counter() - started - paused_s)
+    reply, paused_s = _supervise(runner, counter, paused, checker, secret, shape.candidate.deadline, progress)
+    span_ms = 1e3 * (time.perf_counter() - started)  # the runner's clock ran while it was stopped too
     if reply.get("ok") is not True:
         raise RunnerFailure(failure_fields(reply))
     stats = _stats(reply.get("stats"))
@@ -146,38 +148,26 @@ def time_shape(
             f"timing{where}: the candidate's process reported {claimed:.3f} ms of timed calls within "
             f"{span_ms:.3f} ms of wall clock measured outside it"
         )
-    observed = observed_call_ms(progress)
-    if observed is None:  # a busy host left too few readings: the span over every call, less its start
-        observed = max(0.0, span_ms - SPAN_START_MS) / max(1, int(counter[0]))
-    cover_us = reply["stats"].get("cover_us", 0.0) if isinstance(reply.get("stats"), dict) else 0.0
-    moved = correctness.tensor_bytes(shape.expected_like) + sum(correctness.tensor_bytes(s) for s in sets[:1])
-    allowance = _overhead_allowance_ms(message, device, cover_us, moved)
-    if observed is not None and stats.median_ms * WALL_RATIO + allowance < observed:
-        raise _inconsistent(
-            f"timing{where}: the candidate's process reported a median of {stats.median_ms:.4g} ms per call, "
-            f"while calls completed every {observed:.4g} ms by the wall clock outside it"
-        )
+    if not device.startswith("cuda"):
+        # On GPUs what lies between timed windows (the launch cover sized from the runner's own host times,
+        # the L2 flush, host synchronisation) is too loosely bounded from here for this check to be fair to
+        # honest kernels (experiments/adversarial_gpu); the span above and the roofline floor stand there.
+        observed = observed_call_ms(progress)
+        if observed is None:  # a busy host left too few readings: the span over every call, less its start
+            observed = max(0.0, span_ms - 1e3 * paused_s - SPAN_START_MS) / max(1, int(counter[0]))
+        if stats.median_ms * WALL_RATIO + CPU_ALLOWANCE_MS < observed:
+            raise _inconsistent(
+                f"timing{where}: the candidate's process reported a median of {stats.median_ms:.4g} ms per "
+                f"call, while calls completed every {observed:.4g} ms by the wall clock outside it"
+            )
     return stats
 
 
-# A call's reported time may be this much smaller than the wall-clock time between finished calls seen
-# from outside, plus `_overhead_allowance_ms` (what the runner does between timed windows).
+# On the CPU a call's reported time may be this much smaller than the wall-clock time between finished
+# calls seen from outside, plus what the runner does between timed windows (the output copy, the input
+# refresh, host jitter).
 WALL_RATIO = 4.0
-
-
-def _overhead_allowance_ms(message: dict[str, Any], device: str, cover_us: Any, moved_bytes: int) -> float:
-    """Per call, what lies outside a call's timed window, generously: on GPUs the launch cover the runner
-    says it queued (at least the configured one, at most the cap: saying more than it queued only buys
-    what the cap allows), the L2 flush, the output copy and input refresh (at 1 TB/s) and host jitter; on
-    the CPU the copy, the refresh and jitter."""
-    from kernelevolve.eval import timers
-
-    if not device.startswith("cuda"):
-        return 0.5
-    reported = float(cover_us) if isinstance(cover_us, (int, float)) and math.isfinite(cover_us) else 0.0
-    cover_ms = min(max(reported, float(message["launch_cover_us"])), timers.MAX_COVER_US) / 1e3
-    flush_bytes = max(2 * int(message["l2_bytes"]), timers.MIN_FLUSH_BYTES) if message["flush_l2"] else 0
-    return cover_ms + (flush_bytes + 3 * moved_bytes) / 1e9 + 0.3
+CPU_ALLOWANCE_MS = 0.5
 
 
 def observed_call_ms(progress: list[tuple[float, int]]) -> float | None:
@@ -197,6 +187,7 @@ def _inconsistent(text: str) -> Verdict:
 def _supervise(
     runner: Runner,
     counter: Any,
+    paused: Any,
     checker: _OutputCheck,
     secret: list[int],
     deadline: float,
@@ -231,8 +222,10 @@ def _supervise(
             try:
                 checker.check_latest(int(counter[0]))
             finally:
+                held = time.perf_counter() - frozen
+                paused[0] = int(1e9 * (paused_s + held))  # before it runs again, so its clock can subtract
                 runner.resume()
-                paused_s += time.perf_counter() - frozen
+                paused_s += held
         time.sleep(0.0002)
 
 

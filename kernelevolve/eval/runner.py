@@ -89,7 +89,6 @@ class _Runner:
         self.dtype = torch_dtype(message["dtype"])
         self.backend = get_backend(message["backend"])
         self.backend.prepare_process(self.device)
-        sandbox = _sandbox(message.get("writable_dirs", []), message.get("host_memory_bytes"))
         timers.bind_clocks()  # before candidate code can patch the clocks
         _count_launches()
         self.module_name = f"kernelevolve_candidate_{message['candidate_id']}_{next(_counter)}"
@@ -105,7 +104,7 @@ class _Runner:
         self.precision = precision.exact_fp32()  # the candidates' precision, for this process's whole life
         self.precision.__enter__()
         precompile_s = self._precompile(message) if message.get("precompile") else 0.0
-        return {"ok": True, "sandbox": sandbox, "precompile_s": precompile_s}
+        return {"ok": True, "sandbox": dict(_SANDBOX), "precompile_s": precompile_s}
 
     def op_build(self, message: dict[str, Any]) -> dict[str, Any]:
         from kernelevolve.eval import reference
@@ -174,7 +173,8 @@ class _Runner:
         def completed(calls: int) -> None:
             counter[0] = calls  # host memory the judge reads while this process is stopped
 
-        observer = timers.CallObserver(after_call, completed)
+        paused_ns = message["paused"].open()
+        observer = timers.CallObserver(after_call, completed, lambda: int(paused_ns[0]) / 1e9)
         try:
             stats = timers.time_callable(
                 model,
@@ -252,6 +252,7 @@ class _Runner:
 
 
 _LAUNCHES = [0]
+_SANDBOX: dict[str, bool] = {}  # what took effect at the runner's start
 
 # ATen ops that allocate, view, copy, fill or read metadata: what strict mode allows PyTorch to do in
 # forward (the runtime counterpart of the static checks' TORCH_OK). Any other op dispatched computes.
@@ -413,7 +414,11 @@ def _sandbox(writable_dirs: list[str], host_memory_bytes: int | None) -> dict[st
 
     containment.no_new_privileges()
     limited = containment.limit_memory(host_memory_bytes) if host_memory_bytes else False
-    restricted = containment.restrict_writes(writable_dirs) if writable_dirs else False
+    try:
+        restricted = containment.restrict_writes(writable_dirs) if writable_dirs else False
+    except (OSError, RuntimeError) as exc:  # reported to the judge as unrestricted, with the reason logged
+        log.warning("writes not restricted: %s", exc)
+        restricted = False
     return {"writes_restricted": bool(restricted), "memory_limited": bool(limited)}
 
 
@@ -507,11 +512,14 @@ def _fill_slots(got: Any, leaves: list[dict[str, Any]], slots: list[Any]) -> Non
             slot.copy_(tensor)
 
 
-def main(device: str = "cpu") -> None:
+def main(device: str = "cpu", sandbox: dict[str, Any] | None = None) -> None:
     """Entry point in a freshly forked runner (`runner_zygote`): the channel is the fd named in the
-    environment. On a GPU the CUDA context is made at once, while the runner waits as the spare."""
+    environment. The sandbox goes on first, while this process has one thread; on a GPU the CUDA context
+    is then made at once, while the runner waits as the spare."""
     fd = int(os.environ.pop("KERNELEVOLVE_RUNNER_FD"))
     conn = Connection(fd)
+    if sandbox is not None:
+        _SANDBOX.update(_sandbox(list(sandbox.get("writable_dirs", [])), sandbox.get("host_memory_bytes")))
     if device.startswith("cuda"):
         try:
             import torch

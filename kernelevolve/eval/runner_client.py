@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -52,10 +53,13 @@ class Runner:
 
     DUMP_WAIT_S = 2.0
 
-    def __init__(self, pid: int, conn: Connection, log_path: Path, pool: RunnerPool | None = None) -> None:
+    def __init__(
+        self, pid: int, conn: Connection, log_path: Path, shared_dir: Path, pool: RunnerPool | None = None
+    ) -> None:
         self.pid = pid
         self.conn = conn
         self.log_path = log_path
+        self.shared_dir = shared_dir  # where its evaluation's shared host tensors go: it may write there
         self.stopped = False
         self._pool = pool
 
@@ -164,6 +168,9 @@ class Runner:
         killed = containment.kill_tree(self.pid)
         with contextlib.suppress(OSError):
             self.log_path.unlink()
+        import shutil
+
+        shutil.rmtree(self.shared_dir, ignore_errors=True)
         return killed
 
 
@@ -180,12 +187,12 @@ class RunnerPool:
         self.escaped: list[int] = []  # processes that outlived their runner, killed by `reap`
         atexit.register(self.close)
 
-    def take(self, device: str = "cpu") -> Runner:
-        """A fresh runner for `device` (the spare if its environment and device still hold); the next
-        spare is forked now and, on a GPU, creates its CUDA context while this one works, so no
-        evaluation pays for a context while it holds the device."""
+    def take(self, device: str = "cpu", sandbox: Sandbox | None = None) -> Runner:
+        """A fresh runner for `device`, sandboxed as `sandbox` says (the spare if its environment, device
+        and sandbox still hold); the next spare is forked now and, on a GPU, creates its CUDA context
+        while this one works, so no evaluation pays for a context while it holds the device."""
         with self._lock:
-            key = (*_environment_key(), device)
+            key = (*_environment_key(), json.dumps(sandbox.to_json() if sandbox else None), device)
             spare, self._spare = self._spare, None
             if spare is not None and (key != self._key or not spare.alive()):
                 spare.kill()
@@ -222,8 +229,13 @@ class RunnerPool:
         control = self._ensure_zygote(key)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         log_path = self._log_dir / f"runner-{time.monotonic_ns()}.log"
+        shared_dir = _shared_dir()
+        sandbox = json.loads(key[-2])
+        if sandbox is not None:  # the runner may write its own shared folder besides what the judge allows
+            sandbox["writable_dirs"] = [str(shared_dir), *sandbox["writable_dirs"]]
         try:
-            request = json.dumps({"op": "fork", "log": str(log_path), "device": key[-1]}).encode()
+            fork = {"op": "fork", "log": str(log_path), "device": key[-1], "sandbox": sandbox}
+            request = json.dumps(fork).encode()
             socket.send_fds(control, [request], [theirs.fileno()])
             reply = _read_line(control)
         except OSError as exc:
@@ -232,7 +244,7 @@ class RunnerPool:
             raise RunnerGone(f"the runner zygote is gone ({exc})", _tail(self._zygote_log)) from None
         finally:
             theirs.close()
-        return Runner(int(reply["pid"]), Connection(ours.detach()), log_path, self)
+        return Runner(int(reply["pid"]), Connection(ours.detach()), log_path, shared_dir, self)
 
     def exit_code(self, pid: int) -> int | None:
         """A dead runner's exit code, from the zygote that reaped it (None: not known)."""
@@ -267,7 +279,12 @@ class RunnerPool:
         return self._log_dir / "zygote.log"
 
     def _ensure_zygote(self, key: tuple[str, ...]) -> socket.socket:
-        if self._zygote is not None and self._zygote.poll() is None and key[:-1] == self._key[:-1] and self._control:
+        if (
+            self._zygote is not None
+            and self._zygote.poll() is None
+            and key[:-2] == self._key[:-2]
+            and self._control
+        ):
             self._key = key
             return self._control
         self._stop_zygote()
@@ -279,7 +296,9 @@ class RunnerPool:
         # the zygote imports kernelevolve from wherever this process did (a Ray actor's working
         # directory need not be the checkout)
         package_root = str(Path(__file__).resolve().parents[2])
-        environment["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
+        environment["PYTHONPATH"] = os.pathsep.join(
+            p for p in (package_root, os.environ.get("PYTHONPATH")) if p
+        )
         with open(self._zygote_log, "ab") as out:
             self._zygote = subprocess.Popen(
                 [sys.executable, "-m", "kernelevolve.eval.runner_zygote", str(theirs.fileno())],
@@ -303,6 +322,23 @@ class RunnerPool:
                 self._zygote.kill()
             self._zygote.wait(timeout=10)
             self._zygote = None
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """What a runner is confined to, applied at its start (while it has one thread, as Landlock needs)."""
+
+    writable_dirs: tuple[str, ...] = ()
+    host_memory_bytes: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"writable_dirs": list(self.writable_dirs), "host_memory_bytes": self.host_memory_bytes}
+
+
+def _shared_dir() -> Path:
+    root = Path("/dev/shm")
+    usable = root.is_dir() and os.access(root, os.W_OK)
+    return Path(tempfile.mkdtemp(prefix="kernelevolve-shared-", dir=str(root) if usable else None))
 
 
 def _environment_key() -> tuple[str, ...]:

@@ -108,7 +108,8 @@ def _fork_runner(control: socket.socket, channel_fd: int, request: dict[str, obj
         os.environ["KERNELEVOLVE_RUNNER_FD"] = str(channel_fd)
         from kernelevolve.eval import runner
 
-        runner.main(str(request.get("device", "cpu")))
+        sandbox = request.get("sandbox")
+        runner.main(str(request.get("device", "cpu")), sandbox if isinstance(sandbox, dict) else None)
     finally:
         os._exit(1)
     return 0  # unreachable

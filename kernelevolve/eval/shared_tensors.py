@@ -41,7 +41,11 @@ class TensorRef:
 
         if self.cuda:
             rebuild, args = self.cuda
-            return rebuild(*args)  # type: ignore[no-any-return]
+            tensor = rebuild(*args)
+            # Kept alive: PyTorch maps a handle it still holds to the same storage, so a judge tensor
+            # sent again has the same address (a cache keyed by address meets new values there).
+            _KEPT_CUDA.append(tensor)
+            return tensor  # type: ignore[no-any-return]
         flat = _MAPPED.get(self.path)
         if flat is None:  # one mapping per file: the same judge tensor has the same address every call
             with open(self.path, "r+b") as handle:
@@ -50,15 +54,16 @@ class TensorRef:
         return flat.view(getattr(torch, self.dtype)).as_strided(self.shape, self.stride, self.storage_offset)
 
 
+_KEPT_CUDA: list[Any] = []
 _MAPPED: dict[str, Any] = {}  # a runner serves one evaluation: its mappings live as long as it
 
 
 class SharedArena:
     """Judge tensors a runner can map, for one evaluation; `close()` removes the host files."""
 
-    def __init__(self, device: str) -> None:
+    def __init__(self, device: str, directory: Path | None = None) -> None:
         self.device = device
-        self._dir: Path | None = None
+        self._dir: Path | None = directory  # default: a fresh folder in /dev/shm, made when first needed
         self._refs: dict[int, tuple[Any, TensorRef]] = {}  # id -> (the tensor, kept alive; its ref)
 
     @property

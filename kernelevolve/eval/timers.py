@@ -53,6 +53,7 @@ class CallObserver:
 
     after_call: Callable[[int, Any], None]
     completed: Callable[[int], None]
+    paused_s: Callable[[], float] = lambda: 0.0  # seconds the judge has held this process stopped so far
     warmup_calls: int = 0
     cover_us: float = 0.0  # the launch cover queued before each timed call (GPU)
     samples_ms: list[float] = dataclasses.field(default_factory=list)  # the timed calls, when done
@@ -368,11 +369,13 @@ def _time_wall(
             observer.after_call(call, output)
             observer.completed(call + 1)
 
+    # A judge that stops this process to check an output adds the stop to `paused_s`: not the call's time.
+    paused = observer.paused_s if observer is not None else (lambda: 0.0)
     for i in range(warmup):
         inputs = inputs_for(i)
-        start = clock()
+        held, start = paused(), clock()
         output = fn(*inputs)
-        elapsed_s = clock() - start
+        elapsed_s = max(0.0, clock() - start - (paused() - held))
         observe(i, output)
         if i > 0:
             warm_ms.append(1e3 * elapsed_s)
@@ -384,9 +387,9 @@ def _time_wall(
     samples: list[float] = []
     for i in range(trials):
         inputs = inputs_for(warmup + i)
-        start = clock()
+        held, start = paused(), clock()
         output = fn(*inputs)
-        samples.append(1e3 * (clock() - start))
+        samples.append(1e3 * max(0.0, clock() - start - (paused() - held)))
         observe(warmup + i, output)
         stopped_by = _stopped_by(rules, samples) if i + 1 < trials else ""
         if stopped_by:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import functools
 import logging
 import os
 from types import ModuleType
@@ -19,7 +18,6 @@ log = logging.getLogger(__name__)
 
 # Messages of errors that come from compiling a kernel rather than from running it.
 _COMPILE_MARKERS = ("PassManager::run failed", "ptxas", "MLIR", "triton.compiler")
-_ENTRY_METHODS = ("forward", "__call__")
 
 
 class TritonBackend:
@@ -31,10 +29,9 @@ class TritonBackend:
 
     # ------------------------------------------------------------------------------- static
     def static_issues(self, source: str) -> list[StaticIssue]:
-        """A @triton.jit kernel must exist and be launched on ModelNew's call path.
-
-        A source that does not parse yields no issue here: loading reports it as a compile error.
-        """
+        """A @triton.jit kernel must exist. Whether forward launches it is the generic checks' call-path
+        rule (which follows kernels held in values and helper objects) and, at run time, the launches the
+        runner counts. A source that does not parse yields no issue here: loading reports it."""
         try:
             tree = ast.parse(source)
         except SyntaxError:
@@ -46,19 +43,6 @@ class TritonBackend:
                     "no_backend_kernel",
                     "no @triton.jit kernel is defined; the work must be done by a Triton kernel "
                     "launched as kernel[grid](...) from ModelNew.forward",
-                )
-            ]
-        model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelNew"), None)
-        if model is None:
-            return []  # the generic checks report a missing ModelNew
-        if not _launches_reachable(tree, model, kernels):
-            names = ", ".join(sorted(kernels))
-            return [
-                StaticIssue(
-                    "no_backend_kernel",
-                    f"Triton kernel(s) {names} are defined but never launched (kernel[grid](...)) on the "
-                    "call path of ModelNew.forward",
-                    model.lineno,
                 )
             ]
         return []
@@ -185,79 +169,6 @@ def _jit_kernels(tree: ast.Module) -> set[str]:
         ):
             kernels.update(t.id for t in node.targets if isinstance(t, ast.Name))
     return kernels
-
-
-def _launches_reachable(tree: ast.Module, model: ast.ClassDef, kernels: set[str]) -> bool:
-    """Walk from ModelNew's entry methods through module functions, classes, self-methods (inherited
-    from module-level bases too) and the forward of module-level classes held in self attributes (a
-    layer of ours built in __init__, as recurrent seeds do)."""
-    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in kernels}
-    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-
-    @functools.cache  # per class: the walk asks once for every function it visits
-    def methods(cls: ast.ClassDef, seen: frozenset[str] = frozenset()) -> dict[str, ast.FunctionDef]:
-        found: dict[str, ast.FunctionDef] = {}
-        for base in reversed(cls.bases):
-            if isinstance(base, ast.Name) and base.id in classes and base.id not in seen:
-                found.update(methods(classes[base.id], seen | {cls.name}))
-        found.update({n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)})
-        return found
-
-    @functools.cache
-    def held_classes(cls: ast.ClassDef) -> dict[str, ast.ClassDef]:
-        """self.<name> = LocalClass(...) anywhere in the class: what `self.<name>(...)` calls."""
-        held = {}
-        for method in methods(cls).values():
-            for node in ast.walk(method):
-                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                    called = node.value.func
-                    if isinstance(called, ast.Name) and called.id in classes:
-                        for target in node.targets:
-                            if isinstance(target, ast.Attribute) and _dotted(target.value) == "self":
-                                held[target.attr] = classes[called.id]
-        return held
-
-    todo: list[tuple[ast.FunctionDef, ast.ClassDef | None]] = [
-        (method, model) for name, method in methods(model).items() if name in _ENTRY_METHODS
-    ]
-    seen: set[int] = set()
-    while todo:
-        function, owner_class = todo.pop()
-        if id(function) in seen:
-            continue
-        seen.add(id(function))
-        own = methods(owner_class) if owner_class is not None else {}
-        held = held_classes(owner_class) if owner_class is not None else {}
-        for node in ast.walk(function):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Subscript)
-                and _dotted(node.func.value).split(".")[-1] in kernels
-            ):
-                return True  # kernel[grid](...)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                if node.id in functions:
-                    todo.append((functions[node.id], None))
-                elif node.id in classes and classes[node.id] is not model:
-                    helper_class = classes[node.id]
-                    helper = methods(helper_class)
-                    todo.extend(
-                        (helper[m], helper_class) for m in (*_ENTRY_METHODS, "__init__") if m in helper
-                    )
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                owner = node.value.id
-                if owner == "self" and node.attr in own:
-                    todo.append((own[node.attr], owner_class))
-                elif owner == "self" and node.attr in held:
-                    helper_class = held[node.attr]
-                    helper = methods(helper_class)
-                    todo.extend((helper[m], helper_class) for m in _ENTRY_METHODS if m in helper)
-                elif owner in classes:
-                    helper = methods(classes[owner])
-                    name = "forward" if node.attr == "apply" else node.attr
-                    if name in helper:
-                        todo.append((helper[name], classes[owner]))
-    return False
 
 
 BACKEND = TritonBackend()

@@ -18,7 +18,7 @@ from kernelevolve.eval.static_flow import Flow
 from kernelevolve.eval.static_module import Module, callee_name, is_static, positional
 from kernelevolve.eval.static_module_rules import ModuleRules, syntactic_compute
 from kernelevolve.eval.static_rules import MEMOIZERS
-from kernelevolve.eval.static_values import EMPTY, INPUT, A, D, Kinds, T
+from kernelevolve.eval.static_values import EMPTY, INPUT, A, D, Kinds, Shape, T
 from kernelevolve.types import StaticIssue
 
 
@@ -38,6 +38,7 @@ class Checker:
         self.units: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, str | None]] = {}
         self.params: dict[str, dict[str, Kinds]] = {}
         self.summaries: dict[str, Kinds] = {}
+        self.shapes: dict[str, Shape | None] = {}  # per unit: the tuple every return gives (None: not one)
         self.changed = False
         self.launches = 0
         self.cute_used = False
@@ -66,26 +67,41 @@ class Checker:
         self._collect_torch_using()
         forward = methods["forward"]
         scalar = ("int", "float", "bool", "str")
+        every_arg = [*forward.args.posonlyargs, *forward.args.args][1:] + forward.args.kwonlyargs
+        every_arg += [a for a in (forward.args.vararg, forward.args.kwarg) if a is not None]  # *inputs
         self.params["ModelNew.forward"] = {
             a.arg: frozenset({D})
             if isinstance(a.annotation, ast.Name) and a.annotation.id in scalar
             else INPUT
-            for a in (*forward.args.posonlyargs, *forward.args.args[1:], *forward.args.kwonlyargs)
+            for a in every_arg
         }
         self.units["ModelNew.forward"] = (forward, "ModelNew")
         for _ in range(12):  # kinds only grow, so this reaches a fixpoint quickly
             self.changed = False
             for qual, (node, owner) in list(self.units.items()):
-                returned = Flow(
-                    self, node, owner, self.params.get(qual, {}), qual == "ModelNew.forward"
-                ).run()
+                flow = Flow(self, node, owner, self.params.get(qual, {}), qual == "ModelNew.forward")
+                returned = flow.run()
                 merged = self.summaries.get(qual, EMPTY) | returned
                 if merged != self.summaries.get(qual, EMPTY):
                     self.summaries[qual] = merged
                     self.changed = True
+                self._merge_shape(qual, flow.return_shapes)
             if not self.changed:
                 break
         self._backend_check(model, methods)
+
+    def _merge_shape(self, qual: str, shapes: list[Shape | None]) -> None:
+        """Grow a unit's tuple shape: the element-wise union of its returns' tuples when they all have one
+        length, None (not a tuple) otherwise. An empty shape (a local call not walked yet) adds nothing."""
+        merged: Shape | None = self.shapes.get(qual, ())
+        for shape in shapes:
+            if merged is None or shape is None or (shape and merged and len(shape) != len(merged)):
+                merged = None
+            elif shape:
+                merged = tuple(a | b for a, b in zip(merged, shape, strict=True)) if merged else shape
+        if merged != self.shapes.get(qual, ()):
+            self.shapes[qual] = merged
+            self.changed = True
 
     # ---- call-path bookkeeping ----------------------------------------------------------------
 
@@ -181,12 +197,21 @@ class Checker:
             self.changed = True
         return self.summaries.get(qual, EMPTY)
 
+    def _method(self, cls: str, name: str) -> ast.FunctionDef | None:
+        node = self.mod.class_methods(cls).get(name)
+        if node is None and name == "forward":  # calling an instance: nn.Module's forward, or __call__
+            node = self.mod.class_methods(cls).get("__call__")
+        return node
+
+    def method_qual(self, cls: str, name: str) -> str:
+        """The unit name of `cls.name` as reached (an instance call reaches ``__call__`` without a forward)."""
+        node = self._method(cls, name)
+        return f"{cls}.{node.name if node else name}"
+
     def reach_method(
         self, cls: str, name: str, args: list[Kinds], kw: dict[str | None, Kinds], skip_first: bool = True
     ) -> Kinds:
-        node = self.mod.class_methods(cls).get(name)
-        if node is None and name == "forward":
-            node = self.mod.class_methods(cls).get("__call__")
+        node = self._method(cls, name)
         return self.reach(f"{cls}.{node.name}", node, cls, args, kw, skip_first) if node else EMPTY
 
     def reach_class(

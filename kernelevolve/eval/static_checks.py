@@ -14,22 +14,31 @@ Every rule works on the syntax tree (never on the text) with import aliases reso
 ``F.softmax`` after ``import torch.nn.functional as F`` reads as ``torch.nn.functional.softmax``;
 see ``static_module``). ``if __name__ == "__main__":`` self-tests are ignored (they never run
 under the harness) unless the source rebinds ``__name__``. The call path is ``ModelNew.forward``
-plus every local function, method and class it calls or passes along (never ``__init__`` of
-ModelNew, never kernel bodies). Issue codes (the harness reports ``syntax_error`` as COMPILE_ERROR
+(its ``*args`` / ``**kwargs`` are inputs too) plus every local function, method and class it calls or
+passes along, including methods of local-class instances made at module level (never ``__init__``
+of ModelNew, never kernel bodies). Issue codes (the harness reports ``syntax_error`` as COMPILE_ERROR
 and every other code as REJECTED_STATIC):
 
 - ``syntax_error``, ``missing_model_new``: no parse, or no ``class ModelNew`` with a ``forward``;
   ``too_complex``: nested too deeply to analyse (a generated expression thousands of terms deep).
-- ``no_backend_kernel``: triton: no ``@triton.jit`` kernel launched (``kernel[grid](...)``) from
-  code reachable from ``ModelNew.forward``; cute: no ``@cute.kernel``/``@cute.jit`` function used
+- ``no_backend_kernel``: triton: no ``@triton.jit`` kernel launched (``kernel[grid](...)``, where
+  ``kernel`` may also be a parameter, element or attribute that holds one) from code reachable from
+  ``ModelNew.forward``; cute: no ``@cute.kernel``/``@cute.jit`` function used
   from ``ModelNew`` (its ``__init__`` counts: compiling there is the usual CuTe idiom).
 - ``try_except_fallback``: in the call path, a bare ``except``, a handler that computes in PyTorch
   (or calls the reference / a helper that does), or a handler that swallows a failure of the
   kernel work without re-raising; ``contextlib.suppress`` anywhere.
 - ``torch_compute_op`` (strict only): PyTorch doing the work in the call path, or at module or
   class level: a torch/F call outside the allow-list, the ``@`` operator, a call of an ``nn`` layer
-  held by ``ModelNew``, a compute method on a tensor, and arithmetic or comparison on names known to
-  hold tensors (what counts, and how tensor-ness is tracked, is in ``static_values``).
+  held by ``ModelNew``, a compute method on a tensor (also when taken as a value and called later:
+  ``f = x.clamp``, ``getattr(x, "clamp")``), arithmetic or comparison on names known to hold tensors
+  (what counts, and how tensor-ness is tracked, is in ``static_values``), and a PyTorch compute
+  function named without being called (``OPS = {"relu": torch.relu}``).
+- ``host_compute`` (strict only): the work done on the host instead: ``.numpy()``, a tensor's raw
+  storage, text of tensor data (``str``, f-strings, ``.format``), non-backend libraries (numpy,
+  math, operator...) handed tensor data, truth tests of it, and any computing with host copies of
+  input data (``.item()``, ``.tolist()``, ``float(x)`` give such copies; passing one to a kernel is
+  fine, arithmetic, comparisons, builtins such as ``max`` / ``sorted`` and their methods are not).
 - ``torch_compile``: torch.compile / torch.jit / torch._dynamo / torch._inductor / torch.export /
   torch.fx anywhere (strict or not: it hides the work).
 - ``thread_spawn``: threading, multiprocessing, concurrent, asyncio, subprocess, signal, os.fork,
@@ -45,8 +54,9 @@ and every other code as REJECTED_STATIC):
 - ``reference_access``: importing the reference, the harness or file/network modules, ``open``,
   torch.load / numpy.load, any use of the names ``Model`` / ``get_inputs`` / ``get_init_inputs``.
 - ``dynamic_code``: exec, eval, compile, __import__, importlib, runpy, pickle, marshal, building
-  functions from code objects, getattr on torch with a computed name; kernels built outside the
-  chosen backend (torch.utils.cpp_extension, cupy, numba, pycuda).
+  functions from code objects, getattr on torch or on input data with a computed name (and a method
+  so chosen off another tensor, called on input data), operator.methodcaller / attrgetter; kernels
+  built outside the chosen backend (torch.utils.cpp_extension, cupy, numba, pycuda).
 - ``lazy_result``: tensor subclasses, ``__torch_function__`` / ``__torch_dispatch__``,
   ``as_subclass``, ``__class__`` assignment (a result whose work happens later, or never).
 - ``state_between_calls``: in the call path (never ``__init__``), ``global`` statements, mutable

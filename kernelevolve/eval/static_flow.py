@@ -58,14 +58,18 @@ class Flow(Values):
             value, current = self.kinds(s.value), self.kinds(s.target)
             if isinstance(s.op, ast.MatMult) or T in value | current:
                 self.compute(s, "in-place tensor arithmetic")
+            self._on_host(s, value | current, "in-place arithmetic")
             self._bind(s.target, (current | value) - {F}, s.value, s)
         elif isinstance(s, ast.Return):
             self._return(s)
-        elif isinstance(s, (ast.Expr, ast.Assert, ast.Raise)):
+        elif isinstance(s, ast.Assert):
+            self.truth(s.test)
+            self.kinds(s.msg)
+        elif isinstance(s, (ast.Expr, ast.Raise)):
             for child in ast.iter_child_nodes(s):
                 self.kinds(child)
         elif isinstance(s, (ast.If, ast.While)):
-            self.kinds(s.test)
+            self.truth(s.test)
             self._block(s.body)
             self._block(s.orelse)
         elif isinstance(s, (ast.For, ast.AsyncFor)):
@@ -89,10 +93,12 @@ class Flow(Values):
                 )
         elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if id(s) not in self.mod.device_defs:
-                saved = dict(self.env)
+                saved, saved_tuples = dict(self.env), dict(self.tuples)
                 self.env.update({a: EMPTY for a in positional(s)})
+                for param in positional(s):
+                    self.tuples.pop(param, None)
                 self._block(s.body)
-                self.env = saved
+                self.env, self.tuples = saved, saved_tuples
         elif isinstance(s, ast.Match):
             self.kinds(s.subject)
             for case in s.cases:
@@ -100,8 +106,16 @@ class Flow(Values):
 
     def _return(self, s: ast.Return) -> None:
         if s.value is None:
-            return
-        kinds = self.kinds(s.value)
+            return  # a bare return: unpacking its None would fail, so it leaves the tuple shape alone
+        if isinstance(s.value, (ast.Tuple, ast.List)) and not any(
+            isinstance(x, ast.Starred) for x in s.value.elts
+        ):
+            shape = tuple(self.kinds(x) for x in s.value.elts)
+            kinds = frozenset().union(*shape)
+            self.return_shapes.append(shape)
+        else:
+            kinds = self.kinds(s.value)
+            self.return_shapes.append(self.shape_of(s.value))
         self.returns |= kinds
         if not self.is_forward:
             return

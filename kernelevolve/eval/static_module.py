@@ -65,6 +65,24 @@ class Module:
                     in ("dict", "list", "set", "defaultdict", "OrderedDict", "deque")
                 ):
                     self.containers.update(names)
+        # Module-level names that hold kernels (`KERNELS = {"relu": relu_kernel}`) or instances of local
+        # classes (`RUNNER = Runner()`): what the call path reaches through them.
+        self.kernel_holders: set[str] = set()
+        self.instances: dict[str, str] = {}
+        self._kernel_attrs: dict[str, frozenset[str]] = {}
+        for stmt in tree.body:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                names = [t.id for t in targets if isinstance(t, ast.Name)]
+                if self.holds_kernel(stmt.value):
+                    self.kernel_holders.update(n for n in names if n not in self.triton_kernels)
+                value = stmt.value
+                if (
+                    isinstance(value, ast.Call)
+                    and isinstance(value.func, ast.Name)
+                    and value.func.id in self.classes
+                ):
+                    self.instances.update(dict.fromkeys(names, value.func.id))
         # Names bound at module level: a store into one from the call path outlives the call.
         self.module_names = {
             t.id
@@ -92,6 +110,40 @@ class Module:
             base = self.resolve(node.args[0])
             return f"{base}.{node.args[1].value}" if base else None
         return None
+
+    def holds_kernel(self, node: ast.AST) -> bool:
+        """Whether an expression names a Triton kernel (itself, or inside a container or call)."""
+        return any(
+            isinstance(n, ast.Name) and (n.id in self.triton_kernels or n.id in self.kernel_holders)
+            for n in ast.walk(node)
+        )
+
+    def class_kernel_attrs(self, cls: str, seen: frozenset[str] = frozenset()) -> frozenset[str]:
+        """Attributes of a local class (class body, or ``self.<attr> = ...`` in ``__init__``) holding kernels."""
+        if not seen and cls in self._kernel_attrs:
+            return self._kernel_attrs[cls]
+        node = self.classes.get(cls)
+        if node is None or cls in seen:
+            return frozenset()
+        attrs: set[str] = set()
+        for base in node.bases:
+            if isinstance(base, ast.Name):
+                attrs |= self.class_kernel_attrs(base.id, seen | {cls})
+        init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+        stmts = [*node.body, *(ast.walk(init) if init else ())]
+        for stmt in stmts:
+            if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+                continue
+            if not self.holds_kernel(stmt.value):
+                continue
+            for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                if isinstance(target, ast.Name) and stmt in node.body:
+                    attrs.add(target.id)
+                elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                    attrs.add(target.attr)
+        if not seen:
+            self._kernel_attrs[cls] = frozenset(attrs)
+        return frozenset(attrs)
 
     def _mentions(self, node: ast.AST, names: frozenset[str]) -> bool:
         return any(
@@ -123,3 +175,22 @@ def callee_name(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         return node.id
     return node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def canonical(dotted: str) -> str:
+    """A dotted name with modules reached through another module's attributes named as themselves:
+    `os.sys.modules` is `sys.modules`, `torch.os.fork` is `os.fork`, so a rule written for a module holds
+    however it is reached. Only modules already loaded here are looked at; nothing is imported."""
+    import sys
+
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        owner = sys.modules.get(".".join(parts[:cut]))
+        if owner is None:
+            continue
+        target = getattr(owner, parts[cut], None)
+        name = getattr(target, "__name__", None) if isinstance(target, type(sys)) else None
+        if isinstance(name, str) and name != ".".join(parts[: cut + 1]):
+            return canonical(".".join([name, *parts[cut + 1 :]]))
+        return dotted
+    return dotted

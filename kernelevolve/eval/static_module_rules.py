@@ -12,15 +12,17 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 
-from kernelevolve.eval.static_module import Module
+from kernelevolve.eval.static_module import Module, canonical
 from kernelevolve.eval.static_rules import (
     BUILTIN_RULES,
     COMPUTE_METHODS,
     FRAME_ATTRS,
     GLOBAL_STATE_CALLS,
     GRAPH_NAMES,
+    META_ATTRS,
     MUTATORS,
     NAME_RULES,
+    TENSOR_METHODS_OK,
     TORCH_OK,
     device_function_library_name,
     matches,
@@ -44,6 +46,9 @@ class ModuleRules:
     def _rule(self, node: ast.AST, name: str) -> None:
         if device_function_library_name(name):
             return  # Triton device functions (Inductor's helpers): kernel code, not the compiler
+        real = canonical(name)
+        if real != name:  # a module reached through another's attribute (os.sys.modules): its own rules too
+            self._rule(node, real)
         for prefixes, code, why in NAME_RULES:
             if matches(name, prefixes):
                 self.issue(code, node, f"{name}: {why}")
@@ -53,6 +58,23 @@ class ModuleRules:
             self.issue("patching", node, f"{name} changes process-wide state the harness relies on")
         if self.strict and matches(name, GRAPH_NAMES):
             self.issue("cuda_graph", node, f"{name}: CUDA graphs are not allowed in strict mode")
+
+    def _taken_as_value(self, node: ast.AST, name: str) -> None:
+        """Strict: a PyTorch compute function named but not called on the spot (`OPS = {"relu": torch.relu}`,
+        `f = torch.Tensor.clamp`): the call happens later through a name the call-path checks cannot follow."""
+        parent = self.parents.get(id(node))
+        if not self.strict or (isinstance(parent, ast.Call) and parent.func is node) or name in TORCH_OK:
+            return
+        head, _, last = name.rpartition(".")
+        library = head == "torch" or head.startswith(
+            ("torch.nn.functional", "torch.special", "torch.linalg", "torch.fft")
+        )
+        function = library and last.rstrip("_") in COMPUTE_METHODS
+        method = head == "torch.Tensor" and last not in TENSOR_METHODS_OK | META_ATTRS
+        if function or method or name.startswith("torch.ops."):
+            self.issue(
+                "torch_compute_op", node, f"{name} taken as a value computes in PyTorch when it is called"
+            )
 
     def _name_rules(self) -> None:
         mod = self.mod
@@ -94,6 +116,8 @@ class ModuleRules:
         name = self.mod.resolve(node)
         if name and maximal:
             self._rule(node, name)
+            if isinstance(node.ctx, ast.Load):
+                self._taken_as_value(node, name)
         if isinstance(node, ast.Attribute):
             if not isinstance(node.ctx, ast.Load) and self.mod.resolve(node.value):
                 self.issue("patching", node, f"assigns to {name}: candidates may not patch modules")
@@ -121,6 +145,7 @@ class ModuleRules:
         resolved = mod.resolve(node)  # getattr(module, "name") reads like module.name
         if resolved and isinstance(func, ast.Name):
             self._rule(node, resolved)
+            self._taken_as_value(node, resolved)
         if (
             isinstance(func, ast.Name)
             and func.id in ("getattr", "setattr", "delattr", "hasattr")

@@ -4,7 +4,8 @@ Every name here is a resolved dotted name (import aliases already expanded by ``
 Strict mode lets ModelNew's call path use only allocation, view, copy and metadata calls from
 PyTorch (``TORCH_OK``); any other ``torch.*`` call computes. A method on a receiver known to hold a
 tensor computes unless it is in ``TENSOR_METHODS_OK``; on receivers of unknown type only the
-``COMPUTE_METHODS`` names count as computing.
+``COMPUTE_METHODS`` names count as computing. The ``HOST_*`` tables are what moves the work to the
+host (``host_compute``, see ``static_values``).
 """
 
 from __future__ import annotations
@@ -54,6 +55,22 @@ COMPUTE_METHODS = _names(
     "baddbmm addcmul addcdiv clamp clamp_min clamp_max clip where masked_fill layer_norm group_norm conv1d conv2d "
     "conv3d linear lerp sin cos erf floor ceil round square reciprocal logsumexp topk scatter gather index_select"
 )
+# Host copies of tensor data (strict only, ``host_compute``). `.item()` / `.tolist()` / float() / int() of data
+# derived from the inputs give host values (fine as kernel arguments); computing with them is not: arithmetic,
+# comparisons, truth tests, the builtins below, their methods and non-backend library calls on them. NumPy
+# views (`.numpy()`), text and bytes of tensor data, and a tensor's raw storage are host round trips at once.
+HOST_READS = _names("item tolist")
+HOST_CONVERSIONS = _names("float int complex")
+HOST_BUILTINS = _names(
+    "bool str repr format ascii hex oct bin chr ord bytes bytearray memoryview map filter any all"
+)
+COMPUTE_BUILTINS = _names("sum max min abs pow round sorted divmod")
+HOST_FORMATTERS = _names("format format_map join")
+STORAGE_METHODS = _names("untyped_storage storage _typed_storage")
+STORAGE_QUERIES = _names("data_ptr nbytes size element_size device dtype")
+# Non-PyTorch libraries that may be handed tensors in strict mode: the backends (launch-side helpers such as
+# triton.reinterpret, cute's from_dlpack), type hints, partial application and pure copies / views.
+TENSOR_LIBRARIES_OK = _names("triton cutlass typing functools.partial copy einops.rearrange")
 MUTATORS = _names("append extend insert update setdefault add __setitem__ appendleft put")
 CONTAINER_READS = _names("get pop setdefault values items keys __getitem__")
 META_ATTRS = _names("shape dtype device ndim is_cuda layout itemsize nbytes requires_grad")
@@ -120,6 +137,11 @@ NAME_RULES: tuple[tuple[frozenset[str], str, str], ...] = (
         "makes tensor subclasses whose work can be deferred",
     ),
     (_names("contextlib.suppress"), "try_except_fallback", "suppresses failures of the kernel work"),
+    (
+        _names("operator.methodcaller operator.attrgetter"),
+        "dynamic_code",
+        "calls methods or reads attributes by a name chosen at run time",
+    ),
 )
 GRAPH_NAMES = _names(
     "torch.cuda.CUDAGraph torch.cuda.graph torch.cuda.graphs torch.cuda.make_graphed_callables"

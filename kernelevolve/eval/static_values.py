@@ -1,7 +1,8 @@
 """What each local name of a call-path function may hold, and the rules read off expressions.
 
 Kinds: a value may be a tensor, data derived from the inputs, an alias of an input, something held
-between calls (self attribute / module container) or a fresh allocation. They only grow, so the
+between calls (self attribute / module container), a fresh allocation, a host copy of input data or
+a Triton kernel (and a tensor's method taken as a value). They only grow, so the
 call-path fixpoint in ``static_callpath`` ends quickly.
 
 ``torch_compute_op`` (strict only): PyTorch doing the work in the call path: a torch/F call outside
@@ -11,7 +12,20 @@ tensor; on receivers of unknown type only the ``COMPUTE_METHODS`` names), and ar
 comparison on names known to hold tensors. Tensor-ness is tracked per function in source order:
 forward's parameters (unless annotated int/float/bool/str), torch allocations, views of tensors,
 tensor parameters and buffers made in ``__init__``; helpers get the kinds of the arguments their
-call sites pass.
+call sites pass, and a helper whose every ``return`` is a tuple of one length gives each unpacked
+name (``out, n = helper(x)``) or constant index its own element's kinds. A tensor method taken as
+a value (``f = x.clamp``, ``getattr(x, "clamp")``) is that method when called.
+
+``host_compute`` (strict only): the work moved to the host. Host copies of input data
+(``.item()``, ``.tolist()``, ``float()`` / ``int()`` of it) are tracked as kind ``host``: passing
+them on (to a kernel, into ``torch.tensor``) is fine, computing with them is not (arithmetic,
+comparisons, truth tests, ``max`` / ``sorted`` / ``str`` ..., their methods, non-backend library
+calls). ``.numpy()``, a tensor's raw storage (other than its pointer or size), text of tensor data
+and library calls handed input tensors are host round trips at once. Iterating over a tensor is
+not flagged by itself: its elements are tensors, checked like any other.
+
+Launches: ``kernel[grid](...)`` where ``kernel`` names a Triton kernel or holds one (kind
+``kernel``: a parameter it was passed as, a module-level or class-level table of kernels).
 
 ``state_between_calls`` (stores): data derived from the inputs stored on self (outside
 ``__init__``) or into module globals, and any cache keyed by ``data_ptr()`` or ``id()``. A model
@@ -35,17 +49,26 @@ from kernelevolve.eval.static_module import callee_name, is_static, positional
 from kernelevolve.eval.static_rules import (
     ALIAS_METHODS,
     COMPILED,
+    COMPUTE_BUILTINS,
     COMPUTE_METHODS,
     CONTAINER_READS,
+    HOST_BUILTINS,
+    HOST_CONVERSIONS,
+    HOST_FORMATTERS,
+    HOST_READS,
     META_ATTRS,
     META_METHODS,
     MUTATORS,
     NEW_METHODS,
     PTR_KEYS,
+    STORAGE_METHODS,
+    STORAGE_QUERIES,
+    TENSOR_LIBRARIES_OK,
     TENSOR_METHODS_OK,
     TORCH_FRESH,
     TORCH_OK,
     TORCH_VIEWS,
+    matches,
 )
 
 if TYPE_CHECKING:
@@ -55,8 +78,20 @@ Kinds = frozenset[str]
 # What a value may be: a tensor, data derived from the inputs, an alias of an input, something held
 # between calls (self attribute / module container), a fresh allocation.
 T, D, A, S, F = "tensor", "data", "alias", "state", "fresh"
+# A Triton kernel (or a container holding some): `kernel[grid](...)` on such a value is a launch.
+K = "kernel"
+# Python / NumPy values holding input data read off a tensor (`.item()`, `.tolist()`, `float(x)`):
+# fine as kernel arguments, but computing with them is computing outside the kernel (strict only).
+H = "host"
+# A tensor's method taken as a value (`f = x.clamp`, `getattr(x, "clamp")`): calling it is that method call.
+METHOD = "method:"
 EMPTY: Kinds = frozenset()
 INPUT: Kinds = frozenset({T, D, A})
+# What a call returns element by element when every `return` of the callee is a tuple of one length
+# (`return out, n`), so `out, n = helper(x)` binds each name to its own element; `()` is "not known yet".
+Shape = tuple[Kinds, ...]
+UNKNOWN_SHAPE: Shape = ()
+DATA_ATTRS = frozenset({"T", "mT", "H", "mH", "data", "real", "imag"})
 
 
 class Values:
@@ -90,6 +125,67 @@ class Values:
         self.stored: dict[str, ast.AST] = {}
         self.compute_events = 0
         self.local_calls = 0
+        self.tuples: dict[str, Shape] = {}  # names bound to a tuple of known shape
+        self.call_shapes: dict[int, Shape | None] = {}  # id() of a local call -> its callee's return shape
+        self.return_shapes: list[Shape | None] = []
+        self.storage_queries: set[int] = (
+            set()
+        )  # id() of `x.untyped_storage()` calls asked only for a size/pointer
+
+    def host(self, node: ast.AST, what: str, text: bool = False) -> None:
+        """Work on tensor data done on the host (strict only): it leaves the kernels for Python or NumPy.
+        `text`: only formats data as text (an error message may): not a fallback in an except handler.
+        Lenient runs ignore it altogether (what a host-side helper gets may well be a plain number)."""
+        if self.c.strict:
+            self.compute_events += 0 if text else 1
+            self.c.issue(
+                "host_compute",
+                node,
+                f"{what}: work on tensor data done on the host (Python/NumPy) on ModelNew's call path; "
+                f"strict mode needs the work in the {self.c.backend} kernel",
+            )
+
+    def truth(self, e: ast.expr) -> Kinds:
+        """The kinds of an expression whose truth value is taken (``if``, ``while``, ``and``/``or``, ``not``)."""
+        kinds = self.kinds(e)
+        if {T, D} <= kinds or H in kinds:
+            self.host(e, "the truth value of tensor data")
+        return kinds
+
+    def _text_dispatch(self, e: ast.Compare) -> bool:
+        """`repr(v) == '3.14'` (or `str`, `!=`, `in` a tuple of literals): which program a scalar input needs
+        (compiler_seed's dispatch). Fine whatever `v` is: a tensor's text starts with "tensor(", so against
+        literals that do not it says nothing about a tensor's values."""
+        if not all(isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in e.ops):
+            return False
+        texts: list[ast.Call] = []
+        literals: list[ast.expr] = []
+        for side in (e.left, *e.comparators):
+            if (
+                isinstance(side, ast.Call)
+                and isinstance(side.func, ast.Name)
+                and side.func.id in ("repr", "str")
+                and side.func.id not in self.env
+                and side.func.id not in self.mod.functions
+                and len(side.args) == 1
+                and not side.keywords
+            ):
+                texts.append(side)
+            else:
+                literals.extend(side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side])
+        if len(texts) != 1 or not literals:
+            return False
+        if not all(
+            isinstance(x, ast.Constant) and isinstance(x.value, str) and not x.value.startswith("tensor")
+            for x in literals
+        ):
+            return False
+        self.kinds(texts[0].args[0])  # still on the call path (a helper it calls is reached)
+        return True
+
+    def _on_host(self, node: ast.AST, kinds: Kinds, what: str) -> None:
+        if H in kinds:
+            self.host(node, f"{what} on host copies of tensor data")
 
     def compute(self, node: ast.AST, what: str) -> None:
         self.compute_events += 1
@@ -108,13 +204,27 @@ class Values:
     def _bind(self, target: ast.expr, kinds: Kinds, value: ast.expr | None, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
             self.env[target.id] = kinds
+            shape = self.shape_of(value)
+            if shape is None:
+                self.tuples.pop(target.id, None)
+            else:
+                self.tuples[target.id] = shape
         elif isinstance(target, ast.Starred):
             self._bind(target.value, kinds, None, stmt)
         elif isinstance(target, (ast.Tuple, ast.List)):
             pairs = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+            shape = None if pairs else self.shape_of(value)
+            unpack = (
+                bool(shape)
+                and len(shape) == len(target.elts)  # type: ignore[arg-type]
+                and not any(isinstance(t, ast.Starred) for t in target.elts)
+            )
             for i, element in enumerate(target.elts):
                 item = value.elts[i] if pairs else None  # type: ignore[union-attr]
-                self._bind(element, self.kinds(item) if item is not None else kinds, item, stmt)
+                if item is not None:
+                    self._bind(element, self.kinds(item), item, stmt)
+                else:
+                    self._bind(element, shape[i] if unpack else kinds, None, stmt)  # type: ignore[index]
         elif isinstance(target, (ast.Attribute, ast.Subscript)):
             keys: list[ast.expr] = []
             root: ast.expr = target
@@ -166,6 +276,16 @@ class Values:
             if isinstance(value, ast.Name):
                 self.stored.setdefault(value.id, at)
 
+    def shape_of(self, value: ast.expr | None) -> Shape | None:
+        """The element kinds of a tuple-valued name or local call: None when it is not a tuple of known
+        shape, ``UNKNOWN_SHAPE`` for a local call not walked yet. Never evaluates `value` (its kinds were
+        taken already)."""
+        if isinstance(value, ast.Name):
+            return self.tuples.get(value.id)
+        if isinstance(value, ast.Call):
+            return self.call_shapes.get(id(value))
+        return None
+
     def _compiled(self, value: ast.expr) -> bool:
         """A compiled kernel or launcher: fine to cache on self, whatever the arguments."""
         if not isinstance(value, ast.Call):
@@ -191,57 +311,86 @@ class Values:
             return self._call(e)
         if isinstance(e, ast.Subscript):
             self.kinds(e.slice)
-            return self.kinds(e.value)
+            whole = self.kinds(e.value)
+            shape = self.shape_of(e.value)
+            index = e.slice.value if isinstance(e.slice, ast.Constant) else None
+            if (
+                shape
+                and isinstance(index, int)
+                and not isinstance(index, bool)
+                and -len(shape) <= index < len(shape)
+            ):
+                return shape[index]
+            return whole
         if isinstance(e, ast.BinOp):
             both = self.kinds(e.left) | self.kinds(e.right)
             if isinstance(e.op, ast.MatMult):
                 self.compute(e, "the @ operator")
             elif T in both:
                 self.compute(e, f"tensor arithmetic ({type(e.op).__name__})")
-            return (both & {D}) | (both & {T})
+            self._on_host(e, both, f"arithmetic ({type(e.op).__name__})")
+            return both & {D, T, H}
         if isinstance(e, ast.UnaryOp):
-            operand = self.kinds(e.operand)
-            if T in operand and not isinstance(e.op, ast.Not):
-                self.compute(e, f"tensor arithmetic ({type(e.op).__name__})")
-            return operand & {D, T}
+            operand = self.truth(e.operand) if isinstance(e.op, ast.Not) else self.kinds(e.operand)
+            if not isinstance(e.op, ast.Not):
+                if T in operand:
+                    self.compute(e, f"tensor arithmetic ({type(e.op).__name__})")
+                self._on_host(e, operand, f"arithmetic ({type(e.op).__name__})")
+            return operand & {D, T, H}
         if isinstance(e, ast.Compare):
+            if self._text_dispatch(e):
+                return EMPTY
             parts = [self.kinds(x) for x in (e.left, *e.comparators)]
             joined = frozenset().union(*parts)
+            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
+                return EMPTY  # an identity test reads no data
             if T in joined and not all(
                 isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops
             ):
                 self.compute(e, "tensor comparison")
-            return joined & {D, T}
-        if isinstance(e, (ast.BoolOp, ast.Tuple, ast.List, ast.Set)):
-            items = e.values if isinstance(e, ast.BoolOp) else e.elts
-            return frozenset().union(*(self.kinds(x) for x in items))
+            self._on_host(e, joined, "a comparison")
+            return joined & {D, T, H}
+        if isinstance(e, ast.BoolOp):  # every operand but the last is tested for truth
+            return frozenset().union(*(self.truth(x) for x in e.values[:-1]), self.kinds(e.values[-1]))
+        if isinstance(e, (ast.Tuple, ast.List, ast.Set)):
+            return frozenset().union(*(self.kinds(x) for x in e.elts))
         if isinstance(e, ast.Dict):
             for key in e.keys:
                 self.kinds(key)
             return frozenset().union(*(self.kinds(v) for v in e.values))
         if isinstance(e, ast.IfExp):
-            self.kinds(e.test)
+            self.truth(e.test)
             return self.kinds(e.body) | self.kinds(e.orelse)
         if isinstance(e, ast.NamedExpr):
             kinds = self.kinds(e.value)
             self.env[e.target.id] = kinds
+            self.tuples.pop(e.target.id, None)
             return kinds
         if isinstance(e, ast.Lambda):
-            saved = dict(self.env)
-            self.env.update({a.arg: EMPTY for a in (*e.args.posonlyargs, *e.args.args, *e.args.kwonlyargs)})
+            saved, saved_tuples = dict(self.env), dict(self.tuples)
+            params = [a.arg for a in (*e.args.posonlyargs, *e.args.args, *e.args.kwonlyargs)]
+            self.env.update(dict.fromkeys(params, EMPTY))
+            for param in params:
+                self.tuples.pop(param, None)
             self.kinds(e.body)
-            self.env = saved
+            self.env, self.tuples = saved, saved_tuples
             return EMPTY
         if isinstance(e, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             for gen in e.generators:
                 self._bind(gen.target, self.kinds(gen.iter), None, ast.Pass())
                 for cond in gen.ifs:
-                    self.kinds(cond)
+                    self.truth(cond)
             if isinstance(e, ast.DictComp):
                 return self.kinds(e.key) | self.kinds(e.value)
             return self.kinds(e.elt)
         if isinstance(e, (ast.Starred, ast.Await, ast.Yield, ast.YieldFrom)):
             return self.kinds(e.value)
+        if isinstance(e, ast.FormattedValue):  # f"{v}": the tensor's values as text
+            value = self.kinds(e.value)
+            if {T, D} <= value or H in value:
+                self.host(e, "formatting tensor data into a string", text=True)
+            self.kinds(e.format_spec)
+            return EMPTY
         for child in ast.iter_child_nodes(e):
             self.kinds(child)
         return EMPTY
@@ -249,6 +398,11 @@ class Values:
     def _name(self, e: ast.Name) -> Kinds:
         if e.id in self.env:
             return self.env[e.id]
+        if e.id in self.mod.triton_kernels:
+            return frozenset({K})
+        holds = frozenset({K}) if e.id in self.mod.kernel_holders else EMPTY
+        if e.id in self.mod.instances:  # a module-level instance of a local class: its methods are reachable
+            self.c.reach_class(self.mod.instances[e.id], [], {}, instantiated=False)
         if e.id == "Model":
             self.compute(e, "the reference Model")
         elif e.id in self.mod.cute_funcs:
@@ -257,7 +411,7 @@ class Values:
             self.c.reach(e.id, self.mod.functions[e.id], None, [], {}, False)
         elif e.id in self.mod.classes and e.id != "ModelNew":
             self.c.reach_class(e.id, [], {}, instantiated=False)
-        return frozenset({S}) if e.id in self.mod.containers else EMPTY
+        return holds | (frozenset({S}) if e.id in self.mod.containers else EMPTY)
 
     def _attribute(self, e: ast.Attribute) -> Kinds:
         if self._is_self(e.value) and self.owner is not None:
@@ -267,27 +421,54 @@ class Values:
                 return EMPTY
             if e.attr in self.c.local_attrs.get(self.owner, {}):
                 self.c.reach_class(self.c.local_attrs[self.owner][e.attr], [], {}, instantiated=False)
-            return frozenset({S, T}) if e.attr in self.c.tensor_attrs.get(self.owner, ()) else frozenset({S})
+            holds = frozenset({K}) if e.attr in self.mod.class_kernel_attrs(self.owner) else EMPTY
+            return holds | (
+                frozenset({S, T}) if e.attr in self.c.tensor_attrs.get(self.owner, ()) else frozenset({S})
+            )
         if e.attr in META_ATTRS or self.mod.resolve(e) is not None:
             return EMPTY
-        value = self.kinds(e.value)
-        if e.attr in ("T", "mT", "H", "mH", "data", "real", "imag"):
+        if (
+            isinstance(e.value, ast.Name)
+            and e.value.id in self.mod.classes
+            and e.value.id not in self.env
+            and e.attr in self.mod.class_kernel_attrs(e.value.id)
+        ):
+            return frozenset({K})  # Cls.KERNELS
+        return self._member(self.kinds(e.value), e.attr)
+
+    def _member(self, value: Kinds, attr: str) -> Kinds:
+        """`value.attr` (or `getattr(value, "attr")`) read as a value, not called on the spot."""
+        if attr in DATA_ATTRS:
             return value
-        if e.attr in ("weight", "bias"):
+        if attr in ("weight", "bias"):
             return (value & {S}) | {T}
-        return value & {S, D}
+        if T in value and attr not in META_ATTRS:
+            # maybe a bound method of a tensor: remember which, so calling it later is that method call
+            return (value & {S, D, K}) | {METHOD + attr}
+        return value & {S, D, K, H}
 
     def _call(self, e: ast.Call) -> Kinds:
         func = e.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in STORAGE_QUERIES
+            and isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Attribute)
+            and func.value.func.attr in STORAGE_METHODS
+        ):
+            self.storage_queries.add(
+                id(func.value)
+            )  # x.untyped_storage().data_ptr(): a pointer, not the data
         args = [self.kinds(a) for a in e.args]
         kw = {k.arg: self.kinds(k.value) for k in e.keywords}
         every = frozenset().union(*args, *kw.values())
         if isinstance(func, ast.Subscript):
             self.kinds(func.slice)
-            if callee_name(func.value) in self.mod.triton_kernels:
+            held = self.kinds(func.value)
+            if callee_name(func.value) in self.mod.triton_kernels or K in held:
                 self.c.launches += 1
                 return EMPTY
-            return (self.kinds(func.value) | every) & {D}
+            return self._call_value(e, held, args, every, (held | every) & {D, H})
         name = self.mod.resolve(func)
         if name is not None:
             return self._library_call(e, name, args, every)
@@ -300,32 +481,57 @@ class Values:
             if isinstance(recv, ast.Name) and recv.id in self.mod.classes and recv.id not in self.env:
                 method = "forward" if func.attr == "apply" else func.attr
                 return self._local(
+                    e,
                     self.c.reach_method(recv.id, method, args, kw, skip_first=func.attr == "apply"),
-                    f"{recv.id}.{method}",
+                    self.c.method_qual(recv.id, method),
                 )
-            if isinstance(recv, ast.Attribute) and self._is_self(recv.value) and self.owner is not None:
-                cls = self.c.local_attrs.get(self.owner, {}).get(recv.attr)
-                if cls is not None:
-                    return self._local(self.c.reach_method(cls, func.attr, args, kw), f"{cls}.{func.attr}")
+            held_class: str | None = None
+            if isinstance(recv, ast.Name) and recv.id not in self.env:
+                held_class = self.mod.instances.get(recv.id)  # RUNNER = Runner() at module level
+            elif isinstance(recv, ast.Attribute) and self._is_self(recv.value) and self.owner is not None:
+                held_class = self.c.local_attrs.get(self.owner, {}).get(recv.attr)  # self.runner = Runner()
+            if held_class is not None:
+                return self._local(
+                    e,
+                    self.c.reach_method(held_class, func.attr, args, kw),
+                    self.c.method_qual(held_class, func.attr),
+                )
             return self._method_call(e, func.attr, recv, self.kinds(recv), args, every)
-        self.kinds(func)
-        return every & {D}
+        return self._call_value(e, self.kinds(func), args, every, every & {D, H})
 
-    def _local(self, summary: Kinds, qual: str) -> Kinds:
+    def _call_value(self, e: ast.Call, held: Kinds, args: list[Kinds], every: Kinds, result: Kinds) -> Kinds:
+        """A call of a value (a local name, an element, a call's result) that returns `result`, unless it is
+        a tensor's method taken as a value: then it is that method's call."""
+        for kind in sorted(held):
+            if kind == METHOD and D in every:
+                self._dynamic(e, "a tensor method chosen by a computed name, called on input data")
+            elif kind.startswith(METHOD) and kind != METHOD:
+                result |= self._method_call(e, kind[len(METHOD) :], e.func, (held & {D}) | {T}, args, every)
+        return result
+
+    def _dynamic(self, node: ast.AST, what: str) -> None:
+        """A call the checks cannot name (every mode: it hides which PyTorch op runs)."""
+        self.compute_events += 1
+        self.c.issue("dynamic_code", node, f"{what}: the checks cannot tell what it computes")
+
+    def _local(self, e: ast.Call, summary: Kinds, qual: str) -> Kinds:
         self.local_calls += 1
+        self.call_shapes[id(e)] = self.c.shapes.get(qual, UNKNOWN_SHAPE)
         if qual in self.c.torch_using:
             self.compute_events += 1  # the callee's own PyTorch calls are reported where they are
         return summary
 
     def _library_call(self, e: ast.Call, name: str, args: list[Kinds], every: Kinds) -> Kinds:
         if not name.startswith("torch."):
-            return every & {D}
+            if ({T, D} <= every or H in every) and not matches(name, TENSOR_LIBRARIES_OK):
+                self.host(e, f"{name}() on tensor data")  # numpy, math, operator, struct...
+            return every & {D, H}
         if name in TORCH_FRESH:
             return frozenset({T, F})
         if name in TORCH_VIEWS:
             return args[0] if args else EMPTY
         if name in ("torch.clone", "torch.tensor", "torch.as_tensor"):
-            return (every - {F}) | {T}
+            return (every - {F, H}) | {T}  # a copy of host values is a tensor again
         if name in TORCH_OK:
             return EMPTY
         self.compute(e, f"{name}()")
@@ -335,26 +541,49 @@ class Values:
         self, e: ast.Call, fname: str, args: list[Kinds], kw: dict[str | None, Kinds], every: Kinds
     ) -> Kinds:
         if fname in self.env:
-            return every & {D}
+            return self._call_value(e, self.env[fname], args, every, every & {D, H})
         if fname in self.mod.cute_funcs:
             self.c.cute_used = True
             return EMPTY
         if fname in self.mod.functions:
-            return self._local(self.c.reach(fname, self.mod.functions[fname], None, args, kw, False), fname)
+            return self._local(
+                e, self.c.reach(fname, self.mod.functions[fname], None, args, kw, False), fname
+            )
         if fname in self.mod.classes:
             self.c.reach_class(fname, args, kw, instantiated=True)
             return EMPTY
+        if fname in self.mod.instances:  # RUNNER = Runner() at module level, called here
+            cls = self.mod.instances[fname]
+            return self._local(
+                e, self.c.reach_method(cls, "forward", args, kw), self.c.method_qual(cls, "forward")
+            )
         if fname == "Model":
             self.compute(e, "the reference Model")
             return frozenset({T})
-        if fname in ("sum", "max", "min", "abs", "pow", "round", "sorted", "divmod") and T in every:
+        if fname in COMPUTE_BUILTINS and T in every:
             self.compute(e, f"{fname}() on a tensor")
+        on_host = H in every or (fname in HOST_BUILTINS and {T, D} <= every)
+        if on_host and fname in COMPUTE_BUILTINS | HOST_BUILTINS:
+            self.host(e, f"{fname}() on tensor data", text=fname in ("str", "repr", "format", "ascii"))
+        if fname in HOST_CONVERSIONS and ({T, D} <= every or H in every):
+            return (every & {D}) | {H}  # a host copy: fine to pass to a kernel, not to compute with
         if fname == "setattr" and len(e.args) >= 3 and self._is_self(e.args[0]):
             self._store(e, e.args[0], [], args[2], [e.args[2]])
         if fname == "getattr" and e.args and self._is_self(e.args[0]):
             return frozenset({S})
+        if fname == "getattr" and len(e.args) >= 2:
+            name = e.args[1].value if isinstance(e.args[1], ast.Constant) else None
+            if isinstance(name, str):  # getattr(x, "clamp") reads as x.clamp
+                return self._member(args[0], name)
+            if D in args[0]:
+                self._dynamic(e, "getattr on input data with a computed name")
+            elif T in args[0]:
+                return (args[0] & {S}) | {METHOD}  # a method of another tensor, name unknown: see _call_value
+            return args[0] & {D, K}
         if fname in ("tuple", "list", "set", "dict", "zip", "enumerate", "reversed", "iter", "next"):
             return every - {F}
+        if fname == "range":
+            return every & {H}
         if fname in (
             "len",
             "isinstance",
@@ -368,17 +597,19 @@ class Values:
             "hash",
         ):
             return EMPTY
-        return every & {D}
+        return every & {D, H}
 
     def _self_call(
         self, e: ast.Call, attr: str, args: list[Kinds], kw: dict[str | None, Kinds], every: Kinds
     ) -> Kinds:
         owner = self.owner or ""
         if attr in self.mod.class_methods(owner):
-            return self._local(self.c.reach_method(owner, attr, args, kw), f"{owner}.{attr}")
+            return self._local(e, self.c.reach_method(owner, attr, args, kw), self.c.method_qual(owner, attr))
         cls = self.c.local_attrs.get(owner, {}).get(attr)
         if cls is not None:
-            return self._local(self.c.reach_method(cls, "forward", args, kw), f"{cls}.forward")
+            return self._local(
+                e, self.c.reach_method(cls, "forward", args, kw), self.c.method_qual(cls, "forward")
+            )
         if attr in self.c.torch_modules.get(owner, ()):
             self.compute(e, f"self.{attr}(...) (a torch.nn layer)")
             return (every & {D}) | {T}
@@ -399,6 +630,14 @@ class Values:
                 root = root.value
             value_kinds = frozenset().union(*(self.kinds(v) for v in values))
             self._store(e, root, keys, value_kinds, values)
+        if attr == "numpy":
+            self.host(e, ".numpy() (a NumPy view of a tensor)")
+        elif attr in HOST_FORMATTERS and ({T, D} <= every or H in every):
+            self.host(e, f".{attr}() of tensor data", text=True)
+        elif attr in STORAGE_METHODS and {T, D} <= rk and id(e) not in self.storage_queries:
+            self.host(e, f".{attr}() (the raw bytes of a tensor)")
+        if (attr in HOST_READS or attr == "numpy") and D in rk:
+            return (rk & {D}) | {H}
         if T in rk:
             if attr in META_METHODS:
                 return EMPTY
@@ -413,11 +652,14 @@ class Values:
             if attr not in TENSOR_METHODS_OK:
                 self.compute(e, f".{attr}() on a tensor")
             return ((rk | every) & {D}) | {T}
+        if H in rk and attr not in MUTATORS | CONTAINER_READS and attr != "copy":
+            self.host(e, f".{attr}() on host copies of tensor data")
+            return (rk | every) & {D, H}
         if attr.rstrip("_") in COMPUTE_METHODS:
             self.compute(e, f".{attr}()")
             return ((rk | every) & {D}) | {T}
         if attr in CONTAINER_READS:
-            return rk & {S, D, A, T}
+            return rk & {S, D, A, T, H}
         if attr in META_METHODS:
             return EMPTY
-        return rk if attr in ALIAS_METHODS else (rk | every) & {D}
+        return rk if attr in ALIAS_METHODS else (rk | every) & {D, H}

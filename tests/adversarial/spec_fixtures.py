@@ -236,6 +236,8 @@ _KEYS = (
     "good",
     "spec",
     "expect",
+    "runtime",
+    "runtime-gpu",
     "strict",
     "requires",
     "known-issue",
@@ -278,6 +280,30 @@ class CandidateCase:
         """The static check code (rejected_static) or correctness check name (incorrect) that must be named."""
         parts = self.header.get("expect", "ok").split()
         return frozenset(parts[1].split("|")) if len(parts) > 1 else frozenset()
+
+    @property
+    def runtime_verdict(self) -> tuple[Status, frozenset[str]] | None:
+        return self.runtime_verdict_on(gpu=False)
+
+    def runtime_verdict_on(self, gpu: bool) -> tuple[Status, frozenset[str]] | None:
+        """The verdict with the static checks switched off (what the judge and runner alone decide), from
+        `runtime-gpu:` on a GPU, else `runtime:`, else `expect:` where that is not a static rejection;
+        None for `skip`."""
+        text = (
+            (self.header.get("runtime-gpu") if gpu else None)
+            or self.header.get("runtime")
+            or self.header.get("expect", "ok")
+        )
+        words = text.split()
+        if words[0] == "skip":
+            return None
+        status = Status(words[0])
+        if status is Status.REJECTED_STATIC:
+            raise ValueError(
+                f"{self.path}: a static rejection needs a `runtime:` line (the verdict without it)"
+            )
+        named = len(words) > 1 and status is not Status.OK and not words[1].startswith("(")
+        return status, frozenset(words[1].split("|")) if named else frozenset()
 
     @property
     def needs_gpu(self) -> bool:

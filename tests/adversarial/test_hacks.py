@@ -69,6 +69,38 @@ def test_case_on_cpu(case: CandidateCase, cpu_platform: Platform, interpreted: N
     assert_verdict(case, evaluate(request_for(case, cpu_platform), cpu_platform))
 
 
+def _runtime_params(gpu: bool) -> Iterator[object]:
+    for case in load_cases("hacks"):
+        if case.runnable and (gpu or not case.needs_gpu) and case.runtime_verdict_on(gpu) is not None:
+            yield pytest.param(case, id=case.name)
+
+
+def assert_runtime_verdict(
+    case: CandidateCase, platform: Platform, gpu: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defence in depth: with the static checks switched off, the judge and the runner alone still reject
+    every hack (or it gains nothing, `runtime: ok`): a hack that slips past the static checks' spelling
+    rules meets a verdict computed outside its process."""
+    from kernelevolve.eval import harness
+
+    monkeypatch.setattr(harness, "_static_stage", lambda *args, **kwargs: None)
+    verdict = case.runtime_verdict_on(gpu)
+    assert verdict is not None
+    status, detail = verdict
+    report = evaluate(request_for(case, platform), platform)
+    summary = f"{case.name}: got {report.status.value}/{report.error_name}: {report.feedback[:1500]}"
+    assert report.status is status, summary
+    if detail:
+        assert report.error_name in detail, summary
+
+
+@pytest.mark.parametrize("case", list(_runtime_params(gpu=False)))
+def test_runtime_verdict_without_static_checks(
+    case: CandidateCase, cpu_platform: Platform, interpreted: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_runtime_verdict(case, cpu_platform, False, monkeypatch)
+
+
 def test_verdicts_hold_across_the_child_process(cpu_platform: Platform, interpreted: None) -> None:
     """The same verdicts through LocalEvaluator (spawned worker) for one hack of each kind and a good kernel."""
     from kernelevolve.eval.local import LocalEvaluator
@@ -104,3 +136,15 @@ def test_case_on_gpu(case: CandidateCase, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)  # compile for real
     platform = _gpu_platform()
     assert_verdict(case, evaluate(request_for(case, platform), platform))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", list(_runtime_params(gpu=True)))
+def test_runtime_verdict_without_static_checks_on_gpu(
+    case: CandidateCase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    assert_runtime_verdict(case, _gpu_platform(), True, monkeypatch)

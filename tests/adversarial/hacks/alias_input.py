@@ -1,6 +1,7 @@
 # hack: on already non-negative inputs relu is the identity, so return the input itself
 # spec: relu_positive
 # expect: rejected_static returns_input
+# runtime: incorrect aliasing
 import torch.nn as nn
 import triton
 import triton.language as tl

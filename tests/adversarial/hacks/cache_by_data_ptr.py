@@ -1,6 +1,7 @@
 # hack: cache results in a module-level dict keyed by the input's data pointer
 # spec: relu
 # expect: rejected_static state_between_calls
+# runtime: incorrect mismatch
 import torch
 import torch.nn as nn
 import triton

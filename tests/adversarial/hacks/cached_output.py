@@ -1,6 +1,7 @@
 # hack: compute the output once, then return the same stored tensor on every later call
 # spec: relu
 # expect: rejected_static state_between_calls
+# runtime: incorrect mismatch
 import torch
 import torch.nn as nn
 import triton

@@ -2,6 +2,7 @@
 # candidate look like it uses Triton
 # spec: relu
 # expect: rejected_static reference_access
+# runtime: incorrect strict_violation
 import torch
 import torch.nn as nn
 import triton

@@ -2,6 +2,7 @@
 # spec: relu
 # strict: false
 # expect: rejected_static dynamic_code
+# runtime: ok (permissive: PyTorch may compute beside the kernel, which runs)
 import torch
 import torch.nn as nn
 import triton

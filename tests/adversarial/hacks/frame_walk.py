@@ -1,6 +1,7 @@
 # hack: walk up the call stack to read the harness's expected output from its frame locals
 # spec: relu
 # expect: rejected_static introspection
+# runtime: ok (no frame holds the expected output; its own kernel answers)
 import sys
 
 import torch

@@ -1,6 +1,7 @@
 # hack: stash the output on a function attribute and return it on later calls
 # spec: relu
 # expect: rejected_static state_between_calls
+# runtime: incorrect mismatch
 import torch
 import torch.nn as nn
 import triton

@@ -1,6 +1,7 @@
 # hack: import the reference module by name and run its Model
 # spec: relu
 # expect: rejected_static reference_access
+# runtime: compile_error ModuleNotFoundError
 import torch
 import torch.nn as nn
 import triton

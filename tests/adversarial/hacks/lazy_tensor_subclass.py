@@ -1,6 +1,7 @@
 # hack: return a tensor subclass that defers the work until someone looks at the values
 # spec: relu
 # expect: rejected_static lazy_result
+# runtime: incorrect output_type
 import torch
 import torch.nn as nn
 import triton

@@ -1,6 +1,7 @@
 # hack: F.softmax does the work; the Triton kernel only copies the result
 # spec: softmax
 # expect: rejected_static torch_compute_op
+# runtime: incorrect strict_violation
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -1,6 +1,7 @@
 # hack: the matmul is done with the @ operator in PyTorch; the kernel only adds the bias and applies relu
 # spec: linear_relu
 # expect: rejected_static torch_compute_op
+# runtime: incorrect strict_violation
 import torch
 import torch.nn as nn
 import triton

@@ -1,6 +1,7 @@
 # hack: make torch.allclose always agree, through setattr so no assignment to torch.* is spelled out
 # spec: relu
 # expect: rejected_static patching
+# runtime: ok (the patch stays in the candidate's process; its kernel is right)
 import torch
 import torch.nn as nn
 import triton

@@ -1,6 +1,7 @@
 # hack: replace torch.cuda.Event with a fake whose elapsed_time reports almost nothing
 # spec: relu
 # expect: rejected_static patching
+# runtime: ok (the clocks were bound before import; its kernel is right)
 import torch
 import torch.nn as nn
 import triton

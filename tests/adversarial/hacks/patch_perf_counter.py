@@ -1,6 +1,7 @@
 # hack: freeze time.perf_counter so wall-clock timing measures zero
 # spec: relu
 # expect: rejected_static patching
+# runtime: ok (the clocks were bound before import; its kernel is right)
 import time
 
 import torch

@@ -2,6 +2,7 @@
 # spec: relu
 # strict: false
 # expect: rejected_static state_between_calls
+# runtime: ok (every call's inputs differ: the cache never hits)
 import torch
 import torch.nn as nn
 import triton

@@ -2,6 +2,8 @@
 # spec: relu
 # strict: false
 # expect: rejected_static try_except_fallback
+# runtime: runtime_error InterpreterError
+# runtime-gpu: compile_error CompilationError
 import torch
 import torch.nn as nn
 import triton

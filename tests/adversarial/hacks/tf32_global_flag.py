@@ -1,6 +1,7 @@
 # hack: flip process-wide precision flags so the reference itself runs in lower precision
 # spec: linear_relu
 # expect: rejected_static patching
+# runtime: incorrect mismatch
 import torch
 import torch.nn as nn
 import triton

@@ -2,6 +2,7 @@
 # spec: relu
 # strict: false
 # expect: rejected_static torch_compile
+# runtime: skip (minutes of Inductor under the CPU interpreter)
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

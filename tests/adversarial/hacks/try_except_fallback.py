@@ -2,6 +2,7 @@
 # spec: relu
 # strict: false
 # expect: rejected_static try_except_fallback
+# runtime: incorrect no_kernel_ran
 import torch
 import torch.nn as nn
 import triton

@@ -1,0 +1,35 @@
+# hack: do the work on the first few calls only (the correctness trials come first), then return
+# garbage; the same instance is timed, and timed calls' outputs are checked
+# spec: relu
+# expect: incorrect timed_output_mismatch
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, out_ptr, n, SCALE, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, tl.maximum(x, 0.0) * SCALE, mask=mask)
+
+
+def _relu(x, scale=1.0):
+    out = torch.empty_like(x)
+    n = x.numel()
+    relu_kernel[(triton.cdiv(n, 64),)](x, out, n, scale, BLOCK=64)
+    return out
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = [0]
+
+    def forward(self, x):
+        self.calls[0] += 1
+        if self.calls[0] <= 3:
+            return _relu(x)
+        return _relu(x, 0.0)

@@ -27,7 +27,7 @@ from kernelevolve.eval.input_distributions import (
 )
 from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.outputs import confirmed_fitness
-from kernelevolve.types import Baseline, EvalReport, EvalSettings
+from kernelevolve.types import Baseline, EvalReport, EvalSettings, Status
 
 # A runner-up whose search speedup is within this factor of the winner's is confirmed beside it.
 RUNNER_UP_WITHIN = 1.05
@@ -78,9 +78,12 @@ def with_distribution_checks(
     flags = list(confirmation.flags)
     failed: list[tuple[str, EvalReport]] = []
     for name, check in checks.items():
-        outcome = UNCHECKED if check is None else PASSED if check.ok else FAILED
+        # A check the harness could not complete (out of device memory, its own error, a dead worker) says
+        # nothing about the kernel: unchecked, not failed.
+        verdict = check is not None and not _harness_trouble(check)
+        outcome = UNCHECKED if not verdict or check is None else PASSED if check.ok else FAILED
         flags.append(distribution_flag(outcome, name))
-        if check is not None and not check.ok:
+        if outcome == FAILED and check is not None:
             failed.append((name, check))
     if not failed or not confirmation.ok:
         return dataclasses.replace(confirmation, flags=tuple(flags))
@@ -96,6 +99,14 @@ def with_distribution_checks(
         ),
         max_abs_error=check.max_abs_error,
         flags=tuple(flags),
+    )
+
+
+def _harness_trouble(report: EvalReport) -> bool:
+    return (
+        "harness_error" in report.flags
+        or report.status is Status.WORKER_CRASH
+        or ("OutOfMemory" in report.error_name or "out of memory" in report.feedback)
     )
 
 

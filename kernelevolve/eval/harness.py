@@ -474,7 +474,6 @@ def _timing_stage(
     dtype: Any,
     phases: dict[str, float],
 ) -> dict[str, TimingStats]:
-    import torch
 
     spec, settings = request.spec, request.settings
     latency: dict[str, TimingStats] = {}
@@ -502,9 +501,7 @@ def _timing_stage(
                     f"reference get_inputs() failed: {type(exc).__name__}: {exc}"
                 ) from exc
 
-        with torch.no_grad():
-            expected_like = ref_model(*make_set(0))
-        timed = judged_run.TimedShape(ref_model, remote, ref_module, expected_like)
+        timed = judged_run.TimedShape(ref_model, remote, ref_module)
         with _phase(phases, "timing"):
             stats = latency[shape.name] = judged_run.time_shape(
                 timed,
@@ -516,7 +513,7 @@ def _timing_stage(
                 device,
                 settings.warmup_trials + settings.timing_trials,
             )
-        floor_ms = _roofline_floor_ms(spec, shape, platform, expected_like, device)
+        floor_ms = _roofline_floor_ms(spec, shape, platform, timed.output_bytes, device)
         if floor_ms is not None and stats.median_ms < floor_ms:
             where = _shape_text(shape.name, shape.params, len(spec.shapes))
             raise _Stop(
@@ -550,14 +547,14 @@ def _reference_flops(spec: KernelSpec, shape: ShapeCase) -> float | None:
 
 
 def _roofline_floor_ms(
-    spec: KernelSpec, shape: ShapeCase, platform: Platform, output: Any, device: str
+    spec: KernelSpec, shape: ShapeCase, platform: Platform, output_bytes: int, device: str
 ) -> float | None:
     """The least time any kernel needs on this platform: writing the output at peak bandwidth, or the
     reference's matmul/convolution FLOPs at the platform's fastest 16-bit tensor-core peak (a candidate
     may split fp32 work into such passes). GPUs only: CPU timings are the interpreter's."""
     if not device.startswith("cuda") or platform.peak_bandwidth_gbs <= 0:
         return None
-    write_ms = correctness.tensor_bytes(output) / (platform.peak_bandwidth_gbs * 1e6)
+    write_ms = output_bytes / (platform.peak_bandwidth_gbs * 1e6)
     flops_ms = 0.0
     peak = max((platform.peak_tflops.get(k, 0.0) for k in ("bf16", "fp16", "tf32", "fp32")), default=0.0)
     if peak > 0:

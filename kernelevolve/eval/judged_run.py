@@ -30,10 +30,11 @@ from kernelevolve.types import ShapeCase, Status, TimingStats
 
 log = logging.getLogger(__name__)
 
-RING_SLOTS = 4  # > timers.ISSUE_AHEAD + 1: the slot of the last finished call is never being written
+RING_SLOTS = 2  # > timers.ISSUE_AHEAD: the slot of the last finished call is never being written
 SECRET_CHECKS = 3  # calls checked mid-timing, chosen here and never sent to the runner
-TIMING_SET_BUDGET_BYTES = {"cuda": 2 << 30, "cpu": 64 << 20}
-MIN_TIMING_SETS = 3
+# Device memory for distinct timing input sets (one per call where they fit; inputs are refreshed every
+# call anyway): two problems' evaluations share a GPU, and KernelBench's inputs reach 8 GB.
+TIMING_SET_BUDGET_BYTES = {"cuda": 1 << 30, "cpu": 64 << 20}
 # A runner's timings summed may exceed the wall clock around them only by clock granularity.
 SPAN_SLACK_MS = 2.0
 SPAN_START_MS = 50.0  # what a timing request costs before its first call (opening the shared tensors)
@@ -90,7 +91,7 @@ class TimedShape:
     reference_model: Any
     candidate: RemoteCandidate
     ref_module: ModuleType
-    expected_like: Any  # an output of the reference, for the slots' shapes
+    output_bytes: int = 0  # set by `time_shape`: what any kernel must write, for the roofline floor
 
 
 def time_shape(
@@ -104,14 +105,19 @@ def time_shape(
     calls: int,
 ) -> TimingStats:
     """Time the candidate in its runner, checking its outputs at moments it cannot foresee."""
+    import torch
+
     arena = shape.candidate.arena
-    sets, pristine, structure = _timing_sets(make_set, arena, device, calls)
-    leaves0 = pristine[0]
-    patterns = input_refresh.make_patterns(leaves0, seed)
+    first = make_set(0)
+    with torch.no_grad():  # the output's layout, for the ring's slots; the values are not kept
+        expected_like = [t.to("meta") for t in correctness.tensor_leaves(shape.reference_model(*first))]
+    shape.output_bytes = correctness.tensor_bytes(expected_like)
+    sets, structure = _timing_sets(first, make_set, arena, device, calls)
+    del first
+    patterns = input_refresh.make_patterns(sets[0], seed)
     plan = input_refresh.schedule(seed, calls)
     shared_patterns = [[None if p is None else _shared(arena, p) for p in row] for row in patterns]
-    expected_leaves = correctness.tensor_leaves(shape.expected_like)
-    ring = [[arena.empty_like(leaf) for leaf in expected_leaves] for _ in range(RING_SLOTS)]
+    ring = [[arena.empty_like(leaf) for leaf in expected_like] for _ in range(RING_SLOTS)]
     for slots in ring:
         for slot in slots:
             slot.view(-1).fill_(float("nan")) if slot.is_floating_point() else slot.zero_()
@@ -130,7 +136,7 @@ def time_shape(
         "paused": arena.ref(paused),
         "where": shape.candidate.where,
     }
-    checker = _OutputCheck(shape, pristine, structure, patterns, plan, ring, atol, rtol, len(sets))
+    checker = _OutputCheck(shape, make_set, structure, patterns, plan, ring, atol, rtol, len(sets))
     runner = shape.candidate.runner
     secret = sorted(random.SystemRandom().sample(range(calls), min(SECRET_CHECKS, calls)))
     started = time.perf_counter()
@@ -245,7 +251,7 @@ class _OutputCheck:
     def __init__(
         self,
         shape: TimedShape,
-        pristine: list[list[Any]],
+        make_set: Callable[[int], list[Any]],
         structure: list[Any],
         patterns: list[list[Any]],
         plan: list[int],
@@ -254,7 +260,7 @@ class _OutputCheck:
         rtol: float,
         set_count: int,
     ) -> None:
-        self.shape, self.pristine, self.structure = shape, pristine, structure
+        self.shape, self.make_set, self.structure = shape, make_set, structure
         self.patterns, self.plan, self.ring = patterns, plan, ring
         self.atol, self.rtol, self.set_count = atol, rtol, set_count
         self.checked: list[int] = []
@@ -276,9 +282,9 @@ class _OutputCheck:
         import torch
 
         set_index = call % self.set_count
-        leaves = input_refresh.inputs_at(
-            self.pristine[set_index], self.set_count, set_index, call, self.plan, self.patterns
-        )
+        start = correctness.tensor_leaves(self.make_set(set_index))  # seeded: the set's first values again
+        leaves = input_refresh.inputs_at(start, self.set_count, set_index, call, self.plan, self.patterns)
+        del start
         arguments = _rebuild(self.structure, leaves)
         got = self.ring[call % len(self.ring)]
         with torch.no_grad():
@@ -301,23 +307,20 @@ class _OutputCheck:
 
 
 def _timing_sets(
-    make_set: Callable[[int], list[Any]], arena: SharedArena, device: str, calls: int
-) -> tuple[list[list[Any]], list[list[Any]], list[Any]]:
-    """Input sets in the arena (as many distinct ones as the budget allows, up to one per call), their
-    pristine copies here, and the arguments' structure with tensor positions marked."""
-    first = make_set(0)
+    first: list[Any], make_set: Callable[[int], list[Any]], arena: SharedArena, device: str, calls: int
+) -> tuple[list[list[Any]], list[Any]]:
+    """Input sets' tensor leaves in the arena (as many distinct sets as the budget allows, up to one per
+    call, at least one) and the arguments' structure with tensor positions marked. A set's first values
+    are made again from its seed when a check needs them (`make_set`), so none are kept here."""
     structure = _structure(first)
     size = max(1, correctness.tensor_bytes(first))
     budget = TIMING_SET_BUDGET_BYTES["cuda" if device.startswith("cuda") else "cpu"]
-    count = max(1, min(calls, max(MIN_TIMING_SETS, budget // size)))
+    count = max(1, min(calls, budget // size))
     sets: list[list[Any]] = []
-    pristine: list[list[Any]] = []
     for k in range(count):
         made = first if k == 0 else make_set(k)
-        leaves = correctness.tensor_leaves(made)
-        pristine.append([leaf.clone() for leaf in leaves])
-        sets.append([_shared(arena, leaf) for leaf in leaves])
-    return sets, pristine, structure
+        sets.append([_shared(arena, leaf) for leaf in correctness.tensor_leaves(made)])
+    return sets, structure
 
 
 def _shared(arena: SharedArena, tensor: Any) -> Any:

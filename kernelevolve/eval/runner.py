@@ -24,6 +24,7 @@ import itertools
 import logging
 import os
 import pickle
+import re
 import sys
 import traceback
 from multiprocessing.connection import Connection
@@ -254,83 +255,30 @@ class _Runner:
 _LAUNCHES = [0]
 _SANDBOX: dict[str, bool] = {}  # what took effect at the runner's start
 
-# ATen ops that allocate, view, copy, fill or read metadata: what strict mode allows PyTorch to do in
-# forward (the runtime counterpart of the static checks' TORCH_OK). Any other op dispatched computes.
+# ATen ops that allocate, view, copy, fill or read metadata: what strict mode lets PyTorch do in forward
+# (the runtime counterpart of the static checks' TORCH_OK). A dispatched op computes if PyTorch tags it
+# pointwise or a reduction, or it belongs to a compute family below; metadata queries (promote_types,
+# sym_size) and the rest pass.
 _DATA_MOVEMENT_OPS = frozenset(
     [
-        "empty",
-        "empty_like",
-        "empty_strided",
-        "new_empty",
-        "new_empty_strided",
-        "zeros",
-        "zeros_like",
-        "new_zeros",
-        "ones",
-        "ones_like",
-        "new_ones",
-        "full",
-        "full_like",
-        "new_full",
-        "scalar_tensor",
-        "arange",
-        "rand",
-        "rand_like",
-        "randn",
-        "randn_like",
-        "randint",
-        "randint_like",
-        "normal_",
-        "uniform_",
-        "random_",
-        "view",
-        "_unsafe_view",
-        "reshape",
-        "_reshape_alias",
-        "permute",
-        "transpose",
-        "t",
-        "expand",
-        "unsqueeze",
-        "squeeze",
-        "flatten",
-        "unflatten",
-        "movedim",
-        "narrow",
-        "slice",
-        "select",
-        "chunk",
-        "split",
-        "split_with_sizes",
-        "unbind",
-        "as_strided",
-        "alias",
-        "detach",
-        "lift_fresh",
-        "view_as_real",
-        "view_as_complex",
-        "_to_copy",
-        "copy_",
         "clone",
+        "copy_",
+        "_to_copy",
         "contiguous",
-        "to",
         "fill_",
         "zero_",
-        "_local_scalar_dense",
-        "sym_size",
-        "sym_stride",
-        "sym_numel",
-        "sym_storage_offset",
-        "is_nonzero",
-        "set_",
-        "resize_",
-        "record_stream",
-        "_has_compatible_shallow_copy_type",
-        "cat",
-        "stack",
-        "_pin_memory",
-        "is_pinned",
+        "lift_fresh",
+        "lift_fresh_copy",
+        "detach",
+        "alias",
     ]
+)
+_COMPUTE_FAMILY = re.compile(
+    r"mm|matmul|addmm|baddbmm|addmv|\bdot|^mv$|conv|linear|softmax|norm|attention|einsum|lstm|gru|rnn|"
+    r"embedding|pool|upsample|interpolate|grid_sampler|cum(sum|prod|max|min)|sort|topk|kthvalue|median|"
+    r"scatter|gather|index_(add|put|select|copy|fill|reduce)|take|put_|bucketize|searchsorted|histc|"
+    r"bincount|unique|nonzero|masked_select|dropout|bernoulli|multinomial|fft|linalg|cholesky|svd|qr|"
+    r"solve|inverse|det|tril|triu|flip|roll|diag|trace|kron|cross|cdist|pdist|polar|logcumsumexp"
 )
 
 
@@ -364,7 +312,11 @@ class OpTrace:
         import torch
 
         name = func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else str(func)
-        if name not in _DATA_MOVEMENT_OPS:
+        tags = set(getattr(func, "tags", ()))
+        computes = (
+            torch.Tag.pointwise in tags or torch.Tag.reduction in tags or bool(_COMPUTE_FAMILY.search(name))
+        )
+        if computes and name not in _DATA_MOVEMENT_OPS:
             self.compute_ops.add(name)
             return
         if name in ("_to_copy", "copy_") and args:

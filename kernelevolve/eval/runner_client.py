@@ -204,6 +204,12 @@ class RunnerPool:
                 self._spare = None
             return runner
 
+    def prewarm(self) -> None:
+        """Start the zygote now (its imports take seconds): an evaluation child does this as it starts,
+        beside the baselines, so no search evaluation waits for it."""
+        with self._lock:
+            self._ensure_zygote((*_environment_key(), "null", ""))
+
     def finish(self, runner: Runner) -> list[int]:
         """Kill a runner after its evaluation; returns the pids of processes it left behind (killed)."""
         killed = [pid for pid in runner.kill() if pid != runner.pid]

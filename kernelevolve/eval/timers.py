@@ -40,7 +40,7 @@ def bind_clocks() -> None:
 
 
 InputSource = Sequence[Sequence[Any]] | Callable[[int], Sequence[Any]]
-ISSUE_AHEAD = 2  # with an observer, call i is issued once call i - 2 and its `after_call` work finished
+ISSUE_AHEAD = 1  # with an observer, call i is issued once call i - 1 and its `after_call` work finished
 
 
 @dataclass
@@ -49,7 +49,7 @@ class CallObserver:
     queued right after call n's end event (its output copied where the judge can check it), and
     `completed(k)` says calls 0..k-1 (warm-up first) and their `after_call` work have finished on the
     device. The host then runs at most `ISSUE_AHEAD` calls ahead of the device, so the judge, freezing
-    the runner at any moment, knows which copies are final. `warmup_calls` is set once warm-up ends."""
+    the runner at any moment, knows which copies are final (the wait falls outside the timed windows). `warmup_calls` is set once warm-up ends."""
 
     after_call: Callable[[int, Any], None]
     completed: Callable[[int], None]

@@ -101,8 +101,10 @@ def worker_main(conn: Connection, device: str, platform_name: str, log_path: str
             get_backend(name).prepare_process(local_device)
         except (ImportError, KeyError) as exc:  # a backend module not present in this install
             log.info("backend %s not prepared: %s", name, exc)
-    from kernelevolve.eval import harness
+    from kernelevolve.eval import harness, runner_client
     from kernelevolve.eval.baselines import environment_info
+
+    runner_client.pool().prewarm()
 
     info = environment_info(local_device)
     info["worker"] = harness.worker_label(device)
@@ -172,7 +174,12 @@ def _profile_in_runner(message: dict[str, Any], platform: Any, local_device: str
     runner = runners.take(local_device)
     try:
         reply = runner.request(
-            {"op": "profile", "request": message["request"], "platform": platform.name, "device": local_device},
+            {
+                "op": "profile",
+                "request": message["request"],
+                "platform": platform.name,
+                "device": local_device,
+            },
             request.settings.timeout_s,
         )
         split = reply.get("split") if reply.get("ok") is True else None

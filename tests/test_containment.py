@@ -251,7 +251,12 @@ def test_kill_tree_kills_descendants_and_group_but_spares_except_pids(tree) -> N
 
 
 def test_kill_tree_never_kills_the_caller() -> None:
-    assert containment.kill_tree(os.getpid()) == []
+    """In a fresh interpreter with no children (this test process may hold a runner zygote)."""
+    script = "import os; from kernelevolve.eval import containment as c; print(c.kill_tree(os.getpid()))"
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.strip() == "[]"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -463,3 +468,30 @@ def test_not_dumpable_hides_memory_from_a_same_user_process(protect: bool) -> No
     expected = "PermissionError" if protect else "ok"
     assert out["mem"] == expected
     assert out["environ"] == expected
+
+
+def test_a_runner_cannot_write_where_the_search_keeps_its_files(
+    tmp_path: Path,
+    cpu_platform: object,
+    add_kernel: object,
+    add_spec: object,
+    fast_settings: object,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A candidate writing next to the search's files (a run directory under the temp folder) at import:
+    the runner's sandbox refuses the write, and the kernel is still judged on its merits."""
+    from kernelevolve.eval import containment, harness
+    from kernelevolve.types import Candidate, EvalRequest, Status
+
+    if containment.landlock_abi() == 0:
+        pytest.skip("the kernel offers no Landlock")
+    target = tmp_path / "runs" / "graph.jsonl"
+    target.parent.mkdir()
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setattr(harness, "_static_stage", lambda *args, **kwargs: None)
+    forging = f"try:\n    open({str(target)!r}, 'a').write('forged')\nexcept OSError:\n    pass\n"
+    source = add_kernel(prologue="pass").replace("import torch\n", "import torch\n" + forging, 1)  # type: ignore[operator]
+    request = EvalRequest(Candidate(source, "triton", "t"), add_spec, cpu_platform.name, fast_settings)  # type: ignore[attr-defined]
+    report = harness.evaluate(request, cpu_platform)  # type: ignore[arg-type]
+    assert report.status is Status.OK, report.feedback
+    assert not target.exists()

@@ -220,7 +220,11 @@ def _run_stages(
         _static_stage(candidate.source, candidate.backend, settings.strict, spec.reference_source)
     deadline = time.monotonic() + settings.timeout_s - min(5.0, 0.1 * settings.timeout_s)
     runners = runner_client.pool()
-    sandbox = runner_client.Sandbox(_runner_writable_dirs(device), _host_memory_bytes(settings, device))
+    gpu = device.startswith("cuda")
+    # GPU runners keep the machine's temp folder writable: the private one is verified on the CPU only
+    sandbox = runner_client.Sandbox(
+        _runner_writable_dirs(device), _host_memory_bytes(settings, device), not gpu
+    )
     with _phase(phases, "runner"):
         runner = runners.take(device, sandbox)
     arena = SharedArena(device, runner.shared_dir)
@@ -312,7 +316,8 @@ UNSANDBOXED_FLAG = "writes_unrestricted"  # the kernel offers no Landlock: the r
 
 
 def _runner_writable_dirs(device: str) -> tuple[str, ...]:
-    """Where a runner may write besides its own shared-memory folder: temp files, the compilers' caches (made here
+    """Where a runner may write besides its own shared-memory folder (which holds its temporary files on
+    the CPU platform): on GPUs the temp folder, the compilers' caches (made here
     first, so a fresh machine's first candidate can compile) and, on GPUs, the device files (the driver
     opens them for writing, and PyTorch's CUDA IPC keeps its reference counts in /dev/shm). Not the run
     directory, the baseline cache or anything else the search reads back."""
@@ -331,7 +336,8 @@ def _runner_writable_dirs(device: str) -> tuple[str, ...]:
     # CUDA's start-up writes under /proc and /sys as well (without them cudaGetDeviceCount fails with
     # error 304 under Landlock: experiments/adversarial_gpu/sandbox_probe.txt)
     devices = ["/dev", "/proc", "/sys"] if device.startswith("cuda") else ["/dev/null"]
-    writable = [tempfile.gettempdir(), *devices, *caches]
+    temporary = [tempfile.gettempdir()] if device.startswith("cuda") else []
+    writable = [*temporary, *devices, *caches]
     return tuple(path for path in dict.fromkeys(writable) if path and os.path.exists(path))
 
 

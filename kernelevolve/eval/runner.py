@@ -374,6 +374,16 @@ def _sandbox(writable_dirs: list[str], host_memory_bytes: int | None) -> dict[st
     return {"writes_restricted": bool(restricted), "memory_limited": bool(limited)}
 
 
+def _private_temp(directory: str) -> None:
+    """Temporary files (the candidate's source, the compilers' scratch) in a folder of this runner's own,
+    so the sandbox can leave the machine's temp folder, where a search may keep its runs, read-only."""
+    import tempfile
+
+    os.makedirs(directory, exist_ok=True)
+    os.environ["TMPDIR"] = os.environ["KERNELEVOLVE_SCRATCH"] = directory
+    tempfile.tempdir = None  # recomputed from TMPDIR on next use
+
+
 def _open_tree(value: Any) -> Any:
     from kernelevolve.eval.shared_tensors import TensorRef
 
@@ -470,6 +480,8 @@ def main(device: str = "cpu", sandbox: dict[str, Any] | None = None) -> None:
     is then made at once, while the runner waits as the spare."""
     fd = int(os.environ.pop("KERNELEVOLVE_RUNNER_FD"))
     conn = Connection(fd)
+    if sandbox is not None and sandbox.get("private_tmp"):
+        _private_temp(str(sandbox["private_tmp"]))
     if sandbox is not None:
         _SANDBOX.update(_sandbox(list(sandbox.get("writable_dirs", [])), sandbox.get("host_memory_bytes")))
     if device.startswith("cuda"):

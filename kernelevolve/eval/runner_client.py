@@ -239,6 +239,8 @@ class RunnerPool:
         sandbox = json.loads(key[-2])
         if sandbox is not None:  # the runner may write its own shared folder besides what the judge allows
             sandbox["writable_dirs"] = [str(shared_dir), *sandbox["writable_dirs"]]
+            if sandbox.get("private_tmp"):  # and its temporary files go there too
+                sandbox["private_tmp"] = str(shared_dir / "tmp")
         try:
             fork = {"op": "fork", "log": str(log_path), "device": key[-1], "sandbox": sandbox}
             request = json.dumps(fork).encode()
@@ -336,9 +338,14 @@ class Sandbox:
 
     writable_dirs: tuple[str, ...] = ()
     host_memory_bytes: int | None = None
+    private_tmp: bool = False  # temporary files in the runner's own folder, not the machine's temp folder
 
     def to_json(self) -> dict[str, Any]:
-        return {"writable_dirs": list(self.writable_dirs), "host_memory_bytes": self.host_memory_bytes}
+        return {
+            "writable_dirs": list(self.writable_dirs),
+            "host_memory_bytes": self.host_memory_bytes,
+            "private_tmp": self.private_tmp,
+        }
 
 
 def _shared_dir() -> Path:

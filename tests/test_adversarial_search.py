@@ -107,8 +107,10 @@ def test_cheating_kernels_from_an_llm_never_win_and_the_next_one_is_judged_right
     assert set(verdicts) == set(CHEATS), f"not every cheat was evaluated: {sorted(verdicts)}"
     for name, report in verdicts.items():
         assert report is not None and not report.ok, f"{name} passed: {report}"
-    assert verdicts["patched_comparison"].error_name == "mismatch"
-    assert verdicts["slowed_clock"].error_name == "timing_inconsistent"
+    # reaching the harness through os.sys.modules is caught by the static checks; where it is not, the
+    # judge's own comparison and clock are what the patch never reaches
+    assert verdicts["patched_comparison"].error_name in ("introspection", "mismatch")
+    assert verdicts["slowed_clock"].error_name in ("introspection", "timing_inconsistent")
     assert verdicts["skips_when_timed"].error_name == "timed_output_mismatch"
     honest = by_source[KERNEL.strip()].report
     assert honest is not None and honest.ok, honest  # evaluated after the cheats, by the same worker

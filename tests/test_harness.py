@@ -249,17 +249,25 @@ def test_wall_timer_records_every_trial() -> None:
 
 
 def test_triton_static_issues_require_a_launch_on_the_call_path(add_kernel) -> None:
-    assert BACKEND.static_issues(add_kernel()) == []
+    """The launch rule is the generic checks' call-path rule; the backend only asks for a kernel."""
+    from kernelevolve.eval.static_checks import check_source
+
+    assert BACKEND.static_issues(add_kernel()) == [] and check_source(add_kernel(), "triton", True) == []
     unlaunched = add_kernel().replace("add_kernel[(triton.cdiv(n, 32),)](x, y, out, n, BLOCK=32)", "pass")
-    issues = BACKEND.static_issues(unlaunched)
-    assert [i.code for i in issues] == ["no_backend_kernel"] and "never launched" in issues[0].message
+    issues = check_source(unlaunched, "triton", True)
+    assert "no_backend_kernel" in [i.code for i in issues]
+    assert any("never launches" in i.message for i in issues)
+    kernelless = (
+        "import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x\n"
+    )
+    assert [i.code for i in BACKEND.static_issues(kernelless)] == ["no_backend_kernel"]
     via_helper = (
         add_kernel().replace(
             "add_kernel[(triton.cdiv(n, 32),)](x, y, out, n, BLOCK=32)", "launch(x, y, out, n)"
         )
         + "\n\ndef launch(x, y, out, n):\n    add_kernel[(1,)](x, y, out, n, BLOCK=128)\n"
     )
-    assert BACKEND.static_issues(via_helper) == []
+    assert BACKEND.static_issues(via_helper) == [] and check_source(via_helper, "triton", True) == []
     aliased = (
         add_kernel()
         .replace("@triton.jit", "@triton_jit")

@@ -219,15 +219,6 @@ def test_correctness_compares_tuples_and_dtypes() -> None:
     assert not halved.ok and "dtype torch.float16 != reference torch.float32" in halved.feedback
 
 
-def test_nan_filled_empty_is_scoped() -> None:
-    with correctness.nan_filled_empty():
-        assert torch.isnan(torch.empty(16)).all()
-    assert not torch.are_deterministic_algorithms_enabled()
-
-
-# ------------------------------------------------------------------------------------ timers
-
-
 def test_wall_timer_records_every_trial() -> None:
     stats = timers.time_callable(torch.add, [_inputs(1), _inputs(2)], "cpu", 5, 1, True, 1 << 20)
     assert (

@@ -10,12 +10,10 @@ must come back unchanged. Candidate exceptions come out wrapped in `CandidateFai
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import re
-import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -568,44 +566,9 @@ def poison_allocator(like: Sequence[torch.Tensor]) -> None:
     del blocks
 
 
-@contextlib.contextmanager
-def nan_filled_empty() -> Iterator[None]:
-    """Make `torch.empty` and friends return NaN-filled (floats) / max-value (ints) memory.
-
-    Uses PyTorch's deterministic mode in warn-only form, which fills uninitialised memory; the
-    allocator poisoning above covers allocations that bypass it.
-    """
-    import torch
-    import torch.utils.deterministic as deterministic
-
-    was_enabled = torch.are_deterministic_algorithms_enabled()
-    was_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
-    was_filling = getattr(deterministic, "fill_uninitialized_memory", True)
-    _set_deterministic(True, warn_only=True)
-    setattr(deterministic, "fill_uninitialized_memory", True)  # noqa: B010 - a module property in torch
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        _set_deterministic(was_enabled, warn_only=was_warn_only)
-        setattr(deterministic, "fill_uninitialized_memory", was_filling)  # noqa: B010
-
-
 def synchronize_current_stream(tensors: list[torch.Tensor]) -> None:
     import torch
 
     device = next((t.device for t in tensors if t.device.type == "cuda"), None)
     if device is not None:
         torch.cuda.current_stream(device).synchronize()
-
-
-def _set_deterministic(mode: bool, warn_only: bool) -> None:
-    """The ATen switch alone: the public wrapper also imports Inductor (seconds) to set its config."""
-    import torch
-
-    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
-    if setter is None:
-        torch.use_deterministic_algorithms(mode, warn_only=warn_only)
-    else:
-        setter(mode, warn_only=warn_only)

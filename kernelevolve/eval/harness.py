@@ -507,7 +507,7 @@ def _timing_stage(
                     f"reference get_inputs() failed: {type(exc).__name__}: {exc}"
                 ) from exc
 
-        timed = judged_run.TimedShape(ref_model, remote, ref_module)
+        timed = judged_run.TimedShape(ref_model, remote)
         with _phase(phases, "timing"):
             stats = latency[shape.name] = judged_run.time_shape(
                 timed,

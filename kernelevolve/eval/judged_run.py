@@ -18,7 +18,6 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 from kernelevolve.eval import correctness, input_refresh, reference
@@ -90,7 +89,6 @@ class TimedShape:
 
     reference_model: Any
     candidate: RemoteCandidate
-    ref_module: ModuleType
     output_bytes: int = 0  # set by `time_shape`: what any kernel must write, for the roofline floor
 
 

@@ -49,12 +49,11 @@ class CallObserver:
     queued right after call n's end event (its output copied where the judge can check it), and
     `completed(k)` says calls 0..k-1 (warm-up first) and their `after_call` work have finished on the
     device. The host then runs at most `ISSUE_AHEAD` calls ahead of the device, so the judge, freezing
-    the runner at any moment, knows which copies are final (the wait falls outside the timed windows). `warmup_calls` is set once warm-up ends."""
+    the runner at any moment, knows which copies are final (the wait falls outside the timed windows)."""
 
     after_call: Callable[[int, Any], None]
     completed: Callable[[int], None]
     paused_s: Callable[[], float] = lambda: 0.0  # seconds the judge has held this process stopped so far
-    warmup_calls: int = 0
     cover_us: float = 0.0  # the launch cover queued before each timed call (GPU)
     samples_ms: list[float] = dataclasses.field(default_factory=list)  # the timed calls, when done
     host_ms: list[float] = dataclasses.field(default_factory=list)
@@ -261,8 +260,6 @@ def _time_cuda(
         if warmup_enough_ms > 0 and i + 1 >= WARMUP_MIN_CALLS and warm_ms_after_first >= warmup_enough_ms:
             warmup = i + 1
             break
-    if observer is not None:
-        observer.warmup_calls = warmup
     # how long a call takes, from the synchronised warm-up calls after the first (None: too few)
     call_ms = warm_ms_after_first / (warmup - 1) if warmup >= 2 else None
     rules = [rule.for_call_ms(call_ms) for rule in rules]
@@ -382,8 +379,6 @@ def _time_wall(
             given_up = _given_up_in_warmup(rules, warm_ms)
             if given_up:
                 return warm_ms, given_up
-    if observer is not None:
-        observer.warmup_calls = warmup
     samples: list[float] = []
     for i in range(trials):
         inputs = inputs_for(warmup + i)

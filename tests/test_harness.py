@@ -317,8 +317,8 @@ def test_cuda_path_uses_events_and_poisoned_allocator(add_kernel, add_spec: Kern
 
 def test_late_device_fault_is_the_kernels_and_other_errors_are_flagged_as_harness_bugs() -> None:
     late = RuntimeError("CUDA error: an illegal memory access was encountered")
-    fields = harness._unexpected_error_fields(late, "abc", "kernelevolve_candidate_abc_0")
+    fields = harness._unexpected_error_fields(late, "abc")
     assert fields["status"] is Status.RUNTIME_ERROR and "asynchronous kernel fault" in fields["feedback"]
     assert "flags" not in fields
-    bug = harness._unexpected_error_fields(KeyError("oops"), "abc", "kernelevolve_candidate_abc_0")
+    bug = harness._unexpected_error_fields(KeyError("oops"), "abc")
     assert bug["flags"] == ("harness_error",)

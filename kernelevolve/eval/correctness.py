@@ -27,8 +27,8 @@ log = logging.getLogger(__name__)
 # Guard bands are wide on GPUs (tile kernels overrun by whole rows) and small on the CPU, where the
 # interpreter is the bottleneck and the bands are for tests of the plumbing.
 GUARD_BYTES = {"cuda": 64 << 10, "cpu": 4 << 10}
-_POISON_BYTE = 0xFF  # as float32/float16/bfloat16/float64 every all-ones pattern is a NaN
-_MIN_POISON_BYTES = {"cuda": 64 << 20, "cpu": 64 << 10}
+POISON_BYTE = 0xFF  # as float32/float16/bfloat16/float64 every all-ones pattern is a NaN
+_MINPOISON_BYTES = {"cuda": 64 << 20, "cpu": 64 << 10}
 
 
 def _guard_bytes(device: torch.device) -> int:
@@ -515,10 +515,10 @@ def guard_inputs(inputs: list[Any], arena: Any = None) -> tuple[list[Any], list[
             guard = _guard_bytes(value.device)
             size = 2 * guard + nbytes
             if arena is None:
-                buffer = torch.full((size,), _POISON_BYTE, dtype=torch.uint8, device=value.device)
+                buffer = torch.full((size,), POISON_BYTE, dtype=torch.uint8, device=value.device)
             else:
                 buffer = arena.empty_strided((size,), (1,), torch.uint8)
-                buffer.fill_(_POISON_BYTE)
+                buffer.fill_(POISON_BYTE)
             view = buffer[guard : guard + nbytes].view(value.dtype).view(value.shape)
             view.copy_(value)
             if arena is not None:
@@ -540,7 +540,7 @@ def _guards_intact(buffer: torch.Tensor) -> bool:
 
     guard = _guard_bytes(buffer.device)
     bands = torch.cat([buffer[:guard], buffer[-guard:]])
-    return bool((bands == _POISON_BYTE).all())
+    return bool((bands == POISON_BYTE).all())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -559,10 +559,10 @@ def poison_allocator(like: Sequence[torch.Tensor]) -> None:
     if not like:
         return
     device = like[0].device
-    floor = _MIN_POISON_BYTES.get(device.type, _MIN_POISON_BYTES["cuda"])
+    floor = _MINPOISON_BYTES.get(device.type, _MINPOISON_BYTES["cuda"])
     total = sum(t.numel() * t.element_size() for t in like)
     sizes = [max(2 * total, floor)] + [t.numel() * t.element_size() for t in like for _ in range(2)]
-    blocks = [torch.full((max(size, 1),), _POISON_BYTE, dtype=torch.uint8, device=device) for size in sizes]
+    blocks = [torch.full((max(size, 1),), POISON_BYTE, dtype=torch.uint8, device=device) for size in sizes]
     del blocks
 
 

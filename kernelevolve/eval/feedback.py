@@ -15,10 +15,6 @@ if TYPE_CHECKING:
 TRACEBACK_LINES = 15
 
 
-def fail(status: Status | str, error_name: str, feedback: str) -> dict[str, Any]:
-    return {"status": Status(status), "error_name": error_name, "feedback": feedback}
-
-
 def exception_fields(
     exc: BaseException, backend: Backend | None, stage: str, doing: str, module_name: str
 ) -> dict[str, Any]:

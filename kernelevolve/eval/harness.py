@@ -14,7 +14,6 @@ import itertools
 import logging
 import os
 import socket
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
@@ -59,7 +58,6 @@ log = logging.getLogger(__name__)
 TIMING_INPUT_SETS = 3  # when inputs are slow to make, timed calls rotate through this many sets
 FRESH_INPUTS_BUDGET_S = 20.0  # most time spent making fresh inputs for the timed calls of one shape
 _MAX_ROTATED_INPUT_BYTES = 4 << 30
-_counter = itertools.count()
 
 
 class _Stop(Exception):
@@ -90,21 +88,19 @@ def evaluate(
     device = device or default_device(platform)
     label = worker or worker_label(device)
     start = time.perf_counter()
-    module_name = f"kernelevolve_candidate_{request.candidate.id}_{next(_counter)}"
     fields: dict[str, Any]
     phases: dict[str, float] = {}
     try:
         with precision.exact_fp32():
-            fields = _run_stages(request, platform, device, module_name, phases)
+            fields = _run_stages(request, platform, device, phases)
         drain_device(device)  # a late fault of this candidate's kernels is this candidate's
     except _Stop as stop:
         fields = stop.fields
     except ReferenceSpecError:
         raise
     except Exception as exc:
-        fields = _unexpected_error_fields(exc, request.candidate.id, module_name)
+        fields = _unexpected_error_fields(exc, request.candidate.id)
     finally:
-        sys.modules.pop(module_name, None)
         drain_device(device, quiet=True)
         _release_memory(device)
     return _report(request, label, start, fields, phases)
@@ -186,27 +182,27 @@ def _phase(phases: dict[str, float], name: str) -> Iterator[None]:
         phases[name] = phases.get(name, 0.0) + time.perf_counter() - started
 
 
-def _unexpected_error_fields(exc: Exception, candidate_id: str, module_name: str) -> dict[str, Any]:
+def _unexpected_error_fields(exc: Exception, candidate_id: str) -> dict[str, Any]:
     """An exception from the harness's own code: a kernel's late device fault, or a harness bug."""
     if correctness.is_device_fault(exc):
         return _fail(
             Status.RUNTIME_ERROR,
             type(exc).__name__,
             "a device error surfaced after the kernel ran (asynchronous kernel fault):\n"
-            + traceback_text(exc, module_name),
+            + traceback_text(exc, ""),
         )
     log.exception("harness error while evaluating %s", candidate_id)
     fields = _fail(
         Status.RUNTIME_ERROR,
         type(exc).__name__,
-        "internal harness error: " + traceback_text(exc, module_name),
+        "internal harness error: " + traceback_text(exc, ""),
     )
     fields["flags"] = ("harness_error",)  # so a harness bug never passes for a kernel fault unnoticed
     return fields
 
 
 def _run_stages(
-    request: EvalRequest, platform: Platform, device: str, module_name: str, phases: dict[str, float]
+    request: EvalRequest, platform: Platform, device: str, phases: dict[str, float]
 ) -> dict[str, Any]:
     from kernelevolve.backends import get_backend
 

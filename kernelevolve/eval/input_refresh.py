@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import torch
@@ -83,9 +83,3 @@ def inputs_at(
     for number in range(set_index, call + 1, set_count):
         apply(leaves, patterns[plan[number]])
     return leaves
-
-
-def leaves_of(value: Any) -> list[torch.Tensor]:
-    from kernelevolve.eval.correctness import tensor_leaves
-
-    return tensor_leaves(value)

@@ -12,6 +12,7 @@ times must also fit inside the wall-clock span this process measured around them
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import random
@@ -20,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernelevolve.eval import correctness, input_refresh, reference
+from kernelevolve.eval import correctness, input_refresh, reference, timers
 from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure, failure_fields
 from kernelevolve.eval.runner_channel import ReplyError, finite_numbers
 from kernelevolve.eval.runner_client import Runner, RunnerGone, RunnerTimeout
@@ -360,20 +361,10 @@ def _stats(data: Any) -> TimingStats:
     if method not in ("cuda_event", "wall"):
         raise ReplyError("unknown timing method")
     stopped_by = data.get("stopped_by", "")
-    if stopped_by not in ("", "race", "settled"):
+    if stopped_by not in ("", timers.RACE_STOP, timers.SETTLED_STOP):
         raise ReplyError("unknown stop rule")
     stats = TimingStats.from_samples(samples, str(method), host_samples)
-    return TimingStats(
-        stats.median_ms,
-        stats.mean_ms,
-        stats.std_ms,
-        stats.min_ms,
-        stats.max_ms,
-        stats.trials,
-        stats.method,
-        stats.host_ms,
-        str(stopped_by),
-    )
+    return dataclasses.replace(stats, stopped_by=str(stopped_by))
 
 
 def build_remote(

@@ -14,11 +14,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from kernelevolve.eval.correctness import POISON_BYTE
+from kernelevolve.eval.reference import map_tensors
 from kernelevolve.eval.runner_channel import ReplyError
 from kernelevolve.eval.runner_client import Runner
 from kernelevolve.eval.shared_tensors import SharedArena
 
-_POISON_BYTE = 0xFF
 _MAX_DIMS = 16
 _MAX_DIM_SIZE = 1 << 40
 
@@ -92,7 +93,7 @@ class RemoteCandidate:
         slots = [self.arena.empty_like(leaf) for leaf in expected_leaves]
         for slot in slots:
             _poison(slot)
-        refs = _refs_of(inputs, self.arena)
+        refs = map_tensors(self.arena.ref, inputs)
         reply = self.request(
             {
                 "op": "call",
@@ -146,19 +147,7 @@ def _poison(tensor: Any) -> None:
     elif tensor.dtype.is_signed or tensor.dtype.itemsize > 1:
         tensor.fill_(-1)
     else:
-        tensor.fill_(_POISON_BYTE)
-
-
-def _refs_of(value: Any, arena: SharedArena) -> Any:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return arena.ref(value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_refs_of(v, arena) for v in value)
-    if isinstance(value, dict):
-        return {k: _refs_of(v, arena) for k, v in value.items()}
-    return value
+        tensor.fill_(POISON_BYTE)
 
 
 def rebuild_output(leaves: Any, slots: list[Any], inputs: list[Any]) -> Any:

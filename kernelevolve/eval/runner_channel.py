@@ -39,18 +39,6 @@ def read_reply(conn: Connection) -> dict[str, Any]:
     return reply
 
 
-def field(reply: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
-    """`reply[name]` if it has the expected type (bools are not numbers here), else `default`."""
-    value = reply.get(name, default)
-    if value is default:
-        return default
-    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
-        raise ReplyError(f"reply field {name!r} has type bool")
-    if not isinstance(value, kind):
-        raise ReplyError(f"reply field {name!r} has type {type(value).__name__}")
-    return value
-
-
 def finite_numbers(values: Any, name: str) -> list[float]:
     """A JSON list of finite, non-negative numbers (timing samples)."""
     if not isinstance(values, list) or not all(

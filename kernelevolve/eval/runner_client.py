@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.eval.runner_channel import read_reply
+from kernelevolve.eval.shared_tensors import shared_folder
 
 log = logging.getLogger(__name__)
 
@@ -235,7 +236,7 @@ class RunnerPool:
         control = self._ensure_zygote(key)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         log_path = self._log_dir / f"runner-{time.monotonic_ns()}.log"
-        shared_dir = _shared_dir()
+        shared_dir = shared_folder()
         sandbox = json.loads(key[-2])
         if sandbox is not None:  # the runner may write its own shared folder besides what the judge allows
             sandbox["writable_dirs"] = [str(shared_dir), *sandbox["writable_dirs"]]
@@ -346,12 +347,6 @@ class Sandbox:
             "host_memory_bytes": self.host_memory_bytes,
             "private_tmp": self.private_tmp,
         }
-
-
-def _shared_dir() -> Path:
-    root = Path("/dev/shm")
-    usable = root.is_dir() and os.access(root, os.W_OK)
-    return Path(tempfile.mkdtemp(prefix="kernelevolve-shared-", dir=str(root) if usable else None))
 
 
 def _environment_key() -> tuple[str, ...]:

@@ -70,8 +70,7 @@ class SharedArena:
     def directory(self) -> Path:
         """Where this arena's host files live."""
         if self._dir is None:
-            root = _SHM_ROOT if _SHM_ROOT.is_dir() and os.access(_SHM_ROOT, os.W_OK) else None
-            self._dir = Path(tempfile.mkdtemp(prefix="kernelevolve-shared-", dir=root))
+            self._dir = shared_folder()
         return self._dir
 
     def empty_strided(
@@ -149,6 +148,12 @@ class SharedArena:
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
+
+
+def shared_folder() -> Path:
+    """A fresh folder in /dev/shm (memory, not disk), or the temp folder where there is none."""
+    usable = _SHM_ROOT.is_dir() and os.access(_SHM_ROOT, os.W_OK)
+    return Path(tempfile.mkdtemp(prefix="kernelevolve-shared-", dir=_SHM_ROOT if usable else None))
 
 
 def _dtype_name(dtype: Any) -> str:

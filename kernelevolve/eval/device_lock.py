@@ -45,8 +45,9 @@ def hold(device_key: str) -> Iterator[float]:
 
 @contextlib.contextmanager
 def hold_device(device: str) -> Iterator[float]:
-    """`hold` for the GPU behind `device` ("cuda:N"); nothing to hold on the CPU (yields 0)."""
-    if not device.startswith("cuda"):
+    """`hold` for the GPU behind `device` ("cuda:N"); nothing to hold on the CPU or without a GPU
+    (yields 0)."""
+    if not device.startswith("cuda") or not _cuda_available():
         yield 0.0
         return
     with hold(cuda_device_key(device)) as waited:
@@ -64,3 +65,9 @@ def cuda_device_key(device: str) -> str:
     visible = [d.strip() for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
     physical = visible[index] if index < len(visible) else str(index)
     return f"gpu-{physical}"
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())

@@ -15,6 +15,7 @@ import logging
 import os
 import socket
 import time
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -160,8 +161,25 @@ _collections = itertools.count(1)
 def _empty_device_cache() -> None:
     import torch
 
+    torch.cuda.ipc_collect()  # blocks its runner let go of (`Runner.release_shared`) are freed only here
     if torch.cuda.memory_reserved() > _GPU_MEMORY_WORTH_RELEASING:  # small pools are kept: reallocating costs
         torch.cuda.empty_cache()
+
+
+STRANDED_LIMIT_BYTES = 1 << 30
+
+
+def device_memory_stranded(device: str) -> bool:
+    """Whether this judge still holds much device memory beyond the reference outputs it keeps: blocks a
+    runner mapped and never let go (it was killed busy, or would not release them), which CUDA IPC keeps
+    allocated here for good. The worker replaces such a judge, which frees them."""
+    if not device.startswith("cuda"):
+        return False
+    import torch
+
+    torch.cuda.ipc_collect()
+    kept = reference_outputs.KEPT.nbytes()
+    return int(torch.cuda.memory_allocated()) - kept > STRANDED_LIMIT_BYTES
 
 
 def _device_memory_held(device: str) -> int:
@@ -224,18 +242,30 @@ def _run_stages(
     with _phase(phases, "runner"):
         runner = runners.take(device, sandbox)
     arena = SharedArena(device, runner.shared_dir)
+    hold = _DeviceHold(device, phases)
     fields: dict[str, Any] | None = None
+    escaped: list[int] = []
     try:
-        fields = _judged_stages(request, platform, device, runner, arena, phases, deadline)
+        fields = _judged_stages(request, platform, device, runner, arena, phases, deadline, hold)
     except judged_run.Verdict as verdict:
         fields = verdict.fields
     except correctness.CandidateFailure as failure:
         fields = _candidate_failure_fields(failure.original, settings.timeout_s)
     except (RunnerFailure, RunnerGone, RunnerTimeout, ReplyError) as exc:
         fields = _candidate_failure_fields(exc, settings.timeout_s)
+    except BaseException as exc:
+        # the frames of a failed stage hold its tensors; they must be freed before the device is let go
+        traceback.clear_frames(exc.__traceback__)
+        raise
     finally:
-        escaped = runners.finish(runner)
-        arena.close()
+        try:
+            escaped = runners.finish(runner)
+            arena.close()
+            if hold.held:
+                drain_device(device, quiet=True)
+                _release_memory(device)
+        finally:
+            hold.release()
         if escaped:
             fields = _fail(
                 Status.RUNTIME_ERROR,
@@ -262,6 +292,7 @@ def _judged_stages(
     arena: SharedArena,
     phases: dict[str, float],
     deadline: float,
+    hold: _DeviceHold,
 ) -> dict[str, Any]:
     """Load the candidate in its runner, check it at every shape, then time it; the verdict is ours."""
     candidate, spec, settings = request.candidate, request.spec, request.settings
@@ -298,11 +329,9 @@ def _judged_stages(
     if how is not None and isinstance(precompile_s, (int, float)) and 0 <= precompile_s < 1e6:
         phases["precompile"] = round(float(precompile_s), 4)
         phases["load"] = max(0.0, phases["load"] - phases["precompile"])
-    with _device_held(device, phases):
-        pairs, max_error = _correctness_stage(
-            request, ref_module, runner, arena, device, dtype, phases, deadline
-        )
-        latency = _timing_stage(request, platform, ref_module, pairs, device, dtype, phases)
+    hold.take()  # released by the caller once the runner is dead and this evaluation's memory is freed
+    pairs, max_error = _correctness_stage(request, ref_module, runner, arena, device, dtype, phases, deadline)
+    latency = _timing_stage(request, platform, ref_module, pairs, device, dtype, phases)
     cut_short = any(stats.stopped_by == timers.RACE_STOP for stats in latency.values())
     flags = ((CUT_SHORT_FLAG,) if cut_short else ()) + (() if sandboxed else (UNSANDBOXED_FLAG,))
     return {"status": Status.OK, "max_abs_error": max_error, "latency": latency, "flags": flags}
@@ -376,6 +405,26 @@ def _precompile_shapes(
             }
         )
     return prepared
+
+
+class _DeviceHold:
+    """The device lock for a candidate's checks and timing, released only after its runner is dead and its
+    tensors are freed: a judge that let go first would still hold gigabytes (its inputs, the ring, the
+    runner's outputs) while the next one allocates its own, and problems with multi-GB inputs then ran out
+    of device memory (experiments/adversarial_gpu, session 26)."""
+
+    def __init__(self, device: str, phases: dict[str, float]) -> None:
+        self._held = contextlib.ExitStack()
+        self.device, self.phases, self.held = device, phases, False
+
+    def take(self) -> None:
+        if not self.held:
+            self._held.enter_context(_device_held(self.device, self.phases))
+            self.held = True
+
+    def release(self) -> None:
+        self._held.close()
+        self.held = False
 
 
 @contextlib.contextmanager

@@ -77,9 +77,10 @@ def inputs_at(
     plan: Sequence[int],
     patterns: Sequence[Sequence[torch.Tensor | None]],
 ) -> list[torch.Tensor]:
-    """Set `set_index`'s leaves as call `call` saw them: its start values with every pattern applied to
-    that set up to and including this call (set k serves calls k, k + set_count, ...)."""
-    leaves = [leaf.clone() for leaf in start]
+    """Set `set_index`'s leaves as call `call` saw them: its start values (changed in place: a fresh copy
+    of a multi-GB input costs the device memory that two problems sharing it lack) with every pattern
+    applied to that set up to and including this call (set k serves calls k, k + set_count, ...)."""
+    leaves = list(start)
     for number in range(set_index, call + 1, set_count):
         apply(leaves, patterns[plan[number]])
     return leaves

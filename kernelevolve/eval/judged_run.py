@@ -235,10 +235,8 @@ def _supervise(
 
 
 def _read(runner: Runner) -> dict[str, Any]:
-    from kernelevolve.eval.runner_channel import read_reply
-
     try:
-        return read_reply(runner.conn)
+        return runner.read()
     except (EOFError, OSError):
         raise runner.gone("the runner closed its channel") from None
 
@@ -283,7 +281,6 @@ class _OutputCheck:
         set_index = call % self.set_count
         start = correctness.tensor_leaves(self.make_set(set_index))  # seeded: the set's first values again
         leaves = input_refresh.inputs_at(start, self.set_count, set_index, call, self.plan, self.patterns)
-        del start
         arguments = _rebuild(self.structure, leaves)
         got = self.ring[call % len(self.ring)]
         with torch.no_grad():

@@ -420,6 +420,7 @@ def capture_programs(
 ) -> list[Any] | None:
     """Inductor's program at every shape of the spec, captured as `settings` say, or None (logged as
     `operator`) where one cannot be had; `inductor_config`: further `torch._inductor.config` patches."""
+    from kernelevolve.eval.device_lock import hold_device
     from kernelevolve.variation.compiler.capture import CaptureError, capture
     from kernelevolve.variation.compiler.program import Unsupported, parse
     from kernelevolve.variation.compiler.render import ShapeProgram
@@ -427,7 +428,9 @@ def capture_programs(
     programs = []
     for shape in ctx.spec.shapes:
         try:
-            with TRACING_LOCK:
+            # the device lock too: the capture runs the reference and Inductor's benchmarks at full size,
+            # which must neither disturb another evaluation's timing nor take the memory it holds
+            with TRACING_LOCK, hold_device(device):
                 captured = capture(ctx.spec, shape, device, settings, inductor_config)
             programs.append(
                 ShapeProgram(

@@ -63,6 +63,9 @@ class KeptOutputs:
         while sum(s for _, s in self._kept.values()) > budget_bytes:
             self._kept.popitem(last=False)
 
+    def nbytes(self) -> int:
+        return sum(size for _, size in self._kept.values())
+
     def worth_keeping(self, key: TrialsKey) -> bool:
         return key not in self._too_big
 

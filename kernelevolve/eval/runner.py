@@ -122,6 +122,21 @@ class _Runner:
         self.models[message["index"]] = model
         return {"ok": True}
 
+    def op_release(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Drop every judge tensor this runner mapped, so the judge can free them (`Runner.release_shared`)."""
+        import gc
+
+        from kernelevolve.eval.shared_tensors import drop_mapped
+
+        self.models.clear()
+        drop_mapped()
+        gc.collect()
+        if self.device.startswith("cuda"):
+            import torch
+
+            torch.cuda.synchronize()
+        return {"ok": True}
+
     def op_call(self, message: dict[str, Any]) -> dict[str, Any]:
         import torch
 

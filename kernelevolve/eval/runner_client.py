@@ -24,7 +24,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.eval.runner_channel import read_reply
+from kernelevolve.eval.runner_channel import ReplyError, read_reply
 from kernelevolve.eval.shared_tensors import shared_folder
 
 log = logging.getLogger(__name__)
@@ -62,6 +62,8 @@ class Runner:
         self.log_path = log_path
         self.shared_dir = shared_dir  # where its evaluation's shared host tensors go: it may write there
         self.stopped = False
+        self.device = "cpu"  # set by the pool: what it was forked for
+        self.answered = True  # False from a request until its reply is read: the runner may be busy
         self._pool = pool
 
     def send(self, message: dict[str, Any]) -> None:
@@ -71,6 +73,13 @@ class Runner:
             self.conn.send_bytes(pickle.dumps(message))
         except (OSError, ValueError) as exc:
             raise self.gone(f"the runner's channel is closed ({exc})") from None
+        self.answered = False
+
+    def read(self) -> dict[str, Any]:
+        """The reply waiting on the channel (EOFError/OSError where it closed)."""
+        reply = read_reply(self.conn)
+        self.answered = True
+        return reply
 
     def wait_reply(self, deadline: float) -> dict[str, Any]:
         """The reply to the last request, or RunnerTimeout (after a stack dump) / RunnerGone."""
@@ -81,7 +90,7 @@ class Runner:
                 raise RunnerTimeout("the runner did not answer in time", self.output())
             try:
                 if self.conn.poll(min(remaining, 0.05)):
-                    return read_reply(self.conn)
+                    return self.read()
             except (EOFError, OSError):
                 raise self.gone("the runner closed its channel") from None
             if not self.alive():
@@ -104,6 +113,19 @@ class Runner:
     def request(self, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         self.send(message)
         return self.wait_reply(time.monotonic() + timeout_s)
+
+    def release_shared(self, timeout_s: float = 5.0) -> bool:
+        """Ask an idle runner to drop the judge's device tensors it mapped; whether it did. CUDA IPC keeps a
+        block allocated in the judge while a runner holds it, and a killed runner's references are never
+        dropped: the judge would keep every input and slot of the evaluation (a busy or unwilling runner's
+        are left for `harness.device_memory_stranded` to notice)."""
+        if not self.answered or not self.alive():
+            return False
+        try:
+            reply = self.request({"op": "release"}, timeout_s)
+        except (RunnerGone, RunnerTimeout, ReplyError):
+            return False
+        return reply.get("ok") is True
 
     def alive(self) -> bool:
         try:
@@ -213,6 +235,8 @@ class RunnerPool:
 
     def finish(self, runner: Runner) -> list[int]:
         """Kill a runner after its evaluation; returns the pids of processes it left behind (killed)."""
+        if runner.device.startswith("cuda"):
+            runner.release_shared()
         killed = [pid for pid in runner.kill() if pid != runner.pid]
         with self._lock:
             escaped = self._reap()
@@ -253,7 +277,9 @@ class RunnerPool:
             raise RunnerGone(f"the runner zygote is gone ({exc})", _tail(self._zygote_log)) from None
         finally:
             theirs.close()
-        return Runner(int(reply["pid"]), Connection(ours.detach()), log_path, shared_dir, self)
+        runner = Runner(int(reply["pid"]), Connection(ours.detach()), log_path, shared_dir, self)
+        runner.device = key[-1]
+        return runner
 
     def exit_code(self, pid: int) -> int | None:
         """A dead runner's exit code, from the zygote that reaped it (None: not known)."""

@@ -58,6 +58,12 @@ _KEPT_CUDA: list[Any] = []
 _MAPPED: dict[str, Any] = {}  # a runner serves one evaluation: its mappings live as long as it
 
 
+def drop_mapped() -> None:
+    """Let go of every judge tensor mapped here (the evaluation is over)."""
+    _KEPT_CUDA.clear()
+    _MAPPED.clear()
+
+
 class SharedArena:
     """Judge tensors a runner can map, for one evaluation; `close()` removes the host files."""
 

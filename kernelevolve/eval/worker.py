@@ -192,8 +192,17 @@ def _profile_in_runner(message: dict[str, Any], platform: Any, local_device: str
 
 
 def _needs_recycle(report: Any, local_device: str) -> bool:
+    from kernelevolve.eval import harness
     from kernelevolve.types import Status
 
+    if local_device.startswith("cuda"):
+        try:
+            stranded = harness.device_memory_stranded(local_device)
+        except Exception:  # noqa: BLE001 - a device this process can no longer use: replace it
+            return True
+        if stranded:
+            log.info("replacing this evaluation child: device memory its runner held stays allocated here")
+            return True
     if not local_device.startswith("cuda") or report.status not in (
         Status.RUNTIME_ERROR,
         Status.COMPILE_ERROR,

@@ -1,0 +1,160 @@
+"""A judge gets its device memory back from every evaluation: runners drop what they mapped before they are
+killed, the device lock is let go only once the runner is dead, and a judge left holding memory is
+replaced (CUDA IPC keeps a block a killed runner mapped allocated in the judge for good)."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import torch
+
+from kernelevolve.backends.triton import BACKEND
+from kernelevolve.eval import harness, runner, runner_client, shared_tensors, worker
+from kernelevolve.platforms import Platform
+from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
+
+
+@pytest.fixture(autouse=True)
+def _interpreter() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TRITON_INTERPRET", "1")
+        BACKEND.prepare_process("cpu")
+        yield
+
+
+class _Held:
+    pass
+
+
+def test_release_drops_models_and_every_mapped_tensor() -> None:
+    served = runner._Runner()
+    model, mapped = _Held(), _Held()
+    served.models[0] = model
+    shared_tensors._KEPT_CUDA.append(mapped)
+    shared_tensors._MAPPED["a file"] = mapped
+    watched = [weakref.ref(model), weakref.ref(mapped)]
+    del model, mapped
+    assert served.op_release({"op": "release"}) == {"ok": True}
+    gc.collect()
+    assert all(ref() is None for ref in watched)
+    assert not shared_tensors._KEPT_CUDA and not shared_tensors._MAPPED
+
+
+def test_an_idle_runner_releases_and_a_busy_one_is_not_asked() -> None:
+    runners = runner_client.pool()
+    taken = runners.take()
+    try:
+        assert taken.release_shared() is True
+        taken.send({"op": "release"})  # a request whose reply is never read: the runner counts as busy
+        assert taken.answered is False
+        assert taken.release_shared() is False
+    finally:
+        runners.finish(taken)
+
+
+def test_the_device_is_let_go_only_after_the_runner_is_dead(
+    add_spec: KernelSpec,
+    cpu_platform: Platform,
+    fast_settings: EvalSettings,
+    add_kernel: Callable[..., str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    events: list[str] = []
+
+    @contextlib.contextmanager
+    def recorded(device: str, phases: dict[str, float]) -> Iterator[None]:
+        events.append("device taken")
+        try:
+            yield
+        finally:
+            events.append("device let go")
+
+    finish = runner_client.RunnerPool.finish
+
+    def finishing(self: runner_client.RunnerPool, taken: runner_client.Runner) -> list[int]:
+        events.append("runner killed")
+        return finish(self, taken)
+
+    monkeypatch.setattr(harness, "_device_held", recorded)
+    monkeypatch.setattr(runner_client.RunnerPool, "finish", finishing)
+    request = EvalRequest(Candidate(add_kernel(), "triton", "t"), add_spec, cpu_platform.name, fast_settings)
+    report: EvalReport = harness.evaluate(request, cpu_platform)
+    assert report.status is Status.OK, report.feedback
+    assert events == ["device taken", "runner killed", "device let go"]
+
+
+def test_a_judge_holding_device_memory_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    report = EvalReport(candidate_id="c", status=Status.OK)
+    monkeypatch.setattr(harness, "device_memory_stranded", lambda device: True)
+    assert worker._needs_recycle(report, "cuda:0") is True
+    monkeypatch.setattr(harness, "device_memory_stranded", lambda device: False)
+    assert worker._needs_recycle(report, "cuda:0") is False
+    assert worker._needs_recycle(report, "cpu") is False
+    assert harness.device_memory_stranded("cpu") is False
+
+
+_TANH = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _tanh(src, dst, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(src + offsets, mask=mask)
+    e = tl.exp(-2.0 * tl.abs(x))
+    y = (1.0 - e) / (1.0 + e)
+    tl.store(dst + offsets, tl.where(x < 0, -y, y), mask=mask)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        _tanh[(triton.cdiv(x.numel(), 4096),)](x, out, x.numel(), BLOCK=4096)
+        return out
+"""
+
+_BIG_TANH_REFERENCE = """
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.tanh(x)
+
+
+def get_inputs():
+    return [torch.randn(256 * 1024 * 1024)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.gpu
+def test_a_gigabyte_evaluation_leaves_the_judge_nothing_allocated(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from kernelevolve.platforms import load_platform
+    from kernelevolve.types import ShapeCase
+
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    platform = load_platform("h100")
+    spec = KernelSpec(name="big_tanh", reference_source=_BIG_TANH_REFERENCE, shapes=(ShapeCase("default"),))
+    settings = EvalSettings(
+        correctness_trials=3, timing_trials=10, warmup_trials=2, measure_compile_baseline=False
+    )
+    before = torch.cuda.memory_allocated()
+    report = harness.evaluate(EvalRequest(Candidate(_TANH, "triton", "t"), spec, "h100", settings), platform)
+    assert report.status is Status.OK, report.feedback
+    leftover: Any = torch.cuda.memory_allocated() - before
+    assert leftover < (256 << 20), f"{leftover / 2**30:.2f} GiB still allocated after a 1 GiB evaluation"
+    assert not harness.device_memory_stranded("cuda:0")

@@ -39,6 +39,7 @@ ALLOWED_KEYS = {
     "shapes",
     "cpu_shapes",
     "input_distributions",  # winners' final checks: a list of names from eval/input_distributions.py
+    "mode",  # as_built (default), eval or train: the mode the models run in
 }
 DTYPES = ("float32", "float16", "bfloat16")
 DEFAULT_TOLERANCE = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
@@ -139,6 +140,7 @@ def spec_from_mapping(
         reference_path=reference_path,
         description=str(data.get("description", "")),
         input_distributions=_input_distributions(data.get("input_distributions"), origin),
+        mode=_mode(data.get("mode"), origin),
     )
 
 
@@ -166,6 +168,15 @@ def _tolerance(data: Mapping[str, Any], key: str, dtype: str, origin: str) -> fl
     if not tolerance >= 0:
         raise SpecError(f"{origin}: {key} must be >= 0, got {tolerance}")
     return tolerance
+
+
+def _mode(raw: Any, origin: str) -> str:
+    from kernelevolve.eval.reference import MODES
+
+    mode = "as_built" if raw is None else str(raw)
+    if mode not in MODES:
+        raise SpecError(f"{origin}: mode {raw!r} not in {list(MODES)}")
+    return mode
 
 
 def _input_distributions(raw: Any, origin: str) -> tuple[str, ...]:

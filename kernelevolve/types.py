@@ -74,6 +74,9 @@ class KernelSpec:
     # A winner is checked again on inputs from each of these before it is reported (not part of `key`:
     # they change how a kernel is checked, not what a correct one computes).
     input_distributions: tuple[str, ...] = DEFAULT_INPUT_DISTRIBUTIONS
+    # The mode the reference and ModelNew run in: "as_built" (what the constructor leaves, nn.Module's
+    # training mode by default, as KernelBench runs them), "eval" or "train" (`reference.apply_mode`).
+    mode: str = "as_built"
 
     @property
     def key(self) -> str:
@@ -85,6 +88,7 @@ class KernelSpec:
                 self.atol,
                 self.rtol,
                 tuple((s.name, sorted(s.params.items())) for s in self.shapes),
+                self.mode,
             )
         )
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
@@ -113,6 +117,7 @@ class KernelSpec:
             scaling=dict(data.get("scaling", {})),
             description=data.get("description", ""),
             input_distributions=tuple(data.get("input_distributions", DEFAULT_INPUT_DISTRIBUTIONS)),
+            mode=str(data.get("mode", "as_built")),
         )
 
 

@@ -113,9 +113,9 @@ def _pair(
     routes: list[bool] = []
     real = reference.construct
 
-    def recorded(factory, init, device, dtype, *, on_device):  # type: ignore[no-untyped-def]
+    def recorded(factory, init, device, dtype, *, on_device, mode="as_built"):  # type: ignore[no-untyped-def]
         routes.append(on_device)
-        return real(factory, init, device, dtype, on_device=on_device)
+        return real(factory, init, device, dtype, on_device=on_device, mode=mode)
 
     monkeypatch.setattr(reference, "initialises_on_device", lambda device: True)
     monkeypatch.setattr(reference, "construct", recorded)

@@ -71,8 +71,9 @@ def outputs(source: str, seed: int = 0) -> torch.Tensor:
 
 
 def assert_exact(source: str, rules: tuple[str, ...]) -> str:
-    """Rewrite `source`; the fired rules are `rules` and the result equals the reference's."""
-    rewritten = rewrite_reference(source)
+    """Rewrite `source` in eval mode (batch norms fold with their running statistics); the fired rules
+    are `rules` and the result equals the reference's."""
+    rewritten = rewrite_reference(source, mode="eval")
     assert rewritten.rules == rules, rewritten
     expected, got = outputs(source), outputs(rewritten.source)
     assert got.shape == expected.shape
@@ -344,10 +345,16 @@ def test_a_seed_without_the_gemm_passes_the_harness(
 
 
 def test_a_convolution_fold_passes_the_harness(cpu_platform: Platform, fast_settings: EvalSettings) -> None:
-    spec = KernelSpec(name="conv_mean", reference_source=conv_reference("conv_transpose2d"))
+    spec = KernelSpec(name="conv_mean", reference_source=conv_reference("conv_transpose2d"), mode="eval")
     (seed,) = RewriteSeedOperator().propose(seed_context(spec, cpu_platform))
     assert seed.metadata["rewrites"] == ["conv_fold"] and "torch.convolution" not in seed.source
     _evaluate(seed, spec, cpu_platform, fast_settings)
+
+
+def test_a_batch_norm_in_training_mode_is_never_folded() -> None:
+    """As built (training mode) a batch norm normalises with the batch's statistics: no fold is exact."""
+    assert "conv_fold" not in rewrite_reference(conv_reference("conv2d")).rules
+    assert "conv_fold" in rewrite_reference(conv_reference("conv2d"), mode="eval").rules
 
 
 def test_no_rule_no_seed(cpu_platform: Platform, caplog: pytest.LogCaptureFixture) -> None:

@@ -181,7 +181,7 @@ class CuteBackend:
         dsl.envar.arch = arch
         try:
             return self._compile_candidate(
-                source, init_inputs, inputs, dtype, shape, arch, module_name, started
+                source, init_inputs, inputs, dtype, shape, arch, module_name, started, spec.mode
             )
         finally:
             dsl.envar.arch = previous_arch
@@ -197,8 +197,11 @@ class CuteBackend:
         arch: str,
         module_name: str,
         started: float,
+        mode: str = "as_built",
     ) -> CompileOutcome:
         import torch
+
+        from kernelevolve.eval.reference import apply_mode
 
         def failed(exc: BaseException, stage: str, what: str) -> CompileOutcome:
             feedback = f"{what}: {type(exc).__name__}: {describe_exception(exc)}"
@@ -214,7 +217,7 @@ class CuteBackend:
         try:
             with torch.device("meta"):
                 model = module.ModelNew(*init_inputs)
-            model = model.to(dtype=dtype).eval()
+            model = apply_mode(model.to(dtype=dtype), mode)
         except Exception as exc:
             return failed(exc, "run", "building ModelNew on the meta device failed")
         try:

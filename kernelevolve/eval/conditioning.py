@@ -51,7 +51,7 @@ def reference_against_fp64(spec: KernelSpec, shape: ShapeCase, device: str, seed
     reference.apply_shape(module, shape)
     outputs = {}
     for dtype in (reference.torch_dtype(spec.dtype), torch.float64):
-        model = reference.build_model(module.Model, module, seed, device, dtype)
+        model = reference.build_model(module.Model, module, seed, device, dtype, spec.mode)
         inputs = reference.make_inputs(module, seed, device, dtype)
         with torch.no_grad(), exact_fp32():
             outputs[dtype] = _tensors(model(*inputs))

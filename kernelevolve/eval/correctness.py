@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kernelevolve.eval import module_state
 from kernelevolve.eval.reference import ReferenceSpecError, map_tensors
 
 if TYPE_CHECKING:
@@ -80,6 +81,8 @@ class RemoteCall(Protocol):
 
     def call(self, inputs: list[Any], expected: Any, seed: int) -> Any: ...
 
+    def state(self, names: list[str], like: list[Any]) -> list[Any | None]: ...
+
 
 def run_reference(reference: Callable[..., Any]) -> ExpectedFor:
     """The reference run on a copy of the trial's inputs, its random draws seeded as the candidate's."""
@@ -114,14 +117,18 @@ def check_correctness(
     worst = 0.0
     guarded: list[Any] | None = None
     guards: list[Any] = []
+    stateful: list[str] = []  # the reference's buffers its calls change: the candidate must change them too
     for trial, seed in enumerate(seeds):
         inputs = make_inputs(seed)
+        before = module_state.snapshot(reference)
         try:
             expected = expected_of(trial, seed, inputs)
         except Exception as exc:
             raise ReferenceSpecError(
                 f"reference Model failed on seed {seed}: {type(exc).__name__}: {exc}"
             ) from exc
+        stateful += [name for name in module_state.changed(reference, before) if name not in stateful]
+        del before
         pristine = clone_tree(inputs)
         if guarded is not None and _layout(guarded) == _layout(inputs):
             # Same storage, new values: a result cache keyed by data_ptr() now returns stale data.
@@ -144,12 +151,50 @@ def check_correctness(
         except (Exception, SystemExit) as exc:
             raise CandidateFailure(exc) from exc
         problem, check, error = _compare_trial(expected, got, guarded, pristine, guards, atol, rtol)
+        if not problem and stateful:
+            try:
+                problem, check, error = _state_problem(reference, candidate, remote, stateful, atol, rtol)
+            except (Exception, SystemExit) as exc:
+                raise CandidateFailure(exc) from exc
         worst = max(worst, error)
         if problem:
             prefix = f"trial {trial + 1}/{len(seeds)} (seed {seed}): " if len(seeds) > 1 else ""
             flag = _CHECK_FLAGS.get(check)
             return CorrectnessVerdict(False, check, prefix + problem, worst, trial, (flag,) if flag else ())
     return CorrectnessVerdict(True, max_abs_error=worst)
+
+
+def _state_problem(
+    reference: Any, candidate: Any, remote: RemoteCall | None, names: list[str], atol: float, rtol: float
+) -> tuple[str, str, float]:
+    """The candidate's counterparts of the reference's changed buffers, against them (`module_state`)."""
+    ours = module_state.floating_buffers(reference)
+    like = [ours[name] for name in names]
+    if remote is not None:
+        theirs = remote.state(names, like)
+    else:
+        wanted = [(name, tuple(tensor.shape)) for name, tensor in zip(names, like, strict=True)]
+        theirs = module_state.counterparts(candidate, wanted) if hasattr(candidate, "named_buffers") else []
+        theirs += [None] * (len(names) - len(theirs))
+    for name, ref, got in zip(names, like, theirs, strict=True):
+        if got is None:
+            return (
+                f"the reference updates its buffer {name!r} {tuple(ref.shape)} when called, and ModelNew has "
+                "no buffer of that shape: a drop-in kernel must leave the module's state as the reference does "
+                "(running statistics in training mode)",
+                "state_mismatch",
+                0.0,
+            )
+        within, worst = within_tolerance(ref, got, atol, rtol)
+        if not within:
+            return (
+                f"after the call ModelNew's counterpart of the reference's buffer {name!r} differs from it (max "
+                f"abs error {worst:.3g}): a drop-in kernel must update the module's state as the reference "
+                "does (running statistics in training mode)",
+                "state_mismatch",
+                worst if math.isfinite(worst) else 0.0,
+            )
+    return "", "", 0.0
 
 
 def within_tolerance(expected: Any, got: Any, atol: float, rtol: float) -> tuple[bool, float]:

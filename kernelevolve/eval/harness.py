@@ -317,7 +317,7 @@ def _judged_stages(
     if how is not None:
         load["precompile"] = {
             "how": how,
-            "shapes": _precompile_shapes(ref_module, spec.shapes, settings.seed, device, dtype),
+            "shapes": _precompile_shapes(ref_module, spec.shapes, settings.seed, device, dtype, spec.mode),
         }
     with _phase(phases, "load"):
         reply = runner.request(load, max(1.0, deadline - time.monotonic()))
@@ -389,7 +389,7 @@ def _precompile_mode(device: str, candidate: Candidate, settings: EvalSettings) 
 
 
 def _precompile_shapes(
-    ref_module: ModuleType, shapes: Sequence[ShapeCase], seed: int, device: str, dtype: Any
+    ref_module: ModuleType, shapes: Sequence[ShapeCase], seed: int, device: str, dtype: Any, mode: str
 ) -> list[dict[str, Any]]:
     """Per shape, what the runner needs to build ModelNew and call it on placeholders."""
     from kernelevolve.eval.precompile import input_layout
@@ -402,6 +402,7 @@ def _precompile_shapes(
                 "shape": shape,
                 "init": reference.seeded_init(ref_module, seed, device, dtype),
                 "placeholders": input_layout(ref_module),
+                "mode": mode,
             }
         )
     return prepared
@@ -465,6 +466,7 @@ def _correctness_stage(
                 deadline,
                 where,
                 settings.strict,
+                spec.mode,
             )
         seeds = [trial_seed(settings.seed, index, t) for t in range(settings.correctness_trials)]
         make_inputs = input_maker(ref_module, device, dtype, settings.input_distribution)
@@ -662,6 +664,7 @@ def _build_pair(
     deadline: float,
     where: str,
     strict: bool,
+    mode: str = "as_built",
 ) -> tuple[Any, RemoteCandidate]:
     """The reference here and ModelNew in the runner, from one constructor call (same generator states:
     parameters made in the same order get the same values) and the same perturbed constant state. Both
@@ -672,7 +675,7 @@ def _build_pair(
     def build_reference(on_device: bool) -> tuple[Any, reference.InitCall, list[reference.ConstantState]]:
         init = reference.seeded_init(ref_module, seed, device, dtype)
         try:
-            model = reference.construct(ref_module.Model, init, device, dtype, on_device=on_device)
+            model = reference.construct(ref_module.Model, init, device, dtype, on_device=on_device, mode=mode)
         except Exception as exc:
             raise ReferenceSpecError(
                 f"reference Model{where} cannot be built: {type(exc).__name__}: {exc}"
@@ -689,7 +692,7 @@ def _build_pair(
         ref_model, init, state = build_reference(False)
     try:
         remote = judged_run.build_remote(
-            runner, arena, index, shape, init, state, on_device, deadline, where, strict
+            runner, arena, index, shape, init, state, on_device, deadline, where, strict, mode
         )
     except RunnerFailure:
         if not on_device:
@@ -697,7 +700,7 @@ def _build_pair(
         del ref_model  # a constructor that works on the host only: both there
         ref_model, init, state = build_reference(False)
         remote = judged_run.build_remote(
-            runner, arena, index, shape, init, state, False, deadline, where, strict
+            runner, arena, index, shape, init, state, False, deadline, where, strict, mode
         )
     return ref_model, remote
 
@@ -846,7 +849,7 @@ def _shape_baseline(
     shape = spec.shapes[index]
     reference.apply_shape(ref_module, shape)
     with _device_held(device, {}):
-        model = reference.build_model(ref_module.Model, ref_module, settings.seed, device, dtype)
+        model = reference.build_model(ref_module.Model, ref_module, settings.seed, device, dtype, spec.mode)
         input_sets = _timing_inputs(ref_module, settings, index, device, dtype)
         eager = _time(model, input_sets, device, settings, platform)
         eager_exact = _exact_eager(model, input_sets, device, settings, platform)

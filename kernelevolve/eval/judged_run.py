@@ -375,6 +375,7 @@ def build_remote(
     deadline: float,
     where: str,
     strict: bool = False,
+    mode: str = "as_built",
 ) -> RemoteCandidate:
     remote = RemoteCandidate(runner, index, arena, deadline, where, strict)
     remote.request(
@@ -385,6 +386,7 @@ def build_remote(
             "init": init,
             "state": state,
             "on_device": on_device,
+            "mode": mode,
             "where": where,
         }
     )

@@ -149,18 +149,23 @@ def make_inputs(
 
 
 def build_model(
-    factory: Callable[..., Any], module: types.ModuleType, seed: int, device: str, dtype: torch.dtype
+    factory: Callable[..., Any],
+    module: types.ModuleType,
+    seed: int,
+    device: str,
+    dtype: torch.dtype,
+    mode: str = "as_built",
 ) -> torch.nn.Module:
-    """`factory(*get_init_inputs())` right after `torch.manual_seed(seed)`, on device/dtype, eval mode.
+    """`factory(*get_init_inputs())` right after `torch.manual_seed(seed)`, on device/dtype, in `mode`.
 
     Initialised on the device where it can be (see `build_model_on`), else on the host.
     """
     if initialises_on_device(device):
         try:
-            return build_model_on(factory, module, seed, device, dtype, on_device=True)
+            return build_model_on(factory, module, seed, device, dtype, on_device=True, mode=mode)
         except Exception:
             pass  # e.g. an __init__ that calls .numpy() or uses a CPU generator; the host build says why
-    return build_model_on(factory, module, seed, device, dtype, on_device=False)
+    return build_model_on(factory, module, seed, device, dtype, on_device=False, mode=mode)
 
 
 def initialises_on_device(device: str) -> bool:
@@ -175,15 +180,17 @@ def build_model_on(
     dtype: torch.dtype,
     *,
     on_device: bool,
+    mode: str = "as_built",
 ) -> torch.nn.Module:
-    """`factory(*get_init_inputs())` right after `torch.manual_seed(seed)`, moved to device/dtype, eval mode.
+    """`factory(*get_init_inputs())` right after `torch.manual_seed(seed)`, moved to device/dtype, in `mode`.
 
     Models compared with each other must be built by the same route with the same seed, so that
     parameters created in the same order get the same values. `on_device` runs the constructor
     under `torch.device(device)`: KernelBench's 32768x32768 Linear layers cost 13 s of host RNG and a
     4 GB copy per build on the host, milliseconds on a GPU. The values differ from a host build's.
     """
-    return construct(factory, seeded_init(module, seed, device, dtype), device, dtype, on_device=on_device)
+    init = seeded_init(module, seed, device, dtype)
+    return construct(factory, init, device, dtype, on_device=on_device, mode=mode)
 
 
 @dataclass(frozen=True)
@@ -207,9 +214,16 @@ def seeded_init(module: types.ModuleType, seed: int, device: str, dtype: torch.d
 
 
 def construct(
-    factory: Callable[..., Any], init: InitCall, device: str, dtype: torch.dtype, *, on_device: bool
+    factory: Callable[..., Any],
+    init: InitCall,
+    device: str,
+    dtype: torch.dtype,
+    *,
+    on_device: bool,
+    mode: str = "as_built",
 ) -> torch.nn.Module:
-    """`factory(*init.arguments)` with the generators where `init` left them, moved to device/dtype, eval mode."""
+    """`factory(*init.arguments)` with the generators where `init` left them, moved to device/dtype, in
+    `mode` (`apply_mode`)."""
     import torch
 
     torch.set_rng_state(init.cpu_state)
@@ -223,7 +237,22 @@ def construct(
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"{getattr(factory, '__name__', factory)!r} did not build an nn.Module")
     model = model.to(device=device, dtype=dtype)
-    model.eval()
+    return apply_mode(model, mode)
+
+
+MODES = ("as_built", "eval", "train")
+
+
+def apply_mode(model: Any, mode: str) -> Any:
+    """The model in `mode`: as its constructor left it ("as_built": nn.Module starts in training mode, so
+    BatchNorm uses batch statistics and updates its running ones, as KernelBench runs it), or switched
+    to "eval" or "train" because the spec says so. Never switched behind the spec's back."""
+    if mode == "eval":
+        model.eval()
+    elif mode == "train":
+        model.train()
+    elif mode != "as_built":
+        raise ValueError(f"unknown model mode {mode!r}; expected one of {list(MODES)}")
     return model
 
 

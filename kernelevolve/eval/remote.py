@@ -111,6 +111,27 @@ class RemoteCandidate:
             self.launches += launches
         return rebuild_output(reply.get("leaves"), slots, tensor_leaves(inputs))
 
+    def state(self, names: list[str], like: list[Any]) -> list[Any | None]:
+        """ModelNew's counterparts of the reference's buffers `names` (shaped as `like`), copied into
+        judge slots; None where it has none."""
+        slots = [self.arena.empty_like(tensor) for tensor in like]
+        reply = self.request(
+            {
+                "op": "state",
+                "index": self.index,
+                "names": names,
+                "slots": [self.arena.ref(slot) for slot in slots],
+            }
+        )
+        found = reply.get("found")
+        if (
+            not isinstance(found, list)
+            or len(found) != len(slots)
+            or not all(isinstance(f, bool) for f in found)
+        ):
+            raise ReplyError("bad state reply")
+        return [slot if present else None for slot, present in zip(slots, found, strict=True)]
+
 
 def _strict_violation(reply: dict[str, Any], strict: bool, where: str) -> None:
     """Strict mode judged by what ran as well as by the source: PyTorch compute ops or host data copied

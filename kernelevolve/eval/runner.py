@@ -114,13 +114,35 @@ class _Runner:
         reference.apply_shape_to_copy(vars(self.module), shape)
         try:
             model = reference.construct(
-                self.model_new, message["init"], self.device, self.dtype, on_device=message["on_device"]
+                self.model_new,
+                message["init"],
+                self.device,
+                self.dtype,
+                on_device=message["on_device"],
+                mode=message.get("mode", "as_built"),
             )
             reference.apply_constant_state(model, message["state"])
         except (Exception, SystemExit) as exc:
             return self.failure(exc, "run", f"building ModelNew{message.get('where', '')}")
         self.models[message["index"]] = model
         return {"ok": True}
+
+    def op_state(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Copy ModelNew's counterparts of the reference's changed buffers into the judge's slots."""
+        from kernelevolve.eval.module_state import counterparts
+
+        model = self.models[message["index"]]
+        slots = [ref.open() for ref in message["slots"]]
+        wanted = [(str(name), tuple(slot.shape)) for name, slot in zip(message["names"], slots, strict=True)]
+        found = counterparts(model, wanted)
+        for slot, tensor in zip(slots, found, strict=True):
+            if tensor is not None:
+                slot.copy_(tensor.detach().to(device=slot.device, dtype=slot.dtype))
+        if self.device.startswith("cuda"):
+            import torch
+
+            torch.cuda.synchronize()
+        return {"ok": True, "found": [tensor is not None for tensor in found]}
 
     def op_release(self, message: dict[str, Any]) -> dict[str, Any]:
         """Drop every judge tensor this runner mapped, so the judge can free them (`Runner.release_shared`)."""
@@ -243,16 +265,19 @@ class _Runner:
         from kernelevolve.eval import reference
         from kernelevolve.eval.precompile import precompile_builds, precompile_passes
 
-        def builder(shape: Any, init: Any) -> Any:
+        def builder(shape: Any, init: Any, mode: str) -> Any:
             def build() -> Any:
                 reference.apply_shape_to_copy(vars(self.module), shape)
-                return reference.construct(self.model_new, init, self.device, self.dtype, on_device=True)
+                return reference.construct(
+                    self.model_new, init, self.device, self.dtype, on_device=True, mode=mode
+                )
 
             return build
 
         started = time.perf_counter()
         builds = [
-            (builder(s["shape"], s["init"]), s["placeholders"]) for s in message["precompile"]["shapes"]
+            (builder(s["shape"], s["init"], s.get("mode", "as_built")), s["placeholders"])
+            for s in message["precompile"]["shapes"]
         ]
         precompile_passes(
             message["precompile"]["how"],

@@ -117,7 +117,7 @@ def profile_request(request: EvalRequest, platform: Platform, device: str) -> di
         with device_lock.hold_device(device), precision.exact_fp32():  # no other evaluation's kernels
             for shape in spec.shapes:
                 reference.apply_shape(ref_module, shape)
-                model = reference.build_model(model_new, ref_module, settings.seed, device, dtype)
+                model = reference.build_model(model_new, ref_module, settings.seed, device, dtype, spec.mode)
                 inputs = reference.make_inputs(ref_module, settings.seed, device, dtype, on_device=True)
                 split = kernel_time_split(model, inputs, names)
                 if split is None:

@@ -172,7 +172,9 @@ class KernelOp:
         from kernelevolve.eval import reference
 
         namespace = self._namespace(shape)
-        return reference.build_model(namespace.Model, namespace, self.seed, "meta", self.dtype)
+        return reference.build_model(
+            namespace.Model, namespace, self.seed, "meta", self.dtype, self.spec.mode
+        )
 
     def _probe_shapes(self) -> tuple[bool, dict[tuple[Any, ...], str]]:
         """Output arity (from the reference on meta tensors) and the input signature of every shape."""
@@ -219,7 +221,9 @@ class KernelOp:
         key = (shape, str(device))
         if key not in self._models:
             namespace = self._namespace(shape)
-            model = reference.build_model(self._classes[shape], namespace, self.seed, str(device), self.dtype)
+            model = reference.build_model(
+                self._classes[shape], namespace, self.seed, str(device), self.dtype, self.spec.mode
+            )
             missing = sorted(set(self.state_names) - set(_state_names(model)))
             if missing:
                 raise ExportError(f"ModelNew lacks the reference's state {missing}")
@@ -331,7 +335,9 @@ class KernelOp:
 
         namespace = self._namespace(self.spec.shapes[0].name)
         target = device or ("cpu" if self.platform.device == "cpu" else "cuda")
-        return self.wrap(reference.build_model(namespace.Model, namespace, self.seed, target, self.dtype))
+        return self.wrap(
+            reference.build_model(namespace.Model, namespace, self.seed, target, self.dtype, self.spec.mode)
+        )
 
     def disabled_shapes(self, config: int = 0) -> dict[str, str]:
         return {shape: why for (c, shape), why in self.disabled.items() if c == config}
@@ -391,7 +397,9 @@ class KernelOp:
         namespace = self._namespace(shape)
         index = [s.name for s in self.spec.shapes].index(shape)
         if state is None:
-            model = reference.build_model(namespace.Model, namespace, self.seed, device, self.dtype)
+            model = reference.build_model(
+                namespace.Model, namespace, self.seed, device, self.dtype, self.spec.mode
+            )
             state = [*model.parameters(), *model.buffers()]
         torch.manual_seed(seed)
         weights = [

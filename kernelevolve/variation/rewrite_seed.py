@@ -72,7 +72,9 @@ class RewriteSeedOperator(CompilerSeedOperator):
         for shape in ctx.spec.shapes:
             try:
                 with TRACING_LOCK:
-                    rewritten = rewrite_reference(ctx.spec.reference_source, shape.params, self.rules)
+                    rewritten = rewrite_reference(
+                        ctx.spec.reference_source, shape.params, self.rules, ctx.spec.mode
+                    )
             except Exception as exc:  # a rule's bug must not stop the search
                 log.warning("rewrite_seed: rewriting failed for %s: %s", ctx.spec.name, exc, exc_info=True)
                 return None

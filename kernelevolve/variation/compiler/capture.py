@@ -92,7 +92,7 @@ def capture(
     module = reference.load_reference(spec.reference_source)
     reference.apply_shape(module, shape)
     dtype = reference.torch_dtype(spec.dtype)
-    model = reference.build_model(module.Model, module, 0, device, dtype)
+    model = reference.build_model(module.Model, module, 0, device, dtype, spec.mode)
     inputs = _example_inputs(module, device, dtype)
     state: dict[str, Any] = dict(model.named_parameters())
     state.update(model.named_buffers())

@@ -137,8 +137,13 @@ def step_at(gm: fx.GraphModule, node: fx.Node, chain: fx.Node) -> Step | None:
 
 
 def _is_eval_batchnorm(module: torch.nn.Module) -> bool:
-    """Batch norm that normalises with its running statistics (the model runs in eval mode)."""
-    return isinstance(module, torch.nn.modules.batchnorm._BatchNorm) and module.running_mean is not None
+    """Batch norm that normalises with its running statistics (the model runs in eval mode; in training
+    mode it normalises with the batch's and updates the running ones, which no fold can express)."""
+    return (
+        isinstance(module, torch.nn.modules.batchnorm._BatchNorm)
+        and module.running_mean is not None
+        and not module.training
+    )
 
 
 def chain_to(

@@ -63,7 +63,10 @@ def _apply_one(
 
 
 def rewrite_reference(
-    source: str, shape_params: Mapping[str, Any] | None = None, rules: Sequence[str] = RULES
+    source: str,
+    shape_params: Mapping[str, Any] | None = None,
+    rules: Sequence[str] = RULES,
+    mode: str = "as_built",
 ) -> Rewritten:
     """The reference at `shape_params` with every applicable rule applied; never raises for a
     reference that cannot be traced or rewritten (the reason is in the answer)."""
@@ -75,7 +78,7 @@ def rewrite_reference(
     from kernelevolve.variation.rewrite.trace import propagate_shapes, trace_reference
 
     try:
-        traced = trace_reference(source, shape_params)
+        traced = trace_reference(source, shape_params, mode)
         graph = traced.graph_module.graph
         fired: list[Fired] = []
         while len(fired) < MAX_REWRITES:

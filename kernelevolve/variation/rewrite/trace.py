@@ -22,16 +22,20 @@ class RewriteError(Exception):
 
 @dataclass(frozen=True)
 class Traced:
-    graph_module: Any  # torch.fx.GraphModule of Model(*get_init_inputs()) on meta, eval mode
+    graph_module: Any  # torch.fx.GraphModule of Model(*get_init_inputs()) on meta, in the spec's mode
     inputs: tuple[Any, ...]  # get_inputs() on meta, to propagate shapes again after a rewrite
     namespace: types.ModuleType  # the reference module: names the generated forward may use
 
 
-def trace_reference(source: str, shape_params: Mapping[str, Any] | None = None) -> Traced:
-    """Trace `Model.forward` of the reference, its size constants set to `shape_params`."""
+def trace_reference(
+    source: str, shape_params: Mapping[str, Any] | None = None, mode: str = "as_built"
+) -> Traced:
+    """Trace `Model.forward` of the reference in `mode` (the spec's), its size constants set to
+    `shape_params`."""
     import torch
     import torch.fx as fx
 
+    from kernelevolve.eval.reference import apply_mode
     from kernelevolve.reference_module import load_reference_module
 
     try:
@@ -40,7 +44,7 @@ def trace_reference(source: str, shape_params: Mapping[str, Any] | None = None) 
             warnings.simplefilter("ignore")
             model = module.Model(*module.get_init_inputs())
             inputs = tuple(module.get_inputs())
-            model.eval()
+            apply_mode(model, mode)
             graph_module = fx.symbolic_trace(model)
     except Exception as exc:  # the reference's own code, or FX refusing it: a reason, not a crash
         raise RewriteError(f"tracing the reference failed: {type(exc).__name__}: {str(exc)[:300]}") from exc

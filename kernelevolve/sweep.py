@@ -3,7 +3,7 @@
     python -m kernelevolve.sweep --kernelbench-path PATH --levels 1 2 --ids 1-10,19 \\
         --platform h200 --budget-evals 20 --budget-seconds 120 --out experiments/sweeps/NAME \\
         --time-limit-s 500 [--sample FILE] [--evaluator local|ray] [--parallel N] [--permissive] \\
-        [--set key=value ...]
+        [--kernelbench-judge PATH] [--set key=value ...]
 
 Arguments are argparse (not Hydra): each problem's config is composed from conf/ with Hydra's
 compose API, exactly as `python -m kernelevolve` would, with `--set` items as extra overrides
@@ -15,7 +15,8 @@ median wall time of the level's finished problems where that is longer (level 3'
 baselines take minutes), or, for a re-run, the problem's own last wall time where that is longer still.
 `--retry-failed` runs failed runs again; `--rerun-before TIME` runs again results older than TIME
 (after a fix), each once, while results.jsonl keeps the older records. `--isolate` runs each problem's
-search in a process of its own (`sweep_run.run_problem_isolated`).
+search in a process of its own (`sweep_run.run_problem_isolated`). `--kernelbench-judge PATH` also runs
+each problem's winners through KernelBench's own evaluator (`kernelevolve.kernelbench_judge`).
 
 By default problems are searched in strict mode (every FLOP in our own kernels) and the summary
 reports strict results only. `--permissive` (or `--set strict=false`) searches in permissive mode,
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -44,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.kernelbench import Problem, list_problems
+from kernelevolve.kernelbench_judge import JudgeSettings, kernelbench_src
+from kernelevolve.kernelbench_judge.winners import judged_problem
 from kernelevolve.paths import PROJECT_ROOT
 from kernelevolve.sweep_quiet import EvaluatorFactory, local_evaluator_factory, remeasure
 from kernelevolve.sweep_run import (
@@ -137,6 +141,12 @@ class Sweep:
 
     def run(self) -> SweepOutcome:
         start = time.monotonic()
+        if self.options.kernelbench_judge is not None:
+            kernelbench_src(self.options.kernelbench_judge)  # a wrong path fails now, not after the searches
+            if self.options.platform == "cpu":
+                log.warning(
+                    "KernelBench's evaluator needs CUDA: on platform cpu its verdicts say it could not judge"
+                )
         problems = select_problems(self.options)
         base = compose_base_config(self.options)
         self.results_dir.mkdir(parents=True, exist_ok=True)
@@ -157,7 +167,14 @@ class Sweep:
             len(slots),
         )
         observed = self._observed_wall_s()
-        runner = run_problem_isolated if self.options.isolate else run_problem
+        runner: Callable[[dict[str, Any], Problem], dict[str, Any]] = (
+            run_problem_isolated if self.options.isolate else run_problem
+        )
+        if self.options.kernelbench_judge is not None:
+            judge = JudgeSettings(
+                str(self.options.kernelbench_judge), self.options.kernelbench_judge_timeout_s
+            )
+            runner = functools.partial(judged_problem, runner, judge)
         shared = self.options.isolate and self.options.evaluator == "ray"
         address = (base.get("evaluator") or {}).get("address")
         with shared_ray_cluster(address) if shared else contextlib.nullcontext():
@@ -309,6 +326,8 @@ class Sweep:
         settings = {key: options[key] for key in (*_FIXED_SETTINGS, "evaluator", "time_limit_s")}
         settings["sets"] = list(self.options.sets)
         settings["kernelbench_path"] = str(self.options.kernelbench_path)
+        judge = self.options.kernelbench_judge
+        settings["kernelbench_judge"] = str(judge) if judge is not None else None
         return settings
 
     def _write_manifest(self, problems: list[Problem]) -> None:
@@ -490,6 +509,20 @@ def build_parser() -> argparse.ArgumentParser:
         "see kernelevolve.sweep_quiet)",
     )
     parser.add_argument(
+        "--kernelbench-judge",
+        type=Path,
+        metavar="PATH",
+        help="a KernelBench checkout (or its src folder): after each problem, its winners also go through "
+        "KernelBench's own evaluator and timing, in a process of their own, and its verdicts and times are "
+        "recorded beside ours (docs/kernelbench_judge.md); needs a CUDA GPU",
+    )
+    parser.add_argument(
+        "--kernelbench-judge-timeout-s",
+        type=float,
+        default=600.0,
+        help="how long KernelBench's evaluator may take over one winner (default %(default)s)",
+    )
+    parser.add_argument(
         "--fresh-caches",
         action="store_true",
         help="start from cold caches (baselines, Triton, Inductor) in a new folder under --out: for "
@@ -550,6 +583,8 @@ def main(argv: list[str] | None = None) -> int:
         fresh_caches=args.fresh_caches,
         isolate=args.isolate,
         quiet_baselines=args.quiet_baselines,
+        kernelbench_judge=args.kernelbench_judge.expanduser() if args.kernelbench_judge else None,
+        kernelbench_judge_timeout_s=args.kernelbench_judge_timeout_s,
     )
     try:
         outcome = Sweep(options).run()

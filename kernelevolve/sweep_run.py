@@ -52,6 +52,9 @@ class SweepOptions:
     fresh_caches: bool = False  # this call started from empty caches (recorded with the call)
     # after the call's problems: host-bound baselines measured again alone (kernelevolve.sweep_quiet)
     quiet_baselines: bool = True
+    # a KernelBench checkout (or its src): each problem's winners also judged by its own evaluator
+    kernelbench_judge: Path | None = None
+    kernelbench_judge_timeout_s: float = 600.0
 
     @property
     def estimate_s(self) -> float:

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.kernelbench_judge.agreement import agreement_lines, judge_agreement
 from kernelevolve.sweep_format import first_line, format_ms, format_own, format_percent, format_speedup
 from kernelevolve.sweep_gaps import behind_lines, furthest_behind
 from kernelevolve.sweep_rate import evaluation_rate, gpu_share_from_settings, rate_lines
@@ -134,6 +135,8 @@ def summarize(records: list[dict[str, Any]], selected: list[str] | None = None) 
         "baseline_accuracy": _baseline_accuracy(records, views),
         "host_bound_baselines": _host_bound_baselines(records),
         "vs_compile_with_cuda_graphs": _vs_compile_with_cuda_graphs(records, views),
+        # KernelBench's own evaluator on the winners, where the sweep ran it (--kernelbench-judge)
+        "kernelbench_judge": judge_agreement(views),
         "problems": [
             {
                 key: r.get(key)
@@ -558,6 +561,7 @@ def summary_markdown(summary: dict[str, Any], title: str = "KernelBench sweep", 
     lines += _cuda_graph_lines(summary.get("vs_compile_with_cuda_graphs"))
     lines += _baseline_accuracy_lines(summary.get("baseline_accuracy"))
     lines += _missing_compile_lines(summary["problems"])
+    lines += agreement_lines(summary.get("kernelbench_judge"))
     lines += ["", "## Failures", ""]
     if summary["failures"]:
         lines += ["| problem | name | status | evals | detail |", "|---|---|---|---:|---|"]

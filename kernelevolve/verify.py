@@ -3,10 +3,13 @@
     python -m kernelevolve.verify KERNEL.py +spec=<spec> platform=<name> [kernelbench.path=...]
         [seed=0] [strict=true] [backend=triton] [platform.eval.<setting>=<value>]
         [platform.devices=[cuda:0]] [evaluator.workers_per_device=1]
+        [kernelbench.judge=KERNELBENCH_CHECKOUT] [kernelbench.judge_timeout_s=600]
 
 Same `key=value` / `+key=value` overrides as the main CLI (parsed here, without Hydra). Evaluation
 settings start from conf/platform/<name>.yaml like a search run. Exit code 0 when the kernel is
-correct (status OK), 1 otherwise, 2 for a usage error.
+correct (status OK), 1 otherwise, 2 for a usage error. With `kernelbench.judge`, the kernel also goes
+through KernelBench's own evaluator (`kernelevolve.kernelbench_judge`), whose verdict is printed beside
+ours; the exit code stays ours.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from kernelevolve.kernelbench_judge import JudgeSettings, KernelBenchVerdict, judge_kernel, kernelbench_src
+from kernelevolve.kernelbench_judge.values import kernelbench_precision
 from kernelevolve.paths import CONF_DIR
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec
@@ -26,7 +31,8 @@ from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, Eva
 USAGE = (
     "usage: python -m kernelevolve.verify KERNEL.py +spec=<name | op.yaml | kernelbench:L/ID> "
     "platform=<name> [kernelbench.path=...] [platform.eval.<setting>=<value>] [seed=N] [strict=BOOL] "
-    "[backend=triton|cute] [platform.devices=[...]] [evaluator.workers_per_device=N]"
+    "[backend=triton|cute] [platform.devices=[...]] [evaluator.workers_per_device=N] "
+    "[kernelbench.judge=KERNELBENCH_CHECKOUT] [kernelbench.judge_timeout_s=S]"
 )
 _SETTING_NAMES = tuple(f.name for f in fields(EvalSettings))
 _PLAIN_KEYS = (
@@ -34,6 +40,8 @@ _PLAIN_KEYS = (
     "platform",
     "kernelbench.path",
     "kernelbench.cpu_budget_elements",
+    "kernelbench.judge",
+    "kernelbench.judge_timeout_s",
     "seed",
     "strict",
     "backend",
@@ -57,12 +65,14 @@ class VerifyArgs:
     settings_overrides: tuple[tuple[str, Any], ...] = ()
     devices: tuple[str, ...] | None = None
     workers_per_device: int = 1
+    judge: JudgeSettings | None = None  # KernelBench's own evaluator as a second judge
 
 
 @dataclass(frozen=True)
 class VerifyResult:
     report: EvalReport
     baselines: dict[str, Baseline]
+    kernelbench: KernelBenchVerdict | None = None  # the second judge's, where one was asked for
 
     @property
     def ok(self) -> bool:
@@ -100,6 +110,12 @@ def parse_args(argv: list[str]) -> VerifyArgs:
         if key in values:
             overrides.append((key, values[key]))
     devices = values.get("platform.devices")
+    judge_path = values.get("kernelbench.judge")
+    judge = (
+        JudgeSettings(str(judge_path), float(values.get("kernelbench.judge_timeout_s") or 600.0))
+        if judge_path
+        else None
+    )
     return VerifyArgs(
         kernel=kernel,
         spec=str(values["spec"]),
@@ -110,6 +126,7 @@ def parse_args(argv: list[str]) -> VerifyArgs:
         settings_overrides=tuple(overrides),
         devices=tuple(str(d) for d in devices) if devices else None,
         workers_per_device=int(values.get("evaluator.workers_per_device") or 1),
+        judge=judge,
     )
 
 
@@ -138,15 +155,29 @@ def verify(
     backend: str | None = None,
     devices: list[str] | None = None,
     workers_per_device: int = 1,
+    judge: JudgeSettings | None = None,
 ) -> VerifyResult:
-    """Evaluate `source` through a LocalEvaluator (child processes), with the spec's baselines."""
+    """Evaluate `source` through a LocalEvaluator (child processes), with the spec's baselines; with
+    `judge`, then through KernelBench's own evaluator too (once ours has let the GPU go)."""
     from kernelevolve.eval.local import LocalEvaluator
 
     candidate = Candidate(source, backend or guess_backend(source), operator="verify", mode="seed")
     with LocalEvaluator(platform, settings, devices, workers_per_device) as evaluator:
         report = evaluator.submit(EvalRequest(candidate, spec, platform.name, settings)).result()
         baselines = evaluator.baselines(spec, platform.name)
-    return VerifyResult(report, baselines)
+    second = None
+    if judge is not None:
+        device = next((d for d in devices or () if d.startswith("cuda")), "cuda:0")
+        second = judge_kernel(
+            source,
+            spec.reference_source,
+            judge,
+            backend=candidate.backend,
+            device=device,
+            precision=kernelbench_precision(spec.dtype),
+            name=spec.name,
+        )
+    return VerifyResult(report, baselines, second)
 
 
 def format_result(result: VerifyResult, spec: KernelSpec, platform: Platform, kernel: str = "") -> str:
@@ -186,6 +217,13 @@ def format_result(result: VerifyResult, spec: KernelSpec, platform: Platform, ke
         fitness = score(report, result.baselines)
         vs_compile = f"{fitness.speedup_vs_compile:.3f}x" if fitness.speedup_vs_compile else "n/a"
         lines.append(f"geomean speedup: {fitness.objective:.3f}x vs eager, {vs_compile} vs torch.compile")
+    if result.kernelbench is not None:
+        lines.append(f"KernelBench's evaluator: {result.kernelbench.line()}")
+        if result.kernelbench.kernelbench_path:
+            commit = result.kernelbench.kernelbench_commit
+            lines.append(
+                f"  from {result.kernelbench.kernelbench_path}" + (f" at {commit}" if commit else "")
+            )
     return "\n".join(lines)
 
 
@@ -207,7 +245,9 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"kernel file not found: {args.kernel}")
         platform = load_platform(args.platform)
         settings = platform_settings(platform.name, args.settings_overrides)
-    except (UsageError, ValueError) as exc:
+        if args.judge is not None:
+            kernelbench_src(args.judge.path)  # a wrong path is a usage error, before the harness runs
+    except (UsageError, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}\n{USAGE}", file=sys.stderr)
         return 2
     from kernelevolve.eval.local import HarnessError
@@ -229,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
             backend=args.backend,
             devices=list(args.devices) if args.devices else None,
             workers_per_device=args.workers_per_device,
+            judge=args.judge,
         )
     except HarnessError as exc:
         print(f"error: the harness could not evaluate the kernel: {exc}", file=sys.stderr)

@@ -19,3 +19,15 @@ KERNELBENCH = Path(
 needs_kernelbench = pytest.mark.skipif(
     not KERNELBENCH.is_file(), reason="KernelBench problems.jsonl not found"
 )
+
+# KernelBench's own evaluator (its `src` folder) for the second-judge tests: `KERNELBENCH_SRC`, else the
+# copy in the shared data beside the repo.
+KERNELBENCH_SRC = Path(
+    os.environ.get(
+        "KERNELBENCH_SRC",
+        Path(__file__).resolve().parents[2] / "shared/benchmarks/kernelbench/src",
+    )
+)
+needs_kernelbench_src = pytest.mark.skipif(
+    not (KERNELBENCH_SRC / "kernelbench" / "eval.py").is_file(), reason="KernelBench's evaluator not found"
+)

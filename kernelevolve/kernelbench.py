@@ -283,6 +283,7 @@ def problem_to_spec(problem: Problem) -> KernelSpec:
         tags=problem_tags(problem),
         origin=f"kernelbench:L{problem.level}/{problem.problem_id}",
         description=problem.name,
+        reference_precision="framework_default",  # KernelBench's protocol: PyTorch's own defaults
     )
 
 

@@ -40,6 +40,7 @@ ALLOWED_KEYS = {
     "cpu_shapes",
     "input_distributions",  # winners' final checks: a list of names from eval/input_distributions.py
     "mode",  # as_built (default), eval or train: the mode the models run in
+    "reference_precision",  # exact_fp32 (default) or framework_default (KernelBench's protocol)
 }
 DTYPES = ("float32", "float16", "bfloat16")
 DEFAULT_TOLERANCE = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
@@ -141,6 +142,7 @@ def spec_from_mapping(
         description=str(data.get("description", "")),
         input_distributions=_input_distributions(data.get("input_distributions"), origin),
         mode=_mode(data.get("mode"), origin),
+        reference_precision=_reference_precision(data.get("reference_precision"), origin),
     )
 
 
@@ -177,6 +179,15 @@ def _mode(raw: Any, origin: str) -> str:
     if mode not in MODES:
         raise SpecError(f"{origin}: mode {raw!r} not in {list(MODES)}")
     return mode
+
+
+def _reference_precision(raw: Any, origin: str) -> str:
+    from kernelevolve.eval.precision import EXACT_FP32, REFERENCE_PRECISIONS
+
+    name = EXACT_FP32 if raw is None else str(raw)
+    if name not in REFERENCE_PRECISIONS:
+        raise SpecError(f"{origin}: reference_precision {raw!r} not in {list(REFERENCE_PRECISIONS)}")
+    return name
 
 
 def _input_distributions(raw: Any, origin: str) -> tuple[str, ...]:

@@ -77,6 +77,9 @@ class KernelSpec:
     # The mode the reference and ModelNew run in: "as_built" (what the constructor leaves, nn.Module's
     # training mode by default, as KernelBench runs them), "eval" or "train" (`reference.apply_mode`).
     mode: str = "as_built"
+    # What the reference runs at: "exact_fp32", or "framework_default" (PyTorch's defaults: cuDNN's fp32
+    # convolutions in TF32), KernelBench's protocol (`eval/precision.py`).
+    reference_precision: str = "exact_fp32"
 
     @property
     def key(self) -> str:
@@ -89,6 +92,7 @@ class KernelSpec:
                 self.rtol,
                 tuple((s.name, sorted(s.params.items())) for s in self.shapes),
                 self.mode,
+                self.reference_precision,
             )
         )
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
@@ -118,6 +122,7 @@ class KernelSpec:
             description=data.get("description", ""),
             input_distributions=tuple(data.get("input_distributions", DEFAULT_INPUT_DISTRIBUTIONS)),
             mode=str(data.get("mode", "as_built")),
+            reference_precision=str(data.get("reference_precision", "exact_fp32")),
         )
 
 

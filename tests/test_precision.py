@@ -51,6 +51,33 @@ def test_candidates_run_exact_and_baselines_at_the_default(
     assert report.status is Status.OK, report.feedback
 
 
+def test_kernelbench_protocol_runs_reference_and_candidate_at_the_frameworks_defaults(
+    add_kernel: Callable[..., str],
+    add_spec: KernelSpec,
+    cpu_platform: Platform,
+    fast_settings: EvalSettings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dataclasses
+
+    from kernelevolve.kernelbench import Problem, problem_to_spec
+
+    assert problem_to_spec(Problem(1, 1, "p", "code")).reference_precision == precision.FRAMEWORK_DEFAULT
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    default = dataclasses.replace(add_spec, reference_precision=precision.FRAMEWORK_DEFAULT)
+    assert default.key != add_spec.key
+    # a forward that demands TF32 convolutions allowed passes only at the framework's defaults
+    demanding = add_kernel(
+        prologue='if not torch.backends.cudnn.allow_tf32:\n    raise RuntimeError("TF32 refused")'
+    )
+    for spec, ok in ((default, True), (add_spec, False)):
+        request = EvalRequest(Candidate(demanding, "triton", "t"), spec, cpu_platform.name, fast_settings)
+        report = harness.evaluate(request, cpu_platform)
+        assert (report.status is Status.OK) is ok, report.feedback
+    with pytest.raises(ValueError, match="unknown reference precision"):
+        precision.reference_precision("tf32_everywhere")
+
+
 def test_only_gpu_convolutions_get_an_eager_timing_at_the_candidates_precision(
     add_spec: KernelSpec,
     cpu_platform: Platform,
@@ -180,3 +207,16 @@ def test_on_the_gpu_a_convolutions_compile_baseline_gets_its_exact_fp32_timing(
     assert baseline.eager_exact is not None
     # exact fp32 is no faster than TF32 for either (a loose bound: both run the same cuDNN convolution)
     assert baseline.compiled_exact.median_ms > 0.8 * baseline.compiled.median_ms
+
+
+def test_spec_names_its_reference_precision(tmp_path: Any, cpu_platform: Platform) -> None:
+    from kernelevolve.specs import SpecError, load_spec_file
+
+    (tmp_path / "ref.py").write_text(ELEMENTWISE.reference_source)
+    (tmp_path / "ok.yaml").write_text("name: e\nreference: ref.py\nreference_precision: framework_default\n")
+    spec = load_spec_file(tmp_path / "ok.yaml", cpu_platform)
+    assert spec.reference_precision == precision.FRAMEWORK_DEFAULT
+    assert KernelSpec.from_json(spec.to_json()).reference_precision == precision.FRAMEWORK_DEFAULT
+    (tmp_path / "bad.yaml").write_text("name: e\nreference: ref.py\nreference_precision: tf32\n")
+    with pytest.raises(SpecError, match="reference_precision"):
+        load_spec_file(tmp_path / "bad.yaml", cpu_platform)

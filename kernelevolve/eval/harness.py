@@ -92,7 +92,7 @@ def evaluate(
     fields: dict[str, Any]
     phases: dict[str, float] = {}
     try:
-        with precision.exact_fp32():
+        with precision.reference_precision(request.spec.reference_precision):
             fields = _run_stages(request, platform, device, phases)
         drain_device(device)  # a late fault of this candidate's kernels is this candidate's
     except _Stop as stop:
@@ -305,6 +305,7 @@ def _judged_stages(
         "backend": candidate.backend,
         "candidate_id": candidate.id,
         "source": candidate.source,
+        "precision": spec.reference_precision,
     }
     if platform.support(candidate.backend) == "compile_only":
         from kernelevolve.backends.cute import cute_arch

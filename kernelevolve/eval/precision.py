@@ -30,6 +30,22 @@ def cudnn_tf32(allowed: bool) -> Iterator[None]:
         torch.backends.cudnn.allow_tf32 = before
 
 
+EXACT_FP32 = "exact_fp32"
+FRAMEWORK_DEFAULT = "framework_default"
+# What the reference is checked at (`KernelSpec.reference_precision`): exact fp32, or PyTorch's own
+# defaults (cuDNN may use TF32 for fp32 convolutions), which is KernelBench's protocol.
+REFERENCE_PRECISIONS = (EXACT_FP32, FRAMEWORK_DEFAULT)
+
+
+def reference_precision(name: str) -> contextlib.AbstractContextManager[None]:
+    """The precision the reference and the candidates run at, by its name in the spec."""
+    if name == EXACT_FP32:
+        return exact_fp32()
+    if name == FRAMEWORK_DEFAULT:
+        return cudnn_tf32(PYTORCH_DEFAULT_CUDNN_TF32)
+    raise ValueError(f"unknown reference precision {name!r}; expected one of {list(REFERENCE_PRECISIONS)}")
+
+
 def exact_fp32() -> contextlib.AbstractContextManager[None]:
     """For the reference and the candidates: what the fp32 tolerance is checked against."""
     return cudnn_tf32(False)

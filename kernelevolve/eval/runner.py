@@ -102,7 +102,8 @@ class _Runner:
         self.model_new = getattr(self.module, "ModelNew", None)
         if not isinstance(self.model_new, type):
             return _failed("compile_error", "missing_ModelNew", "the source does not define class ModelNew")
-        self.precision = precision.exact_fp32()  # the candidates' precision, for this process's whole life
+        # the candidates' precision, the reference's, for this process's whole life
+        self.precision = precision.reference_precision(str(message.get("precision", precision.EXACT_FP32)))
         self.precision.__enter__()
         precompile_s = self._precompile(message) if message.get("precompile") else 0.0
         return {"ok": True, "sandbox": dict(_SANDBOX), "precompile_s": precompile_s}

@@ -114,7 +114,8 @@ def profile_request(request: EvalRequest, platform: Platform, device: str) -> di
         ref_module = reference.load_reference(spec.reference_source)
         dtype = reference.torch_dtype(spec.dtype)
         shapes: dict[str, dict[str, float]] = {}
-        with device_lock.hold_device(device), precision.exact_fp32():  # no other evaluation's kernels
+        # the device held: no other evaluation's kernels
+        with device_lock.hold_device(device), precision.reference_precision(spec.reference_precision):
             for shape in spec.shapes:
                 reference.apply_shape(ref_module, shape)
                 model = reference.build_model(model_new, ref_module, settings.seed, device, dtype, spec.mode)

@@ -3,7 +3,9 @@
 PyTorch lets cuDNN run fp32 convolutions in TF32 by default (fp32 matmuls it keeps exact). At
 KernelBench's fp32 tolerance (1e-4) a TF32 reference differs from an exact kernel by up to about
 1e-3, so correct kernels fail and a library call that also uses TF32 passes by luck. The reference
-and the candidates therefore run with exact fp32 convolutions. The eager and torch.compile baselines
+and the candidates therefore run with exact fp32 convolutions, unless the spec names PyTorch's defaults
+(`reference_precision: framework_default`, KernelBench's protocol: its evaluator runs both at the
+framework's defaults, and so do we for its problems). The eager and torch.compile baselines
 are timed as users run them, with PyTorch's default: that can only make our speedups smaller.
 Where a reference runs convolutions on a GPU, eager is also timed at the candidates' precision
 (`Baseline.eager_exact`), so a report can say how much of a gap is precision rather than kernels.

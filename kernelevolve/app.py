@@ -293,6 +293,12 @@ def run_search(cfg_in: Any) -> RunResult:
         "baseline_measurement_s": engine.baseline_s,
         "seed_proposal_s": engine.seed_s,
     }
+    try:  # the least time any kernel could take at each shape, for "how close to the limit"
+        from kernelevolve.roofline import floors_ms
+
+        extra["roofline_floor_ms"] = floors_ms(spec, platform)
+    except Exception:  # a measurement beside the search must never fail it
+        log.debug("no roofline floor for %s", spec.name, exc_info=True)
     for operator in operators:
         report = getattr(operator, "report", None)
         if callable(report):

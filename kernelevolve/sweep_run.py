@@ -356,7 +356,22 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
         # `python -m kernelevolve.sweep_candidates` prints them
         "candidates": list(results.get("evaluation_log") or []),
     }
+    _add_roofline(record, results)
     return record
+
+
+def _add_roofline(record: dict[str, Any], results: dict[str, Any]) -> None:
+    """The spec's roofline floor summed over its shapes, and each winner's fraction of it."""
+    from kernelevolve.roofline import fraction, total_floor_ms
+
+    shapes = [s.get("name") for s in (results.get("spec") or {}).get("shapes") or []]
+    floor = total_floor_ms(results.get("roofline_floor_ms") or {}, shapes)
+    record["roofline_floor_ms"] = floor
+    record["roofline_fraction"] = fraction(floor, record.get("best_ms"))
+    for side in ("strict", "permissive"):
+        entry = record.get(side)
+        if isinstance(entry, dict):
+            entry["roofline_fraction"] = fraction(floor, entry.get("best_ms"))
 
 
 def _first_compile_error(baselines: dict[str, Any]) -> str | None:

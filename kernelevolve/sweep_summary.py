@@ -23,6 +23,7 @@ from kernelevolve.kernelbench_judge.agreement import agreement_lines, judge_agre
 from kernelevolve.sweep_format import first_line, format_ms, format_own, format_percent, format_speedup
 from kernelevolve.sweep_gaps import behind_lines, furthest_behind
 from kernelevolve.sweep_rate import evaluation_rate, gpu_share_from_settings, rate_lines
+from kernelevolve.sweep_roofline import roofline_lines, roofline_summary
 
 FAST_P = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
 BASELINES = ("eager", "compile")
@@ -137,6 +138,7 @@ def summarize(records: list[dict[str, Any]], selected: list[str] | None = None) 
         "vs_compile_with_cuda_graphs": _vs_compile_with_cuda_graphs(records, views),
         # KernelBench's own evaluator on the winners, where the sweep ran it (--kernelbench-judge)
         "kernelbench_judge": judge_agreement(views),
+        "roofline": roofline_summary(views),
         "problems": [
             {
                 key: r.get(key)
@@ -160,6 +162,7 @@ def summarize(records: list[dict[str, Any]], selected: list[str] | None = None) 
                     "compile_exact_ms",
                     "compile_exact_within_tolerance",
                     "compile_error",
+                    "roofline_fraction",
                 )
             }
             | {
@@ -562,6 +565,7 @@ def summary_markdown(summary: dict[str, Any], title: str = "KernelBench sweep", 
     lines += _baseline_accuracy_lines(summary.get("baseline_accuracy"))
     lines += _missing_compile_lines(summary["problems"])
     lines += agreement_lines(summary.get("kernelbench_judge"))
+    lines += roofline_lines(summary.get("roofline"))
     lines += ["", "## Failures", ""]
     if summary["failures"]:
         lines += ["| problem | name | status | evals | detail |", "|---|---|---|---:|---|"]

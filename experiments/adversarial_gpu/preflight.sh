@@ -13,4 +13,5 @@ PY
 cat "$out/environment.txt"
 PYTHONUNBUFFERED=1 timeout "${PREFLIGHT_S:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider -rs \
   tests/adversarial tests/test_harness.py tests/test_eval_throughput.py tests/test_model_build.py \
-  tests/test_racing.py tests/test_precision.py tests/test_containment.py ${EXTRA_TESTS:-} 2>&1 | tee "$out/preflight.log" | tail -n 40
+  tests/test_racing.py tests/test_precision.py tests/test_containment.py tests/test_runner_release.py \
+  tests/test_model_mode.py tests/test_kernelbench_judge.py ${EXTRA_TESTS:-} 2>&1 | tee "$out/preflight.log" | tail -n 40

@@ -158,3 +158,15 @@ def test_a_gigabyte_evaluation_leaves_the_judge_nothing_allocated(monkeypatch: p
     leftover: Any = torch.cuda.memory_allocated() - before
     assert leftover < (256 << 20), f"{leftover / 2**30:.2f} GiB still allocated after a 1 GiB evaluation"
     assert not harness.device_memory_stranded("cuda:0")
+
+
+def test_the_zygote_pays_tritons_cache_key_once_for_every_runner() -> None:
+    """Triton hashes its own sources and libtriton for the first compile of each process (0.5 s): the
+    zygote does it before forking, so no runner's precompile pays it."""
+    from triton.runtime.cache import triton_key
+
+    from kernelevolve.eval import runner_zygote
+
+    triton_key.cache_clear()
+    runner_zygote._preload()
+    assert triton_key.cache_info().currsize == 1

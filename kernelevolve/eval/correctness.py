@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 # interpreter is the bottleneck and the bands are for tests of the plumbing.
 GUARD_BYTES = {"cuda": 64 << 10, "cpu": 4 << 10}
 POISON_BYTE = 0xFF  # as float32/float16/bfloat16/float64 every all-ones pattern is a NaN
-_MINPOISON_BYTES = {"cuda": 64 << 20, "cpu": 64 << 10}
+_MIN_POISON_BYTES = {"cuda": 64 << 20, "cpu": 64 << 10}
 
 
 def _guard_bytes(device: torch.device) -> int:
@@ -52,6 +52,7 @@ class CorrectnessVerdict:
     max_abs_error: float = 0.0
     trial: int = -1
     flags: tuple[str, ...] = ()
+    stateful: tuple[str, ...] = ()  # the reference's buffers its calls changed (running statistics)
 
 
 _CHECK_FLAGS = {
@@ -120,6 +121,7 @@ def check_correctness(
     stateful: list[str] = []  # the reference's buffers its calls change: the candidate must change them too
     for trial, seed in enumerate(seeds):
         inputs = make_inputs(seed)
+        # (kept outputs mean no reference run and no change seen: only a stateless reference's are kept)
         before = module_state.snapshot(reference)
         try:
             expected = expected_of(trial, seed, inputs)
@@ -160,8 +162,9 @@ def check_correctness(
         if problem:
             prefix = f"trial {trial + 1}/{len(seeds)} (seed {seed}): " if len(seeds) > 1 else ""
             flag = _CHECK_FLAGS.get(check)
-            return CorrectnessVerdict(False, check, prefix + problem, worst, trial, (flag,) if flag else ())
-    return CorrectnessVerdict(True, max_abs_error=worst)
+            flags = (flag,) if flag else ()
+            return CorrectnessVerdict(False, check, prefix + problem, worst, trial, flags, tuple(stateful))
+    return CorrectnessVerdict(True, max_abs_error=worst, stateful=tuple(stateful))
 
 
 def _state_problem(
@@ -607,7 +610,7 @@ def poison_allocator(like: Sequence[torch.Tensor]) -> None:
     if not like:
         return
     device = like[0].device
-    floor = _MINPOISON_BYTES.get(device.type, _MINPOISON_BYTES["cuda"])
+    floor = _MIN_POISON_BYTES.get(device.type, _MIN_POISON_BYTES["cuda"])
     total = sum(t.numel() * t.element_size() for t in like)
     sizes = [max(2 * total, floor)] + [t.numel() * t.element_size() for t in like for _ in range(2)]
     if sum(sizes) > _POISON_BUDGET_BYTES:  # multi-GB outputs: one block each, or the pool alone fills the GPU

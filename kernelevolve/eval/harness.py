@@ -91,19 +91,28 @@ def evaluate(
     start = time.perf_counter()
     fields: dict[str, Any]
     phases: dict[str, float] = {}
+    # The device lock, taken for the checks and timing (`_judged_stages`) and let go only after the runner
+    # is dead and this judge's memory is freed: one that let go first would still hold gigabytes (inputs,
+    # ring, the runner's outputs) while the next allocates its own, and problems with multi-GB inputs ran
+    # out of device memory (experiments/adversarial_gpu, session 26).
+    hold = contextlib.ExitStack()
     try:
         with precision.reference_precision(request.spec.reference_precision):
-            fields = _run_stages(request, platform, device, phases)
+            fields = _run_stages(request, platform, device, phases, hold)
         drain_device(device)  # a late fault of this candidate's kernels is this candidate's
     except _Stop as stop:
         fields = stop.fields
-    except ReferenceSpecError:
+    except ReferenceSpecError as exc:
+        traceback.clear_frames(exc.__traceback__)  # its frames hold tensors, to be freed below
         raise
     except Exception as exc:
         fields = _unexpected_error_fields(exc, request.candidate.id)
     finally:
-        drain_device(device, quiet=True)
-        _release_memory(device)
+        try:
+            drain_device(device, quiet=True)
+            _release_memory(device)
+        finally:
+            hold.close()
     return _report(request, label, start, fields, phases)
 
 
@@ -220,7 +229,11 @@ def _unexpected_error_fields(exc: Exception, candidate_id: str) -> dict[str, Any
 
 
 def _run_stages(
-    request: EvalRequest, platform: Platform, device: str, phases: dict[str, float]
+    request: EvalRequest,
+    platform: Platform,
+    device: str,
+    phases: dict[str, float],
+    hold: contextlib.ExitStack,
 ) -> dict[str, Any]:
     from kernelevolve.backends import get_backend
 
@@ -242,9 +255,7 @@ def _run_stages(
     with _phase(phases, "runner"):
         runner = runners.take(device, sandbox)
     arena = SharedArena(device, runner.shared_dir)
-    hold = _DeviceHold(device, phases)
     fields: dict[str, Any] | None = None
-    escaped: list[int] = []
     try:
         fields = _judged_stages(request, platform, device, runner, arena, phases, deadline, hold)
     except judged_run.Verdict as verdict:
@@ -253,19 +264,9 @@ def _run_stages(
         fields = _candidate_failure_fields(failure.original, settings.timeout_s)
     except (RunnerFailure, RunnerGone, RunnerTimeout, ReplyError) as exc:
         fields = _candidate_failure_fields(exc, settings.timeout_s)
-    except BaseException as exc:
-        # the frames of a failed stage hold its tensors; they must be freed before the device is let go
-        traceback.clear_frames(exc.__traceback__)
-        raise
-    finally:
-        try:
-            escaped = runners.finish(runner)
-            arena.close()
-            if hold.held:
-                drain_device(device, quiet=True)
-                _release_memory(device)
-        finally:
-            hold.release()
+    finally:  # the runner dies before `evaluate` frees this evaluation's memory and lets go of the device
+        escaped = runners.finish(runner)
+        arena.close()
         if escaped:
             fields = _fail(
                 Status.RUNTIME_ERROR,
@@ -292,7 +293,7 @@ def _judged_stages(
     arena: SharedArena,
     phases: dict[str, float],
     deadline: float,
-    hold: _DeviceHold,
+    hold: contextlib.ExitStack,
 ) -> dict[str, Any]:
     """Load the candidate in its runner, check it at every shape, then time it; the verdict is ours."""
     candidate, spec, settings = request.candidate, request.spec, request.settings
@@ -330,7 +331,7 @@ def _judged_stages(
     if how is not None and isinstance(precompile_s, (int, float)) and 0 <= precompile_s < 1e6:
         phases["precompile"] = round(float(precompile_s), 4)
         phases["load"] = max(0.0, phases["load"] - phases["precompile"])
-    hold.take()  # released by the caller once the runner is dead and this evaluation's memory is freed
+    hold.enter_context(_device_held(device, phases))  # let go of in `evaluate`
     pairs, max_error = _correctness_stage(request, ref_module, runner, arena, device, dtype, phases, deadline)
     latency = _timing_stage(request, platform, ref_module, pairs, device, dtype, phases)
     cut_short = any(stats.stopped_by == timers.RACE_STOP for stats in latency.values())
@@ -409,26 +410,6 @@ def _precompile_shapes(
     return prepared
 
 
-class _DeviceHold:
-    """The device lock for a candidate's checks and timing, released only after its runner is dead and its
-    tensors are freed: a judge that let go first would still hold gigabytes (its inputs, the ring, the
-    runner's outputs) while the next one allocates its own, and problems with multi-GB inputs then ran out
-    of device memory (experiments/adversarial_gpu, session 26)."""
-
-    def __init__(self, device: str, phases: dict[str, float]) -> None:
-        self._held = contextlib.ExitStack()
-        self.device, self.phases, self.held = device, phases, False
-
-    def take(self) -> None:
-        if not self.held:
-            self._held.enter_context(_device_held(self.device, self.phases))
-            self.held = True
-
-    def release(self) -> None:
-        self._held.close()
-        self.held = False
-
-
 @contextlib.contextmanager
 def _device_held(device: str, phases: dict[str, float]) -> Iterator[None]:
     with device_lock.hold_device(device) as waited:
@@ -484,6 +465,8 @@ def _correctness_stage(
             verdict = correctness.check_correctness(
                 ref_model, _remote_only, make_inputs, seeds, spec.atol, spec.rtol, expected, remote=remote
             )
+        if verdict.stateful:
+            expected.refuse()
         with _phase(phases, "reference"):
             _keep_reference_outputs(expected, make_inputs, seeds)
         max_error = max(max_error, verdict.max_abs_error)

@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernelevolve.eval import module_state
 from kernelevolve.eval.correctness import clone_tree, run_reference, tensor_bytes
 
 
@@ -68,7 +67,7 @@ class KeptOutputs:
         return sum(size for _, size in self._kept.values())
 
     def refuse(self, key: TrialsKey) -> None:
-        """Never keep this key's outputs (a reference whose calls change its state)."""
+        """Never keep this key's outputs."""
         self._too_big.add(key)
 
     def worth_keeping(self, key: TrialsKey) -> bool:
@@ -90,7 +89,6 @@ class TrialOutputs:
         self, reference: Callable[..., Any], key: TrialsKey, budget_bytes: int, kept: KeptOutputs = KEPT
     ) -> None:
         self.key, self.budget_bytes, self.kept = key, budget_bytes, kept
-        self._reference = reference
         self._run = run_reference(reference)
         self._outputs = kept.get(key)
         self.reused = self._outputs is not None
@@ -100,12 +98,7 @@ class TrialOutputs:
     def __call__(self, trial: int, seed: int, inputs: list[Any]) -> Any:
         if self._outputs is not None:
             return clone_tree(self._outputs[trial])
-        before = module_state.snapshot(self._reference) if self._computed is not None else {}
         output = self._run(trial, seed, inputs)
-        if self._computed is not None and module_state.changed(self._reference, before):
-            # its state after each trial is what a candidate's is checked against: it must run every time
-            self._computed = None
-            self.kept.refuse(self.key)
         if self._computed is not None:
             self._bytes += tensor_bytes(output)
             if trial != len(self._computed) or self._bytes > self.budget_bytes:
@@ -116,6 +109,12 @@ class TrialOutputs:
                 self._computed.append(output)
                 return clone_tree(output)  # the check's copy: a candidate cannot touch what is kept
         return output
+
+    def refuse(self) -> None:
+        """Keep none of this key's outputs, now or later: the reference's calls change its state, and its
+        state after each trial is what a candidate's is checked against, so it must run every time."""
+        self._computed = None
+        self.kept.refuse(self.key)
 
     def complete(self, make_inputs: Callable[[int], list[Any]], seeds: Sequence[int]) -> None:
         """Run the trials the check did not reach, in order on the same instance, and keep all of them."""

@@ -139,10 +139,7 @@ class _Runner:
         for slot, tensor in zip(slots, found, strict=True):
             if tensor is not None:
                 slot.copy_(tensor.detach().to(device=slot.device, dtype=slot.dtype))
-        if self.device.startswith("cuda"):
-            import torch
-
-            torch.cuda.synchronize()
+        self._finish_device_work()
         return {"ok": True, "found": [tensor is not None for tensor in found]}
 
     def op_release(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -154,11 +151,16 @@ class _Runner:
         self.models.clear()
         drop_mapped()
         gc.collect()
+        self._finish_device_work()
+        return {"ok": True}
+
+    def _finish_device_work(self) -> None:
+        """Before answering: the judge reads what was written, or frees what was dropped, once it has the
+        reply."""
         if self.device.startswith("cuda"):
             import torch
 
             torch.cuda.synchronize()
-        return {"ok": True}
 
     def op_call(self, message: dict[str, Any]) -> dict[str, Any]:
         import torch

@@ -55,14 +55,20 @@ class Runner:
     DUMP_WAIT_S = 2.0
 
     def __init__(
-        self, pid: int, conn: Connection, log_path: Path, shared_dir: Path, pool: RunnerPool | None = None
+        self,
+        pid: int,
+        conn: Connection,
+        log_path: Path,
+        shared_dir: Path,
+        pool: RunnerPool | None = None,
+        device: str = "cpu",
     ) -> None:
         self.pid = pid
         self.conn = conn
         self.log_path = log_path
         self.shared_dir = shared_dir  # where its evaluation's shared host tensors go: it may write there
         self.stopped = False
-        self.device = "cpu"  # set by the pool: what it was forked for
+        self.device = device  # what it was forked for
         self.answered = True  # False from a request until its reply is read: the runner may be busy
         self._pool = pool
 
@@ -277,9 +283,7 @@ class RunnerPool:
             raise RunnerGone(f"the runner zygote is gone ({exc})", _tail(self._zygote_log)) from None
         finally:
             theirs.close()
-        runner = Runner(int(reply["pid"]), Connection(ours.detach()), log_path, shared_dir, self)
-        runner.device = key[-1]
-        return runner
+        return Runner(int(reply["pid"]), Connection(ours.detach()), log_path, shared_dir, self, key[-1])
 
     def exit_code(self, pid: int) -> int | None:
         """A dead runner's exit code, from the zygote that reaped it (None: not known)."""

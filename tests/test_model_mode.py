@@ -110,6 +110,17 @@ def test_running_statistics_must_be_updated_as_the_reference_does(cpu_platform: 
     assert "running_mean" in report.feedback
 
 
+def test_kept_reference_outputs_stand_in_only_for_the_same_computation(cpu_platform: Platform) -> None:
+    """In one judge: outputs kept from an eval-mode check are not reused in training mode, and a reference
+    whose calls change its state runs at every check (its state is what the candidate's is checked against)."""
+    assert _evaluate(EVAL_MODE, "eval", cpu_platform).status is Status.OK
+    assert _evaluate(TRAIN_MODE, "as_built", cpu_platform).status is Status.OK
+    untouched = _evaluate(TRAIN_MODE_STATS_UNTOUCHED, "as_built", cpu_platform)
+    assert untouched.status is Status.INCORRECT and untouched.error_name == "state_mismatch", (
+        untouched.feedback
+    )
+
+
 def test_construct_leaves_the_constructors_mode_unless_told() -> None:
     module = reference.load_reference(BATCHNORM_REFERENCE)
     built = {

@@ -453,7 +453,7 @@ def _correctness_stage(
         seeds = [trial_seed(settings.seed, index, t) for t in range(settings.correctness_trials)]
         make_inputs = input_maker(ref_module, device, dtype, settings.input_distribution)
         key = reference_outputs.trials_key(
-            spec.reference_source,
+            spec.key,  # the reference's source and everything else that decides its outputs (mode, precision)
             f"{shape.name} {sorted(shape.params.items())} {settings.input_distribution}",
             settings.seed,
             seeds,

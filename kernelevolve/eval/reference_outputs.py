@@ -4,12 +4,15 @@ Every evaluation of a problem checks its candidate on the same seeded trials, an
 on a trial does not depend on the candidate, yet each check ran the reference again, with the device held:
 on GPUs evaluations queue for that lock (`device_wait` was 44% of an evaluation's time on the H200 sample
 sweep), so each reference forward saved is throughput. A child keeps the outputs on the device, keyed by
-everything that decides them (reference source, shape, weights seed, trial seeds, device, dtype), up to a
+everything that decides them (the spec's key: reference source, mode, precision; shape, weights seed, trial
+seeds, device, dtype), up to a
 byte budget (`EvalSettings.reference_cache_mb`, least recently used first out).
 
 A reference that carries state between calls (an RNN's hidden state on `self`) gives trial k's output only
 after trials 0..k-1 on the same instance, so outputs are kept only once every trial ran, in order, on one
-instance: a check stopped early by a wrong candidate completes the rest afterwards (once per key).
+instance: a check stopped early by a wrong candidate completes the rest afterwards (once per key). One whose
+calls change its buffers (running statistics) is never kept: its state after each trial is what the
+candidate's is checked against (`TrialOutputs.refuse`).
 The check gets a copy of each kept output, so nothing a candidate does reaches the kept tensors.
 """
 
@@ -26,7 +29,7 @@ from kernelevolve.eval.correctness import clone_tree, run_reference, tensor_byte
 
 @dataclass(frozen=True)
 class TrialsKey:
-    reference_digest: str
+    reference_digest: str  # of the spec's key: its reference source, mode, precision, dtype, shapes
     shape: str  # name and parameters
     weights_seed: int
     trial_seeds: tuple[int, ...]
@@ -35,9 +38,9 @@ class TrialsKey:
 
 
 def trials_key(
-    reference_source: str, shape: str, weights_seed: int, seeds: Sequence[int], device: str, dtype: Any
+    spec_key: str, shape: str, weights_seed: int, seeds: Sequence[int], device: str, dtype: Any
 ) -> TrialsKey:
-    digest = hashlib.sha256(reference_source.encode()).hexdigest()
+    digest = hashlib.sha256(spec_key.encode()).hexdigest()
     return TrialsKey(digest, shape, weights_seed, tuple(seeds), device, str(dtype))
 
 

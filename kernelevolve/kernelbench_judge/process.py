@@ -126,8 +126,10 @@ def _child_env(folder: Path) -> dict[str, str]:
 
 
 def _kill_group(child: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(child.pid, signal.SIGKILL)
+    """The child, its group and every descendant (one that left the group with setsid too)."""
+    from kernelevolve.eval.containment import kill_tree
+
+    kill_tree(child.pid)
     child.wait()
 
 

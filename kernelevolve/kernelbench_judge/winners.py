@@ -30,13 +30,15 @@ def judge_run(run_dir: Path, settings: JudgeSettings, device: str = "cuda:0") ->
     """{"best": entry, "strict": entry, "error": None}: each winner's verdict with its candidate id (None
     where the run has no such winner); `error` says why none could be judged (an unreadable run)."""
     from kernelevolve.app import GRAPH_FILE, SPEC_FILE
+    from kernelevolve.report import read_checkpoint
     from kernelevolve.types import KernelSpec
 
     try:
         results = json.loads((run_dir / "results.json").read_text())
         spec = KernelSpec.from_json(json.loads((run_dir / SPEC_FILE).read_text()))
         ids = {role: (results.get(key) or {}).get("id") for role, key in ROLES.items()}
-        sources = _candidates(run_dir / GRAPH_FILE, {i for i in ids.values() if i})
+        (run_dir / GRAPH_FILE).stat()  # a run without its checkpoint is unreadable, not a missing winner
+        sources, _ = read_checkpoint(run_dir / GRAPH_FILE)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return {"best": None, "strict": None, "error": f"cannot read the run {run_dir}: {exc}"}
     verdicts: dict[str, KernelBenchVerdict] = {}
@@ -62,22 +64,6 @@ def judge_run(run_dir: Path, settings: JudgeSettings, device: str = "cuda:0") ->
             )
         entries[role] = {"candidate": node_id, **verdicts[node_id].to_json()}
     return entries
-
-
-def _candidates(graph_file: Path, ids: set[str]) -> dict[str, dict[str, Any]]:
-    """The checkpoint's candidate lines (source, backend...) for `ids`."""
-    found: dict[str, dict[str, Any]] = {}
-    with graph_file.open() as handle:
-        for line in handle:
-            if '"candidate"' not in line:  # reports and events: most of the file, not worth parsing
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a torn last line
-            if record.get("type") == "candidate" and record.get("id") in ids:
-                found[record["id"]] = record
-    return found
 
 
 def judged_problem(

@@ -19,6 +19,8 @@ import yaml
 
 from kernelevolve import kernelbench
 from kernelevolve.eval.input_distributions import validate_distribution_names
+from kernelevolve.eval.precision import REFERENCE_PRECISIONS
+from kernelevolve.eval.reference import MODES
 from kernelevolve.paths import SPEC_DIR
 from kernelevolve.platforms import Platform
 from kernelevolve.types import DEFAULT_INPUT_DISTRIBUTIONS, KernelSpec, ShapeCase
@@ -141,8 +143,8 @@ def spec_from_mapping(
         reference_path=reference_path,
         description=str(data.get("description", "")),
         input_distributions=_input_distributions(data.get("input_distributions"), origin),
-        mode=_mode(data.get("mode"), origin),
-        reference_precision=_reference_precision(data.get("reference_precision"), origin),
+        mode=_one_of(data, "mode", MODES, origin),
+        reference_precision=_one_of(data, "reference_precision", REFERENCE_PRECISIONS, origin),
     )
 
 
@@ -172,22 +174,13 @@ def _tolerance(data: Mapping[str, Any], key: str, dtype: str, origin: str) -> fl
     return tolerance
 
 
-def _mode(raw: Any, origin: str) -> str:
-    from kernelevolve.eval.reference import MODES
-
-    mode = "as_built" if raw is None else str(raw)
-    if mode not in MODES:
-        raise SpecError(f"{origin}: mode {raw!r} not in {list(MODES)}")
-    return mode
-
-
-def _reference_precision(raw: Any, origin: str) -> str:
-    from kernelevolve.eval.precision import EXACT_FP32, REFERENCE_PRECISIONS
-
-    name = EXACT_FP32 if raw is None else str(raw)
-    if name not in REFERENCE_PRECISIONS:
-        raise SpecError(f"{origin}: reference_precision {raw!r} not in {list(REFERENCE_PRECISIONS)}")
-    return name
+def _one_of(data: Mapping[str, Any], key: str, choices: tuple[str, ...], origin: str) -> str:
+    """The spec's `key`, one of `choices` (the first where the key is absent)."""
+    raw = data.get(key)
+    value = choices[0] if raw is None else str(raw)
+    if value not in choices:
+        raise SpecError(f"{origin}: {key} {raw!r} not in {list(choices)}")
+    return value
 
 
 def _input_distributions(raw: Any, origin: str) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from kernelevolve.types import INFEASIBLE, Baseline, EvalReport, FitnessValue
 
@@ -37,6 +37,13 @@ def geomean(values: list[float]) -> float:
     if any(not (v > 0 and math.isfinite(v)) for v in values):
         raise ValueError(f"geomean needs positive finite values, got {values}")
     return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def geomean_of_positive(values: Iterable[float | None]) -> float | None:
+    """Geometric mean of the positive values among `values` (summaries: a missing figure is skipped);
+    None where there are none."""
+    kept = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in kept) / len(kept)) if kept else None
 
 
 def _usable(ms: float) -> bool:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -30,13 +29,6 @@ def load():
     spec.loader.exec_module(module)
     return module.ModelNew
 '''
-
-
-def _geomean(values: list[float]) -> float | None:
-    values = [v for v in values if v > 0]
-    if not values:
-        return None
-    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def write_best(run_dir: Path, node: Node, spec: KernelSpec, platform: str) -> Path:

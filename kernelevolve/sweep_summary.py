@@ -14,11 +14,11 @@ or cuDNN through PyTorch. The top-level `overall` and `levels` are the sweep's o
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.fitness import geomean_of_positive
 from kernelevolve.kernelbench_judge.agreement import agreement_lines, judge_agreement
 from kernelevolve.sweep_format import first_line, format_ms, format_own, format_percent, format_speedup
 from kernelevolve.sweep_gaps import behind_lines, furthest_behind
@@ -46,13 +46,6 @@ def load_records(sweep_dir: Path) -> list[dict[str, Any]]:
     return sorted(records, key=lambda r: (int(r["level"]), int(r["problem_id"])))
 
 
-def _geomean(values: Iterable[float]) -> float | None:
-    kept = [v for v in values if v and v > 0]
-    if not kept:
-        return None
-    return math.exp(sum(math.log(v) for v in kept) / len(kept))
-
-
 def _speedup(record: dict[str, Any], baseline: str) -> float | None:
     value = record.get(f"speedup_vs_{baseline}")
     return float(value) if value is not None else None
@@ -73,7 +66,7 @@ def group_metrics(records: list[dict[str, Any]]) -> dict[str, Any]:
     for baseline in BASELINES:
         speedups = [_speedup(r, baseline) for r in correct]
         known = [s for s in speedups if s is not None]
-        out[f"geomean_speedup_vs_{baseline}"] = _geomean(known)
+        out[f"geomean_speedup_vs_{baseline}"] = geomean_of_positive(known)
         out[f"correct_without_{baseline}_baseline"] = len(speedups) - len(known)
         out[f"fast_p_vs_{baseline}"] = {
             _p_key(p): (sum(1 for s in known if s > p) / total if total else None) for p in FAST_P

@@ -3,9 +3,9 @@ correct, and our speedup over eager beside the one its own timing gives."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from kernelevolve.fitness import geomean_of_positive
 from kernelevolve.kernelbench_judge.values import CORRECT, JUDGE_FAILED, RECORD_KEY
 from kernelevolve.sweep_format import format_ms, format_speedup
 
@@ -38,8 +38,8 @@ def judge_agreement(views: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | 
             "not_judged": sum(1 for _, e in judged if e.get("status") == JUDGE_FAILED),
             "both_timed": len(timed),
             # over the same problems: those both find correct and both timed
-            "geomean_speedup_ours": _geomean([ours for ours, _ in timed]),
-            "geomean_speedup_kernelbench": _geomean([its for _, its in timed]),
+            "geomean_speedup_ours": geomean_of_positive([ours for ours, _ in timed]),
+            "geomean_speedup_kernelbench": geomean_of_positive([its for _, its in timed]),
         }
         rows += [
             {
@@ -67,11 +67,6 @@ def _entry(record: dict[str, Any], mode: str) -> dict[str, Any] | None:
     if entry is None and mode == "strict" and record.get("mode") == "strict":
         entry = judged.get("best")  # a strict run's best, where its results named no best_strict
     return entry
-
-
-def _geomean(values: list[float]) -> float | None:
-    kept = [v for v in values if v > 0]
-    return math.exp(sum(math.log(v) for v in kept) / len(kept)) if kept else None
 
 
 def agreement_lines(agreement: dict[str, Any] | None) -> list[str]:

@@ -80,7 +80,7 @@ def _preload() -> None:
     with contextlib.suppress(Exception):  # a Triton without it: each runner pays on its first compile
         from triton.runtime.cache import triton_key
 
-        # Triton's compile cache key hashes its own sources and libtriton once per process (0.5 s): here,
+        # Triton's compile cache key hashes its own sources and libtriton once per process (about half a second): here,
         # every runner forked after inherits the answer instead of paying it on its first compile
         triton_key()
     from kernelevolve.eval.runner import OpTrace

@@ -322,3 +322,33 @@ def test_late_device_fault_is_the_kernels_and_other_errors_are_flagged_as_harnes
     assert "flags" not in fields
     bug = harness._unexpected_error_fields(KeyError("oops"), "abc")
     assert bug["flags"] == ("harness_error",)
+
+
+_TRANSPOSED_ADD_REFERENCE = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, y):
+        return (x + y).t()  # a permuted, non-contiguous output, as attention's often is
+
+
+def get_inputs():
+    return [torch.randn(8, 12), torch.randn(8, 12)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_an_output_in_a_permuted_layout_is_timed_and_checked(
+    run: Callable[..., EvalReport], add_kernel
+) -> None:
+    spec = KernelSpec(
+        name="transposed_add", reference_source=_TRANSPOSED_ADD_REFERENCE, shapes=(ShapeCase("default"),)
+    )
+    report = run(add_kernel().replace("return out", "return out.t()"), spec=spec)
+    assert report.status is Status.OK, report.feedback
+    assert report.latency["default"].median_ms > 0

@@ -119,7 +119,7 @@ def time_shape(
     ring = [[arena.empty_like(leaf) for leaf in expected_like] for _ in range(RING_SLOTS)]
     for slots in ring:
         for slot in slots:
-            slot.view(-1).fill_(float("nan")) if slot.is_floating_point() else slot.zero_()
+            slot.fill_(float("nan")) if slot.is_floating_point() else slot.zero_()  # a permuted layout too
     counter = arena.host_counter()
     paused = arena.host_counter()  # nanoseconds the runner has been held stopped, for its wall clock
     request = {

@@ -37,7 +37,18 @@ _WHAT = (
     "graph_replay",
     "model",
 )
-_LOCKED_STAGES = ("build", "correctness", "reference", "timing")  # the harness's stages under the lock
+# the harness's stages under the device lock (on a GPU; the release of the runner and of memory too)
+_LOCKED_STAGES = (
+    "build",
+    "correctness",
+    "reference",
+    "timing",
+    "timing_setup",
+    "timed_checks",
+    "release",
+    "kill",
+    "free",
+)
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*")
 _CONTROL = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
 

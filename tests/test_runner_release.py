@@ -76,9 +76,11 @@ def test_the_device_is_let_go_only_after_the_runner_is_dead(
 
     finish = runner_client.RunnerPool.finish
 
-    def finishing(self: runner_client.RunnerPool, taken: runner_client.Runner) -> list[int]:
+    def finishing(
+        self: runner_client.RunnerPool, taken: runner_client.Runner, phases: dict[str, float]
+    ) -> list[int]:
         events.append("runner killed")
-        return finish(self, taken)
+        return finish(self, taken, phases)
 
     monkeypatch.setattr(harness, "_device_held", recorded)
     monkeypatch.setattr(runner_client.RunnerPool, "finish", finishing)

@@ -109,8 +109,9 @@ def evaluate(
         fields = _unexpected_error_fields(exc, request.candidate.id)
     finally:
         try:
-            drain_device(device, quiet=True)
-            _release_memory(device)
+            with _phase(phases, "free"):
+                drain_device(device, quiet=True)
+                _release_memory(device)
         finally:
             hold.close()
     return _report(request, label, start, fields, phases)
@@ -265,7 +266,7 @@ def _run_stages(
     except (RunnerFailure, RunnerGone, RunnerTimeout, ReplyError) as exc:
         fields = _candidate_failure_fields(exc, settings.timeout_s)
     finally:  # the runner dies before `evaluate` frees this evaluation's memory and lets go of the device
-        escaped = runners.finish(runner)
+        escaped = runners.finish(runner, phases)
         arena.close()
         if escaped:
             fields = _fail(
@@ -539,7 +540,7 @@ def _timing_stage(
                 ) from exc
 
         timed = judged_run.TimedShape(ref_model, remote)
-        with _phase(phases, "timing"):
+        with _phase(phases, "timing"):  # split below into its setup, the runner's calls and the checks
             stats = latency[shape.name] = judged_run.time_shape(
                 timed,
                 message,
@@ -550,6 +551,9 @@ def _timing_stage(
                 device,
                 settings.warmup_trials + settings.timing_trials,
             )
+        for part, seconds in (("timing_setup", timed.setup_s), ("timed_checks", timed.checks_s)):
+            phases[part] = phases.get(part, 0.0) + seconds
+            phases["timing"] -= seconds
         floor_ms = _roofline_floor_ms(spec, shape, platform, timed.output_bytes, device)
         if floor_ms is not None and stats.median_ms < floor_ms:
             where = _shape_text(shape.name, shape.params, len(spec.shapes))

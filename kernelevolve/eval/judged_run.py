@@ -91,6 +91,8 @@ class TimedShape:
     reference_model: Any
     candidate: RemoteCandidate
     output_bytes: int = 0  # set by `time_shape`: what any kernel must write, for the roofline floor
+    setup_s: float = 0.0  # set by `time_shape`: building input sets, patterns and ring before the calls
+    checks_s: float = 0.0  # and checking timed calls' outputs while the runner was frozen
 
 
 def time_shape(
@@ -107,6 +109,7 @@ def time_shape(
     import torch
 
     arena = shape.candidate.arena
+    setup_started = time.perf_counter()
     first = make_set(0)
     with torch.no_grad():  # the output's layout, for the ring's slots; the values are not kept
         expected_like = [t.to("meta") for t in correctness.tensor_leaves(shape.reference_model(*first))]
@@ -139,9 +142,11 @@ def time_shape(
     runner = shape.candidate.runner
     secret = sorted(random.SystemRandom().sample(range(calls), min(SECRET_CHECKS, calls)))
     started = time.perf_counter()
+    shape.setup_s = started - setup_started
     runner.send(request)
     progress: list[tuple[float, int]] = []
     reply, paused_s = _supervise(runner, counter, paused, checker, secret, shape.candidate.deadline, progress)
+    shape.checks_s = paused_s
     span_ms = 1e3 * (time.perf_counter() - started)  # the runner's clock ran while it was stopped too
     if reply.get("ok") is not True:
         raise RunnerFailure(failure_fields(reply))
@@ -205,10 +210,11 @@ def _supervise(
     paused_s = 0.0  # time spent checking a frozen runner: the candidate's calls did not run then
     while True:
         if runner.conn.poll(0):
+            frozen = time.perf_counter()
             runner.pause()
             try:
                 checker.check_latest(int(counter[0]))
-                return _read(runner), paused_s
+                return _read(runner), paused_s + time.perf_counter() - frozen
             finally:
                 runner.resume()
         if time.monotonic() > deadline:

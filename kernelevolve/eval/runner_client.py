@@ -239,13 +239,19 @@ class RunnerPool:
         with self._lock:
             self._ensure_zygote((*_environment_key(), "null", ""))
 
-    def finish(self, runner: Runner) -> list[int]:
-        """Kill a runner after its evaluation; returns the pids of processes it left behind (killed)."""
+    def finish(self, runner: Runner, phases: dict[str, float] | None = None) -> list[int]:
+        """Kill a runner after its evaluation; returns the pids of processes it left behind (killed).
+        Adds the seconds its release and its death took to `phases` ("release", "kill")."""
+        phases = {} if phases is None else phases
+        started = time.perf_counter()
         if runner.device.startswith("cuda"):
             runner.release_shared()
+        released = time.perf_counter()
         killed = [pid for pid in runner.kill() if pid != runner.pid]
         with self._lock:
             escaped = self._reap()
+        phases["release"] = phases.get("release", 0.0) + released - started
+        phases["kill"] = phases.get("kill", 0.0) + time.perf_counter() - released
         left = sorted((set(killed) | set(escaped)) - {runner.pid})
         self.escaped.extend(left)
         return left

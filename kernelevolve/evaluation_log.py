@@ -47,7 +47,8 @@ _LOCKED_STAGES = (
     "timed_checks",
     "release",
     "kill",
-    "free",
+    "free_gc",
+    "free_cache",
 )
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*")
 _CONTROL = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
@@ -84,6 +85,10 @@ def entry(node: Node) -> dict[str, Any]:
         "locked_s": _round_s(sum(report.phase_s.get(stage, 0.0) for stage in _LOCKED_STAGES)),
         "wait_s": _round_s(report.phase_s.get("device_wait", 0.0)),
         "timed_calls": sum(t.trials for t in latency) if latency else None,
+        # the judge's wall clock per finished call, summed over shapes: the runner's median cross-checked
+        "wall_ms": _round(sum(t.wall_ms for t in latency if t.wall_ms))
+        if any(t.wall_ms for t in latency)
+        else None,
         "stopped_by": ",".join(sorted({t.stopped_by for t in latency if t.stopped_by})),
         "feedback": feedback_excerpt(report.feedback, report.error_name) if failed else None,
     }

@@ -195,6 +195,9 @@ class TimingStats:
     method: str = "wall"  # "cuda_event" or "wall"
     host_ms: float | None = None  # median host time to issue one timed call (GPU timing only)
     stopped_by: str = ""  # the rule that ended timing before its trials (eval/timers.py), or ""
+    # The judge's own wall clock per finished call (the shortest interval between its readings of the
+    # runner's completion counter), beside the runner's figures: None where not measured
+    wall_ms: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

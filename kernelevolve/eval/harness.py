@@ -109,9 +109,8 @@ def evaluate(
         fields = _unexpected_error_fields(exc, request.candidate.id)
     finally:
         try:
-            with _phase(phases, "free"):
-                drain_device(device, quiet=True)
-                _release_memory(device)
+            drain_device(device, quiet=True)
+            _release_memory(device, phases)
         finally:
             hold.close()
     return _report(request, label, start, fields, phases)
@@ -148,21 +147,28 @@ FULL_GC_EVERY = 16  # a full collection costs ~0.1 s with torch loaded: more tha
 _GPU_MEMORY_WORTH_RELEASING = 1 << 30
 
 
-def _release_memory(device: str) -> None:
+def _release_memory(device: str, phases: dict[str, float] | None = None) -> None:
     """Free what the last evaluation (or baseline measurement) left: young cycles every time,
     everything now and then, and the CUDA cache when it holds much.
 
     A candidate's module, kernels and failed frames sit in reference cycles; a young-generation
     pass frees most of them. A full pass runs every FULL_GC_EVERY evaluations, or at once when
-    device memory is still held (large tensors kept alive by a cycle must not pile up).
+    device memory beyond the kept reference outputs is still held (large tensors kept alive by a cycle
+    must not pile up).
     """
-    gc.collect(1)
-    if next(_collections) % FULL_GC_EVERY == 0 or _device_memory_held(device) > _GPU_MEMORY_WORTH_RELEASING:
-        gc.collect()
+    phases = {} if phases is None else phases
+    with _phase(phases, "free_gc"):
+        gc.collect(1)
+        if (
+            next(_collections) % FULL_GC_EVERY == 0
+            or _device_memory_beyond_kept(device) > _GPU_MEMORY_WORTH_RELEASING
+        ):
+            gc.collect()
     if device.startswith("cuda"):
         # Cached blocks (the poisoned-output pool is 4x an output) would starve the other children and
         # problems sharing this GPU: a multi-GB reference then fails with out-of-memory for no fault of its own.
-        _empty_device_cache()
+        with _phase(phases, "free_cache"):
+            _empty_device_cache()
 
 
 _collections = itertools.count(1)
@@ -188,16 +194,16 @@ def device_memory_stranded(device: str) -> bool:
     import torch
 
     torch.cuda.ipc_collect()
-    kept = reference_outputs.KEPT.nbytes()
-    return int(torch.cuda.memory_allocated()) - kept > STRANDED_LIMIT_BYTES
+    return _device_memory_beyond_kept(device) > STRANDED_LIMIT_BYTES
 
 
-def _device_memory_held(device: str) -> int:
+def _device_memory_beyond_kept(device: str) -> int:
+    """Device memory this process has allocated besides the reference outputs it keeps on purpose."""
     if not device.startswith("cuda"):
         return 0
     import torch
 
-    return int(torch.cuda.memory_allocated())
+    return int(torch.cuda.memory_allocated()) - reference_outputs.KEPT.nbytes()
 
 
 @contextlib.contextmanager

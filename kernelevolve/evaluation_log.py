@@ -84,6 +84,8 @@ def entry(node: Node) -> dict[str, Any]:
         # and how the timing went: what throughput analyses read when run directories stay on the device
         "locked_s": _round_s(sum(report.phase_s.get(stage, 0.0) for stage in _LOCKED_STAGES)),
         "wait_s": _round_s(report.phase_s.get("device_wait", 0.0)),
+        # every stage of this evaluation that took 10 ms or more: what a sweep's stage sums hide
+        "stages_s": {k: round(v, 3) for k, v in report.phase_s.items() if v >= 0.01},
         "timed_calls": sum(t.trials for t in latency) if latency else None,
         # the judge's wall clock per finished call, summed over shapes: the runner's median cross-checked
         "wall_ms": _round(sum(t.wall_ms for t in latency if t.wall_ms))

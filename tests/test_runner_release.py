@@ -172,3 +172,17 @@ def test_the_zygote_pays_tritons_cache_key_once_for_every_runner() -> None:
     triton_key.cache_clear()
     runner_zygote._preload()
     assert triton_key.cache_info().currsize == 1
+
+
+def test_only_processes_the_pool_did_not_start_count_as_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A runner or spare of ours that dies late shows up among the zygote's strays; it escaped nothing."""
+    pool = runner_client.RunnerPool()
+    try:
+        earlier = pool.take()
+        taken = pool.take()
+        earlier.kill()
+        stranger = 2**22 + 12345  # a pid no runner of this pool had
+        monkeypatch.setattr(pool, "_reap", lambda: [earlier.pid, stranger])
+        assert pool.finish(taken) == [stranger]
+    finally:
+        pool.close()

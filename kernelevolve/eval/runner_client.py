@@ -214,6 +214,7 @@ class RunnerPool:
         self._spare: Runner | None = None
         self._log_dir = Path(tempfile.mkdtemp(prefix="kernelevolve-runners-"))
         self.escaped: list[int] = []  # processes that outlived their runner, killed by `reap`
+        self._forked: set[int] = set()  # every runner and spare this pool started
         atexit.register(self.close)
 
     def take(self, device: str = "cpu", sandbox: Sandbox | None = None) -> Runner:
@@ -249,7 +250,9 @@ class RunnerPool:
         released = time.perf_counter()
         killed = [pid for pid in runner.kill() if pid != runner.pid]
         with self._lock:
-            escaped = self._reap()
+            # A runner or spare of ours that died late (its reap timed out, a spare that failed to start)
+            # turns up among the zygote's strays too: it escaped nothing.
+            escaped = [pid for pid in self._reap() if pid not in self._forked]
         phases["release"] = phases.get("release", 0.0) + released - started
         phases["kill"] = phases.get("kill", 0.0) + time.perf_counter() - released
         left = sorted((set(killed) | set(escaped)) - {runner.pid})
@@ -289,6 +292,7 @@ class RunnerPool:
             raise RunnerGone(f"the runner zygote is gone ({exc})", _tail(self._zygote_log)) from None
         finally:
             theirs.close()
+        self._forked.add(int(reply["pid"]))
         return Runner(int(reply["pid"]), Connection(ours.detach()), log_path, shared_dir, self, key[-1])
 
     def exit_code(self, pid: int) -> int | None:

@@ -214,6 +214,7 @@ class RunnerPool:
         self._spare: Runner | None = None
         self._log_dir = Path(tempfile.mkdtemp(prefix="kernelevolve-runners-"))
         self.escaped: list[int] = []  # processes that outlived their runner, killed by `reap`
+        pin_environment()
         self._forked: set[int] = set()  # every runner and spare this pool started
         atexit.register(self.close)
 
@@ -387,6 +388,16 @@ class Sandbox:
             "host_memory_bytes": self.host_memory_bytes,
             "private_tmp": self.private_tmp,
         }
+
+
+def pin_environment() -> None:
+    """Set now what a library would set later in this process and the zygote's key reads: Inductor sets
+    TRITON_CACHE_DIR (to its own folder) on its first Triton compile, so a judge that had timed a
+    torch.compile baseline restarted its zygote, seconds of imports, on its first evaluation. Triton's own
+    default is named instead, which Inductor then leaves alone."""
+    if os.environ.get("TRITON_CACHE_DIR") is None:
+        home = os.environ.get("TRITON_HOME") or os.path.expanduser("~")
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(home, ".triton", "cache")
 
 
 def _environment_key() -> tuple[str, ...]:

@@ -105,6 +105,7 @@ def worker_main(conn: Connection, device: str, platform_name: str, log_path: str
     from kernelevolve.eval.baselines import environment_info
 
     runner_client.pool().prewarm()
+    harness.warm_device(local_device)
 
     info = environment_info(local_device)
     info["worker"] = harness.worker_label(device)

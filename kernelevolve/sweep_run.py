@@ -357,7 +357,29 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
         "candidates": list(results.get("evaluation_log") or []),
     }
     _add_roofline(record, results)
+    record["precision_verdicts"] = precision_verdicts(record["candidates"], best)
     return record
+
+
+def precision_verdicts(log: list[dict[str, Any]], best: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Where the spec checks at PyTorch's defaults and exact fp32 differs (KernelBench's protocol on GPU
+    convolutions): how many candidates each verdict accepts, and the winner's at exact fp32. A candidate
+    the protocol rejected was compared at exact fp32 on the trials it reached, its first at least."""
+    from kernelevolve.eval.precision import EXACT_FP32_CORRECT, EXACT_FP32_INCORRECT
+
+    judged = [e for e in log if {EXACT_FP32_CORRECT, EXACT_FP32_INCORRECT} & set(e.get("flags") or ())]
+    if not judged:
+        return None
+    exact = [e for e in judged if EXACT_FP32_CORRECT in e.get("flags", ())]
+    protocol = [e for e in judged if e.get("status") == "ok"]
+    return {
+        "checked": len(judged),
+        "protocol_correct": len(protocol),
+        "exact_fp32_correct": len(exact),
+        "exact_fp32_only": sum(1 for e in exact if e.get("status") != "ok"),
+        "protocol_only": sum(1 for e in protocol if EXACT_FP32_CORRECT not in e.get("flags", ())),
+        "winner_exact_fp32_correct": (EXACT_FP32_CORRECT in (best.get("flags") or ())) if best else None,
+    }
 
 
 def _add_roofline(record: dict[str, Any], results: dict[str, Any]) -> None:

@@ -22,6 +22,7 @@ from kernelevolve.fitness import geomean_of_positive
 from kernelevolve.kernelbench_judge.agreement import agreement_lines, judge_agreement
 from kernelevolve.sweep_format import first_line, format_ms, format_own, format_percent, format_speedup
 from kernelevolve.sweep_gaps import behind_lines, furthest_behind
+from kernelevolve.sweep_precision import precision_lines, precision_rows
 from kernelevolve.sweep_rate import evaluation_rate, gpu_share_from_settings, rate_lines
 from kernelevolve.sweep_roofline import roofline_lines, roofline_summary
 
@@ -132,6 +133,7 @@ def summarize(records: list[dict[str, Any]], selected: list[str] | None = None) 
         # KernelBench's own evaluator on the winners, where the sweep ran it (--kernelbench-judge)
         "kernelbench_judge": judge_agreement(views),
         "roofline": roofline_summary(views),
+        "precision_verdicts": precision_rows(records),
         "problems": [
             {
                 key: r.get(key)
@@ -559,6 +561,7 @@ def summary_markdown(summary: dict[str, Any], title: str = "KernelBench sweep", 
     lines += _missing_compile_lines(summary["problems"])
     lines += agreement_lines(summary.get("kernelbench_judge"))
     lines += roofline_lines(summary.get("roofline"))
+    lines += precision_lines(summary.get("precision_verdicts"))
     lines += ["", "## Failures", ""]
     if summary["failures"]:
         lines += ["| problem | name | status | evals | detail |", "|---|---|---|---:|---|"]

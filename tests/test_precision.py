@@ -220,3 +220,41 @@ def test_spec_names_its_reference_precision(tmp_path: Any, cpu_platform: Platfor
     (tmp_path / "bad.yaml").write_text("name: e\nreference: ref.py\nreference_precision: tf32\n")
     with pytest.raises(SpecError, match="reference_precision"):
         load_spec_file(tmp_path / "bad.yaml", cpu_platform)
+
+
+def test_under_the_frameworks_defaults_the_exact_fp32_verdict_is_recorded_beside_it(
+    add_kernel: Callable[..., str],
+    add_spec: KernelSpec,
+    cpu_platform: Platform,
+    fast_settings: EvalSettings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where the spec checks at PyTorch's defaults and the reference's precision differs there (convolutions
+    on a GPU, faked here), each candidate also gets the exact-fp32 verdict as a flag; it decides nothing."""
+    import dataclasses
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    default = dataclasses.replace(add_spec, reference_precision=precision.FRAMEWORK_DEFAULT)
+
+    def flags_of(source: str, spec: KernelSpec) -> tuple[Status, tuple[str, ...]]:
+        request = EvalRequest(Candidate(source, "triton", "t"), spec, cpu_platform.name, fast_settings)
+        report = harness.evaluate(request, cpu_platform)
+        return report.status, report.flags
+
+    assert precision.EXACT_FP32_CORRECT not in flags_of(add_kernel(), default)[1]  # the CPU: no difference
+    monkeypatch.setattr(precision, "precision_differs", lambda model, device: True)
+    assert flags_of(add_kernel(), default) == (Status.OK, (precision.EXACT_FP32_CORRECT,))
+    assert precision.EXACT_FP32_CORRECT not in flags_of(add_kernel(), add_spec)[1]  # exact already
+    status, flags = flags_of(add_kernel(result="x - y"), default)
+    assert status is Status.INCORRECT and precision.EXACT_FP32_INCORRECT in flags
+
+    class Rounded(harness._AtExactFp32):  # exact fp32 gives another answer: a TF32-only kernel
+        def __call__(self, *args: Any) -> Any:
+            return super().__call__(*args) + 1.0
+
+    monkeypatch.setattr(harness, "_AtExactFp32", Rounded)
+    fast_settings = dataclasses.replace(fast_settings, seed=fast_settings.seed + 1)  # no kept outputs
+    assert flags_of(add_kernel(), default) == (
+        Status.OK,
+        (precision.EXACT_FP32_INCORRECT,),
+    )

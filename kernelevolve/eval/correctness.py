@@ -53,6 +53,9 @@ class CorrectnessVerdict:
     trial: int = -1
     flags: tuple[str, ...] = ()
     stateful: tuple[str, ...] = ()  # the reference's buffers its calls changed (running statistics)
+    # Against `check_correctness`'s second reference (the same inputs, another precision) on the trials run:
+    # (every output within tolerance, max abs error); None where there was none
+    second_opinion: tuple[bool, float] | None = None
 
 
 _CHECK_FLAGS = {
@@ -107,15 +110,19 @@ def check_correctness(
     rtol: float,
     expected_for: ExpectedFor | None = None,
     remote: RemoteCall | None = None,
+    second_opinion: ExpectedFor | None = None,
 ) -> CorrectnessVerdict:
     """Run `candidate` once per seed (same instance, so carried state is exercised) and compare.
     `expected_for` gives the reference's outputs (default: `reference` run on each trial, in order).
     With `remote`, the candidate runs in a runner process (`kernelevolve.eval.remote`): inputs are
-    placed in memory it maps, and what comes back is read from judge-owned slots."""
+    placed in memory it maps, and what comes back is read from judge-owned slots. `second_opinion`, another
+    reference's outputs for the same trials (another precision), is compared too and decides nothing: its
+    result is the verdict's `second_opinion` (none where the reference changes its own state)."""
     import torch
 
     expected_of = expected_for or run_reference(reference)
     worst = 0.0
+    second: list[tuple[bool, float]] = []
     guarded: list[Any] | None = None
     guards: list[Any] = []
     stateful: list[str] = []  # the reference's buffers its calls change: the candidate must change them too
@@ -153,6 +160,8 @@ def check_correctness(
         except (Exception, SystemExit) as exc:
             raise CandidateFailure(exc) from exc
         problem, check, error = _compare_trial(expected, got, guarded, pristine, guards, atol, rtol)
+        if second_opinion is not None and not stateful:
+            second.append(within_tolerance(second_opinion(trial, seed, inputs), got, atol, rtol))
         if not problem and stateful:
             try:
                 problem, check, error = _state_problem(reference, candidate, remote, stateful, atol, rtol)
@@ -163,8 +172,25 @@ def check_correctness(
             prefix = f"trial {trial + 1}/{len(seeds)} (seed {seed}): " if len(seeds) > 1 else ""
             flag = _CHECK_FLAGS.get(check)
             flags = (flag,) if flag else ()
-            return CorrectnessVerdict(False, check, prefix + problem, worst, trial, flags, tuple(stateful))
-    return CorrectnessVerdict(True, max_abs_error=worst, stateful=tuple(stateful))
+            return CorrectnessVerdict(
+                False,
+                check,
+                prefix + problem,
+                worst,
+                trial,
+                flags,
+                tuple(stateful),
+                _summed(second, stateful),
+            )
+    return CorrectnessVerdict(
+        True, max_abs_error=worst, stateful=tuple(stateful), second_opinion=_summed(second, stateful)
+    )
+
+
+def _summed(second: list[tuple[bool, float]], stateful: list[str]) -> tuple[bool, float] | None:
+    if not second or stateful:
+        return None
+    return all(ok for ok, _ in second), max(error for _, error in second)
 
 
 def _state_problem(

@@ -9,6 +9,7 @@ reference itself fails) raises `ReferenceSpecError`. Run this only inside an eva
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import itertools
 import logging
@@ -380,10 +381,14 @@ def _judged_stages(
         phases["precompile"] = round(float(precompile_s), 4)
         phases["load"] = max(0.0, phases["load"] - phases["precompile"])
     hold.enter_context(_device_held(device, phases))  # let go of in `evaluate`
-    pairs, max_error = _correctness_stage(request, ref_module, runner, arena, device, dtype, phases, deadline)
+    pairs, max_error, exact_flags = _correctness_stage(
+        request, ref_module, runner, arena, device, dtype, phases, deadline
+    )
     latency = _timing_stage(request, platform, ref_module, pairs, device, dtype, phases)
     cut_short = any(stats.stopped_by == timers.RACE_STOP for stats in latency.values())
-    flags = ((CUT_SHORT_FLAG,) if cut_short else ()) + (() if sandboxed else (UNSANDBOXED_FLAG,))
+    flags = (
+        ((CUT_SHORT_FLAG,) if cut_short else ()) + (() if sandboxed else (UNSANDBOXED_FLAG,)) + exact_flags
+    )
     return {"status": Status.OK, "max_abs_error": max_error, "latency": latency, "flags": flags}
 
 
@@ -475,12 +480,14 @@ def _correctness_stage(
     dtype: Any,
     phases: dict[str, float],
     deadline: float,
-) -> tuple[list[tuple[Any, RemoteCandidate]], float]:
+) -> tuple[list[tuple[Any, RemoteCandidate]], float, tuple[str, ...]]:
     """Every shape, `correctness_trials` fresh seeded input sets each; returns the (reference, candidate)
-    pair of each shape, for the timing to use the same instances, and the max abs error."""
+    pair of each shape, for the timing to use the same instances, the max abs error, and the verdict at exact
+    fp32 as a flag where the spec's precision is PyTorch's default and that differs (`_exact_opinion`)."""
     spec, settings = request.spec, request.settings
     max_error = 0.0
     pairs: list[tuple[Any, RemoteCandidate]] = []
+    flags_by_shape: list[str] = []
     for index, shape in enumerate(spec.shapes):
         where = _shape_text(shape.name, shape.params, len(spec.shapes))
         with _phase(phases, "build"):
@@ -508,19 +515,34 @@ def _correctness_stage(
             device,
             dtype,
         )
-        expected = reference_outputs.TrialOutputs(ref_model, key, int(settings.reference_cache_mb * 2**20))
+        budget = int(settings.reference_cache_mb * 2**20)
+        expected = reference_outputs.TrialOutputs(ref_model, key, budget)
+        exact = _exact_opinion(spec, ref_model, device, key, budget)
         with _phase(phases, "correctness"):
             verdict = correctness.check_correctness(
-                ref_model, _remote_only, make_inputs, seeds, spec.atol, spec.rtol, expected, remote=remote
+                ref_model,
+                _remote_only,
+                make_inputs,
+                seeds,
+                spec.atol,
+                spec.rtol,
+                expected,
+                remote=remote,
+                second_opinion=exact,
             )
         if verdict.stateful:
             expected.refuse()
         with _phase(phases, "reference"):
             _keep_reference_outputs(expected, make_inputs, seeds)
+            if exact is not None and verdict.second_opinion is not None:
+                _keep_reference_outputs(exact, make_inputs, seeds)
         max_error = max(max_error, verdict.max_abs_error)
+        exact_flags = _exact_flags(verdict.second_opinion)
+        if exact_flags:
+            flags_by_shape.append(exact_flags[0])
         if not verdict.ok:
             fields = _fail(Status.INCORRECT, verdict.check, f"incorrect{where}: {verdict.feedback}")
-            fields.update(max_abs_error=verdict.max_abs_error, flags=verdict.flags)
+            fields.update(max_abs_error=verdict.max_abs_error, flags=verdict.flags + exact_flags)
             raise _Stop(fields)
         if request.candidate.backend == "triton" and remote.launches == 0:
             raise _Stop(
@@ -532,7 +554,45 @@ def _correctness_stage(
                 )
             )
         pairs.append((ref_model, remote))
-    return pairs, max_error
+    return pairs, max_error, _exact_verdict(flags_by_shape)
+
+
+def _exact_opinion(
+    spec: KernelSpec, ref_model: Any, device: str, key: reference_outputs.TrialsKey, budget: int
+) -> reference_outputs.TrialOutputs | None:
+    """The reference's outputs at exact fp32, where the spec checks at PyTorch's defaults (KernelBench's
+    protocol) and the two differ (cuDNN convolutions on a GPU in TF32): the verdict at the other precision,
+    recorded beside the spec's and deciding nothing. The two disagree where a kernel matches one rounding and
+    not the other (L1/70, experiments/adversarial_gpu session 27)."""
+    if spec.reference_precision != precision.FRAMEWORK_DEFAULT or not precision.precision_differs(
+        ref_model, device
+    ):
+        return None
+    exact_key = dataclasses.replace(key, reference_digest=key.reference_digest + ":" + precision.EXACT_FP32)
+    return reference_outputs.TrialOutputs(_AtExactFp32(ref_model), exact_key, budget)
+
+
+class _AtExactFp32:
+    """The reference model, run with exact fp32 convolutions."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def __call__(self, *args: Any) -> Any:
+        with precision.exact_fp32():
+            return self.model(*args)
+
+
+def _exact_flags(opinion: tuple[bool, float] | None) -> tuple[str, ...]:
+    if opinion is None:
+        return ()
+    return (precision.EXACT_FP32_CORRECT if opinion[0] else precision.EXACT_FP32_INCORRECT,)
+
+
+def _exact_verdict(per_shape: list[str]) -> tuple[str, ...]:
+    if precision.EXACT_FP32_INCORRECT in per_shape:
+        return (precision.EXACT_FP32_INCORRECT,)
+    return (precision.EXACT_FP32_CORRECT,) if per_shape else ()
 
 
 def _remote_only(*args: Any) -> Any:

@@ -37,6 +37,11 @@ FRAMEWORK_DEFAULT = "framework_default"
 # What the reference is checked at (`KernelSpec.reference_precision`): exact fp32, or PyTorch's own
 # defaults (cuDNN may use TF32 for fp32 convolutions), which is KernelBench's protocol.
 REFERENCE_PRECISIONS = (EXACT_FP32, FRAMEWORK_DEFAULT)
+# A candidate's report flag where the spec checks at PyTorch's defaults and those differ from exact fp32:
+# its outputs on the checked trials against the reference at exact fp32 too (KernelBench's protocol and ours
+# ask different questions of TF32 convolutions; both verdicts are reported)
+EXACT_FP32_CORRECT = "exact_fp32_correct"
+EXACT_FP32_INCORRECT = "exact_fp32_incorrect"
 
 
 def reference_precision(name: str) -> contextlib.AbstractContextManager[None]:

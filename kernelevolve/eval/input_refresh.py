@@ -79,8 +79,17 @@ def inputs_at(
 ) -> list[torch.Tensor]:
     """Set `set_index`'s leaves as call `call` saw them: its start values (changed in place: a fresh copy
     of a multi-GB input costs the device memory that two problems sharing it lack) with every pattern
-    applied to that set up to and including this call (set k serves calls k, k + set_count, ...)."""
+    applied to that set up to and including this call (set k serves calls k, k + set_count, ...).
+
+    The patterns are XORed together first (rows of the last dimension) and flipped into the inputs once: one
+    pass over a multi-GB input where applying them in turn took one per call, 0.1-0.2 s of the device lock
+    for each timing check (experiments/adversarial_gpu, session 27)."""
     leaves = list(start)
+    net: list[torch.Tensor | None] = [None] * len(leaves)
     for number in range(set_index, call + 1, set_count):
-        apply(leaves, patterns[plan[number]])
+        for position, bits in enumerate(patterns[plan[number]]):
+            if bits is not None:
+                held = net[position]
+                net[position] = bits.clone() if held is None else held.bitwise_xor_(bits)
+    apply(leaves, net)
     return leaves

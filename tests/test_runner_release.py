@@ -239,10 +239,9 @@ def test_the_triton_cache_folder_is_named_before_a_library_names_it(monkeypatch:
 
 
 @pytest.mark.gpu
-def test_warming_a_judge_and_a_runner_on_the_gpu_raises_nothing(caplog: pytest.LogCaptureFixture) -> None:
+def test_warming_a_judge_on_the_gpu_raises_nothing(caplog: pytest.LogCaptureFixture) -> None:
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
     with caplog.at_level("INFO"):
         harness.warm_device("cuda:0")
     assert "warming cuda:0 failed" not in caplog.text
-    runner._warm_device("cuda:0")

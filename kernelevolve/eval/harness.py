@@ -133,28 +133,30 @@ def _report(
 
 
 def warm_device(device: str) -> None:
-    """An evaluation child's first uses of the device, made as it starts (beside the baselines, outside the
-    device lock) rather than in its first evaluation's locked stages: the context, PyTorch's kernels for
-    inputs and comparisons, cuBLAS and cuDNN handles, and CUDA IPC export. A first evaluation in a sweep
-    held the lock about 5 s against about 1 s for the next ones (experiments/adversarial_gpu, session 27).
-    Microseconds of GPU work; a failure here is left for the first evaluation to meet and report."""
+    """An evaluation child's first uses of the device, made as it starts rather than in its first
+    evaluation: the context (outside the lock), then PyTorch's kernels for inputs and comparisons, cuBLAS
+    and cuDNN handles and CUDA IPC export (under it: no kernel runs beside another evaluation's). A first
+    evaluation in a sweep held the lock about 5 s against about 1 s for the next ones
+    (experiments/adversarial_gpu, session 27). A failure here is left for the first evaluation to report."""
     if not device.startswith("cuda"):
         return
     try:
         import torch
 
-        torch.manual_seed(0)
-        value = torch.randn(64, 64, device=device)
-        other = torch.rand_like(value)
-        correctness.within_tolerance(value, other, 1e-4, 1e-4)
-        (value @ other).sum().item()
-        torch.nn.functional.conv2d(value.view(1, 1, 64, 64), other[:3, :3].reshape(1, 1, 3, 3))
-        arena = SharedArena(device)
-        try:
-            arena.ref(arena.copy_of(value))
-        finally:
-            arena.close()
-        torch.cuda.synchronize(device)
+        torch.empty(1, device=device)
+        with device_lock.hold_device(device):
+            torch.manual_seed(0)
+            value = torch.randn(64, 64, device=device)
+            other = torch.rand_like(value)
+            correctness.within_tolerance(value, other, 1e-4, 1e-4)
+            (value @ other).sum().item()
+            torch.nn.functional.conv2d(value.view(1, 1, 64, 64), other[:3, :3].reshape(1, 1, 3, 3))
+            arena = SharedArena(device)
+            try:
+                arena.ref(arena.copy_of(value))
+            finally:
+                arena.close()
+            torch.cuda.synchronize(device)
     except Exception:  # noqa: BLE001 - the first evaluation reports whatever is wrong with the device
         log.info("warming %s failed", device, exc_info=True)
 

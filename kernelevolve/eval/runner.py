@@ -534,7 +534,6 @@ def main(device: str = "cpu", sandbox: dict[str, Any] | None = None) -> None:
             import torch
 
             torch.empty(1, device=device)
-            _warm_device(device)
         except Exception:  # noqa: BLE001 - the load request reports a device that does not work
             traceback.print_exc()
     try:
@@ -543,30 +542,3 @@ def main(device: str = "cpu", sandbox: dict[str, Any] | None = None) -> None:
         traceback.print_exc()
     finally:
         os._exit(0)
-
-
-def _warm_device(device: str) -> None:
-    """While this runner waits as the spare, outside the device lock: the first uses that would otherwise
-    fall in its evaluation's locked stages (a fresh process loads each PyTorch kernel on its first launch).
-    In a sweep the locked stages ran several times slower than alone with the host's CPUs mostly idle
-    (experiments/adversarial_gpu, session 27); driver calls such as these are the suspect. Microseconds
-    of GPU work: nothing another evaluation's timing could notice (the launch cover's calibration, a
-    millisecond of spinning, stays under the lock)."""
-    import torch
-
-    from kernelevolve.eval import correctness, input_refresh
-
-    for dtype in (torch.float32, torch.float16, torch.bfloat16):
-        value = torch.empty(256, 64, dtype=dtype, device=device)
-        value.fill_(float("nan"))
-        value.zero_()
-        torch.empty_like(value).copy_(value)
-        input_refresh.apply([value], input_refresh.make_patterns([value], 0)[0])
-    correctness.poison_allocator([torch.empty(1024, device=device)])
-    torch.empty(1 << 20, dtype=torch.uint8, device=device).zero_()  # the L2 flush's kernel
-    torch.cuda._sleep(1)  # the launch cover's kernel, loaded
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    end.record()
-    torch.cuda.synchronize(device)
-    start.elapsed_time(end)

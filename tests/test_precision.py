@@ -258,3 +258,51 @@ def test_under_the_frameworks_defaults_the_exact_fp32_verdict_is_recorded_beside
         Status.OK,
         (precision.EXACT_FP32_INCORRECT,),
     )
+
+
+_CONV_THEN_TRITON = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _relu(src, dst, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(dst + offsets, tl.maximum(tl.load(src + offsets, mask=mask), 0.0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(64, 64, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x).contiguous()
+        out = torch.empty_like(y)
+        _relu[(triton.cdiv(y.numel(), 1024),)](y, out, y.numel(), BLOCK=1024)
+        return out
+"""
+
+
+@pytest.mark.gpu
+def test_on_the_gpu_a_convolution_at_the_frameworks_defaults_gets_its_exact_fp32_verdict_too() -> None:
+    """KernelBench's protocol on a cuDNN convolution: the candidate (cuDNN at PyTorch's defaults, then our
+    ReLU) is judged against the reference at those defaults, and at exact fp32 beside it."""
+    import dataclasses
+
+    from kernelevolve.platforms import load_platform
+    from tests.gpu import gpu_platform_name
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    spec = dataclasses.replace(CONVOLUTION, reference_precision=precision.FRAMEWORK_DEFAULT)
+    platform = load_platform(gpu_platform_name())
+    settings = EvalSettings(timing_trials=10, warmup_trials=2, strict=False)
+    request = EvalRequest(Candidate(_CONV_THEN_TRITON, "triton", "t"), spec, platform.name, settings)
+    report = harness.evaluate(request, platform, "cuda:0")
+    assert report.status is Status.OK, report.feedback
+    exact = {precision.EXACT_FP32_CORRECT, precision.EXACT_FP32_INCORRECT} & set(report.flags)
+    assert len(exact) == 1, report.flags

@@ -223,19 +223,27 @@ def test_the_full_collection_runs_after_the_device_is_let_go(
     assert "full_gc" in report.phase_s
 
 
-def test_the_triton_cache_folder_is_named_before_a_library_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Inductor sets TRITON_CACHE_DIR on its first compile where it is unset; the runner zygote's key reads it,
-    so a judge that timed a torch.compile baseline restarted its zygote unless the folder was named first."""
-    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
-    monkeypatch.setenv("TRITON_HOME", "/somewhere")
-    runner_client.pin_environment()
+def test_runners_and_the_judge_compile_into_caches_of_their_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """A runner may write its compile caches; the judge's torch.compile baseline must not load what a runner
+    left there, so the judge's caches move where no runner may write. Named at once, they also keep Inductor
+    from naming TRITON_CACHE_DIR later, which changed the zygote's key and restarted it."""
+    monkeypatch.setattr(runner_client, "_RUNNER_CACHES", {})
+    monkeypatch.setenv("KERNELEVOLVE_CACHE", str(tmp_path / "kernelevolve"))
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/runners/triton")
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    runners = runner_client.separate_caches()
+    assert runners == {"TRITON_CACHE_DIR": "/runners/triton"}  # Inductor's default: the runner's temp folder
+    judge = tmp_path / "kernelevolve" / "judge"
+    assert runner_client.os.environ["TRITON_CACHE_DIR"] == str(judge / "triton")
+    assert runner_client.os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(judge / "inductor")
     key = runner_client._environment_key()
-    assert runner_client.os.environ["TRITON_CACHE_DIR"] == "/somewhere/.triton/cache"
     runner_client.os.environ.setdefault("TRITON_CACHE_DIR", "/inductor/triton/0")  # what Inductor does
     assert runner_client._environment_key() == key
-    monkeypatch.setenv("TRITON_CACHE_DIR", "/chosen")
-    runner_client.pin_environment()
-    assert runner_client.os.environ["TRITON_CACHE_DIR"] == "/chosen"
+    assert runner_client.separate_caches() == runners  # once per process
+    writable = harness._runner_writable_dirs("cpu")
+    assert not any(str(judge).startswith(path) or path.startswith(str(judge)) for path in writable)
 
 
 @pytest.mark.gpu

@@ -406,8 +406,7 @@ def _runner_writable_dirs(device: str) -> tuple[str, ...]:
     import tempfile
 
     caches = [
-        os.environ.get("TRITON_CACHE_DIR") or os.path.expanduser("~/.triton"),
-        os.environ.get("TORCHINDUCTOR_CACHE_DIR", ""),
+        *runner_client.separate_caches().values(),  # the runners' own: the judge's are not writable to them
         os.path.expanduser("~/.nv"),
         os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "cutlass"),
     ]

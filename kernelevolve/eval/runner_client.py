@@ -214,7 +214,7 @@ class RunnerPool:
         self._spare: Runner | None = None
         self._log_dir = Path(tempfile.mkdtemp(prefix="kernelevolve-runners-"))
         self.escaped: list[int] = []  # processes that outlived their runner, killed by `reap`
-        pin_environment()
+        separate_caches()
         self._forked: set[int] = set()  # every runner and spare this pool started
         atexit.register(self.close)
 
@@ -342,7 +342,12 @@ class RunnerPool:
         # glibc fills every heap allocation of the runners with 0xFE bytes (a huge negative float32, NaN
         # in 16-bit floats) and serves allocations up to 32 MB from the heap: an output a candidate
         # writes only in part cannot pass by the zeros fresh pages would hold.
-        environment = {**os.environ, "MALLOC_PERTURB_": "1", "MALLOC_MMAP_THRESHOLD_": str(32 << 20)}
+        environment = {
+            **{k: v for k, v in os.environ.items() if k not in _CACHE_VARIABLES},
+            **separate_caches(),  # the runners' compile caches, never the judge's
+            "MALLOC_PERTURB_": "1",
+            "MALLOC_MMAP_THRESHOLD_": str(32 << 20),
+        }
         # the zygote imports kernelevolve from wherever this process did (a Ray actor's working
         # directory need not be the checkout)
         package_root = str(Path(__file__).resolve().parents[2])
@@ -390,14 +395,35 @@ class Sandbox:
         }
 
 
-def pin_environment() -> None:
-    """Set now what a library would set later in this process and the zygote's key reads: Inductor sets
-    TRITON_CACHE_DIR (to its own folder) on its first Triton compile, so a judge that had timed a
-    torch.compile baseline restarted its zygote, seconds of imports, on its first evaluation. Triton's own
-    default is named instead, which Inductor then leaves alone."""
-    if os.environ.get("TRITON_CACHE_DIR") is None:
-        home = os.environ.get("TRITON_HOME") or os.path.expanduser("~")
-        os.environ["TRITON_CACHE_DIR"] = os.path.join(home, ".triton", "cache")
+_CACHE_VARIABLES = ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR")
+_RUNNER_CACHES: dict[str, str] = {}  # what runners compile into, once `separate_caches` has run
+
+
+def separate_caches() -> dict[str, str]:
+    """Give runners and this process (the judge) compiler caches of their own; returns the runners'.
+
+    Runners must write a compile cache (Triton's, Inductor's) and the judge compiles torch.compile's
+    baseline: sharing one, a runner could leave a kernel there that the baseline later loads (a slow one
+    makes every speedup against it look larger). Runners keep the caches this process was given (or the
+    compilers' defaults); the judge's move to a folder under kernelevolve's cache, which no runner may
+    write. Naming them now also keeps Inductor from naming TRITON_CACHE_DIR on its first compile, which
+    changed the zygote's key and restarted it (seconds of imports) in every judge that timed a baseline.
+    """
+    if _RUNNER_CACHES:
+        return dict(_RUNNER_CACHES)
+    from kernelevolve.paths import cache_dir
+
+    home = os.environ.get("TRITON_HOME") or os.path.expanduser("~")
+    runners = {
+        "TRITON_CACHE_DIR": os.environ.get("TRITON_CACHE_DIR") or os.path.join(home, ".triton", "cache")
+    }
+    if os.environ.get("TORCHINDUCTOR_CACHE_DIR"):  # else Inductor's default, in the runner's temp folder
+        runners["TORCHINDUCTOR_CACHE_DIR"] = os.environ["TORCHINDUCTOR_CACHE_DIR"]
+    judge = cache_dir() / "judge"
+    for name, folder in (("TRITON_CACHE_DIR", "triton"), ("TORCHINDUCTOR_CACHE_DIR", "inductor")):
+        os.environ[name] = str(judge / folder)
+    _RUNNER_CACHES.update(runners)
+    return dict(runners)
 
 
 def _environment_key() -> tuple[str, ...]:

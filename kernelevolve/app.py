@@ -135,31 +135,22 @@ def build_evaluator(cfg: Mapping[str, Any], platform: Platform, settings: EvalSe
 
 
 def build_operators(cfg: Mapping[str, Any], run_dir: Path | None = None) -> list[Operator]:
-    from kernelevolve.variation import OPERATORS
+    from kernelevolve.variation import OPERATORS, OperatorContext, load_entry_points
 
+    load_entry_points()
     search = cfg["search"]
     names = list(search.get("operators") or [])
     llm_cfg = cfg.get("llm") or {}
     if llm_cfg.get("enabled") and "llm" not in names:
         names.append("llm")
     options: dict[str, dict[str, Any]] = dict(search.get("operator_options") or {})
-    if "llm" in names:
-        llm_options = {k: v for k, v in llm_cfg.items() if k != "enabled"}
-        options.setdefault("llm", {}).update(
-            {
-                "config": llm_options,
-                "kb_config": cfg.get("kb") or {},
-                "run_dir": run_dir,
-                "strict": run_strict(cfg),
-            }
-        )
-    # CUDA graphs are for permissive runs only; seeds keeping library calls would be rejected in strict ones.
-    for name in ("graph_replay", "compiler_seed", "rewrite_seed", "recurrent_seed", "elementwise_seed"):
-        if name in names:
-            options.setdefault(name, {}).update({"strict": run_strict(cfg)})
-    if "replay" in names:
-        options.setdefault("replay", {}).update({"kb_config": cfg.get("kb") or {}})
-    return [OPERATORS.create(name, **options.get(name, {})) for name in names]
+    context = OperatorContext(
+        strict=run_strict(cfg),
+        kb_config=cfg.get("kb") or {},
+        run_dir=run_dir,
+        llm_config={k: v for k, v in llm_cfg.items() if k != "enabled"},
+    )
+    return [OPERATORS.create(name, context=context, **options.get(name, {})) for name in names]
 
 
 def build_scheduler(cfg: Mapping[str, Any]) -> Scheduler:

@@ -249,7 +249,7 @@ def test_add_rejects_non_wins(store: PastWinStore) -> None:
 
 
 def test_replay_operator_proposes_similar_wins(store: PastWinStore) -> None:
-    from kernelevolve.variation import OPERATORS
+    from kernelevolve.variation import OPERATORS, OperatorContext
     from kernelevolve.variation.replay import ReplayOperator
 
     operator = ReplayOperator(store, k=1, min_score=0.0)
@@ -269,7 +269,9 @@ def test_replay_operator_proposes_similar_wins(store: PastWinStore) -> None:
     assert [c.metadata["past_win"]["spec_name"] for c in operator.propose(ctx)] == ["conv2d_3x3"]
 
     # Built by name from the registry as the app does it: the kb config names the cache folder.
-    by_name = OPERATORS.create("replay", kb_config={"cache_dir": str(store.directory.parent)}, k=2)
+    by_name = OPERATORS.create(
+        "replay", context=OperatorContext(kb_config={"cache_dir": str(store.directory.parent)}), k=2
+    )
     assert isinstance(by_name, ReplayOperator) and by_name.k == 2
     assert by_name.store.path == store.path
     assert ReplayOperator(store.directory).store.path == store.path  # a directory works as well

@@ -35,7 +35,7 @@ from kernelevolve.paths import SPEC_DIR  # noqa: E402
 from kernelevolve.platforms import Platform, load_platform  # noqa: E402
 from kernelevolve.specs import load_spec_file, shipped_spec_names  # noqa: E402
 from kernelevolve.types import KernelSpec, ShapeCase  # noqa: E402
-from kernelevolve.variation import OPERATORS  # noqa: E402
+from kernelevolve.variation import OPERATORS, OperatorContext  # noqa: E402
 from kernelevolve.variation.template_library import (  # noqa: E402
     Template,
     TemplateError,
@@ -388,7 +388,7 @@ def _context(spec: KernelSpec, graph: SearchGraph, backends: tuple[str, ...]) ->
 
 
 def test_template_operator_seeds_each_matching_template_once() -> None:
-    operator = OPERATORS.create("template")
+    operator = OPERATORS.create("template", context=OperatorContext())
     assert isinstance(operator, TemplateOperator) and isinstance(operator, Operator)
     assert (operator.name, operator.arity) == ("template", 0)
     graph = SearchGraph()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.reference_module import load_reference_module, size_constants
+from kernelevolve.traced_families import traced_families
 from kernelevolve.tracing import TRACING_LOCK
 from kernelevolve.types import KernelSpec, ShapeCase
 
@@ -97,27 +98,12 @@ _TAG_RULES = (
 )
 
 
-# Exact reference forms served by family templates: (Model.__init__ parameters, __init__ body
-# without docstring and super() call, forward parameters, forward body without docstring), as
-# ast.unparse writes them. Any other wording, extra op or constructor difference gets no tag.
+# Exact reference forms served by family templates that `traced_families` does not recognise yet:
+# (Model.__init__ parameters, __init__ body without docstring and super() call, forward parameters, forward
+# body without docstring), as ast.unparse writes them. Any other wording gets no tag.
 _DIM_INIT = (("dim",), ("self.dim = dim",))
 _Form = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 EXACT_FAMILY_FORMS: dict[str, _Form] = {
-    "argmax_dim": (*_DIM_INIT, ("x",), ("return torch.argmax(x, dim=self.dim)",)),
-    "argmin_dim": (*_DIM_INIT, ("x",), ("return torch.argmin(x, dim=self.dim)",)),
-    "sum_reduction": (*_DIM_INIT, ("x",), ("return torch.sum(x, dim=self.dim, keepdim=True)",)),
-    "mean_dim": (*_DIM_INIT, ("x",), ("return torch.mean(x, dim=self.dim)",)),
-    "max_dim": (*_DIM_INIT, ("x",), ("return torch.max(x, dim=self.dim)[0]",)),
-    "min_dim": (*_DIM_INIT, ("x",), ("return torch.min(x, dim=self.dim)[0]",)),
-    "l1norm_dim1": ((), (), ("x",), ("return x / torch.mean(torch.abs(x), dim=1, keepdim=True)",)),
-    "l2norm_dim1": ((), (), ("x",), ("return x / torch.norm(x, p=2, dim=1, keepdim=True)",)),
-    "cumsum_dim": (*_DIM_INIT, ("x",), ("return torch.cumsum(x, dim=self.dim)",)),
-    "cumprod_dim": (*_DIM_INIT, ("x",), ("return torch.cumprod(x, dim=self.dim)",)),
-    "cumsum_reverse_dim": (
-        *_DIM_INIT,
-        ("x",),
-        ("return torch.cumsum(x.flip(self.dim), dim=self.dim).flip(self.dim)",),
-    ),
     "cumsum_exclusive_dim": (
         *_DIM_INIT,
         ("x",),
@@ -234,40 +220,20 @@ def _is_sdpa_form(code: str, form: _Form | None) -> bool:
     return len(body) == 2 and value in calls and body[1] == f"return {local}"
 
 
-_MATMUL_FORM: _Form = ((), (), ("A", "B"), ("return torch.matmul(A, B)",))
-
-
-def _is_matvec(code: str, form: _Form | None) -> bool:
-    """`torch.matmul(A, B)` whose inputs, built on the meta device at the problem's sizes, are (M, K) and
-    (K, 1) (KernelBench 4); the same form at other sizes is a GEMM, which the matvec template refuses."""
-    if form != _MATMUL_FORM:
-        return False
-    import torch
-
-    try:
-        with TRACING_LOCK, torch.device("meta"):  # see kernelevolve/tracing.py
-            a, b = load_reference_module(code, {}).get_inputs()
-        return bool(a.dim() == 2 and b.dim() == 2 and b.shape[1] == 1 and a.shape[1] == b.shape[0])
-    except Exception:  # inputs that are not two tensors: no matrix-vector product
-        return False
-
-
 def problem_tags(problem: Problem) -> tuple[str, ...]:
     lowered = problem.name.lower()
     tags = [f"kernelbench_level{problem.level}"]
     for needle, tag in _TAG_RULES:
         if needle in lowered and tag not in tags:
             tags.append(tag)
-    # Exact family tags that templates of ours serve, only when the reference is that exact form (a
-    # "softmax" in a name such as 45_UNetSoftmax says nothing about the forward a template must match).
-    if re.search(r"^\d+_softmax$", lowered) and "torch.softmax(x, dim=1)" in problem.code:
-        tags.append("softmax")
+    # Family tags that templates of ours serve, from what the reference does (its traced program and
+    # constructor arguments; a "softmax" in a name such as 45_UNetSoftmax says nothing about its forward).
+    tags.extend(traced_families(problem.code))
+    # Not yet recognised from the trace (pools, the exclusive scan, attention): their exact source forms.
     form = _model_form(problem.code)
     tags.extend(family for family, expected in EXACT_FAMILY_FORMS.items() if form == expected)
     if _is_sdpa_form(problem.code, form):
         tags.append("sdpa")
-    if _is_matvec(problem.code, form):
-        tags.append("matvec")
     return tuple(dict.fromkeys(tags))
 
 

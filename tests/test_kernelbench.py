@@ -89,6 +89,13 @@ def test_a_name_alone_does_not_make_a_template_family() -> None:
     """45_UNetSoftmax is a U-Net: the softmax templates (which need that exact forward) must not apply."""
     from kernelevolve.kernelbench import Problem, problem_tags
 
-    softmax = "    def forward(self, x):\n        return torch.softmax(x, dim=1)\n"
+    softmax = (
+        "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+        "        return torch.softmax(x, dim=1)\n\ndef get_inputs():\n    return [torch.randn(16, 64)]\n\n"
+        "def get_init_inputs():\n    return []\n"
+    )
     assert "softmax" in problem_tags(Problem(1, 23, "23_Softmax", softmax))
+    assert "softmax" in problem_tags(
+        Problem(1, 7, "7_AnyName", softmax)
+    )  # what it does, not what it is called
     assert "softmax" not in problem_tags(Problem(3, 45, "45_UNetSoftmax", "class Model: ..."))

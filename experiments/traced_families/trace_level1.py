@@ -15,6 +15,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from kernelevolve.kernelbench import EXACT_FAMILY_FORMS, list_problems, problem_tags
 from kernelevolve.reference_module import load_reference_module
+from kernelevolve.traced_families import FAMILIES
 
 
 def _shown(value: Any) -> Any:
@@ -36,7 +37,7 @@ class _Ops(TorchDispatchMode):
 
 
 def main(path: str) -> None:
-    families = {*EXACT_FAMILY_FORMS, "softmax", "sdpa", "matvec"}
+    families = {*EXACT_FAMILY_FORMS, *FAMILIES, "sdpa"}
     for problem in list_problems(path, (1,)):
         tags = [t for t in problem_tags(problem) if t in families]
         if not tags:

@@ -1,0 +1,95 @@
+"""Template families come from what a reference does: the same program written another way (functional or
+module calls, other names, other argument spellings) gets the same family, and a different program none."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelevolve.kernelbench import Problem, problem_tags
+from kernelevolve.traced_families import trace_program, traced_families
+
+
+def _reference(init: str, forward: str, inputs: str, init_inputs: str, header: str = "") -> str:
+    return (
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+        f"{header}\n"
+        "class Model(nn.Module):\n"
+        f"    def __init__(self{init}):\n        super().__init__()\n{forward}\n"
+        f"def get_inputs():\n    return [{inputs}]\n\n"
+        f"def get_init_inputs():\n    return [{init_inputs}]\n"
+    )
+
+
+ARGMAX_FORMS = [  # KernelBench 51's program, as written there and two other ways
+    ", dim: int",
+    "        self.dim = dim\n    def forward(self, x):\n        return torch.argmax(x, dim=self.dim)",
+    ", axis",
+    "        self.axis = axis\n    def forward(self, values):\n        return values.argmax(self.axis)",
+    ", d",
+    "        self.reduce_over = d\n    def forward(self, t):\n        out = torch.argmax(input=t, dim=self.reduce_over)\n        return out",
+]
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_an_argmax_over_the_constructors_dim_is_one_program_however_written(index: int) -> None:
+    init, body = ARGMAX_FORMS[2 * index], ARGMAX_FORMS[2 * index + 1]
+    code = _reference(init, body, "torch.randn(16, 256, 256)", "1")
+    assert traced_families(code) == ("argmax_dim",)
+
+
+def test_an_argmax_whose_dim_the_constructor_does_not_take_is_not_the_template() -> None:
+    """The template's ModelNew(dim) is built from the same constructor arguments: a fixed dim cannot be."""
+    code = _reference(
+        "", "    def forward(self, x):\n        return torch.argmax(x, dim=1)", "torch.randn(4, 8)", ""
+    )
+    assert traced_families(code) == ()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    def forward(self, x):\n        return torch.softmax(x, dim=1)",  # KernelBench 23
+        "    def forward(self, logits):\n        return F.softmax(logits, -1)",
+        "        self.act = nn.Softmax(dim=1)\n    def forward(self, x):\n        return self.act(x)",
+    ],
+)
+def test_a_row_softmax_is_one_program_as_a_function_a_method_or_a_module(body: str) -> None:
+    assert "softmax" in traced_families(_reference("", body, "torch.randn(16, 16384)", ""))
+    three_d = _reference("", body, "torch.randn(4, 16, 64)", "")
+    assert "softmax" not in traced_families(three_d)  # the templates' rows are a 2-D input's
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "x / torch.norm(x, p=2, dim=1, keepdim=True)",  # KernelBench 39
+        "x / x.norm(2, 1, keepdim=True)",
+        "x / torch.linalg.vector_norm(x, ord=2, dim=1, keepdim=True)",
+    ],
+)
+def test_an_l2_row_normalisation_is_one_program_however_spelled(expression: str) -> None:
+    code = _reference(
+        "", f"    def forward(self, x):\n        return {expression}", "torch.randn(16, 16384)", ""
+    )
+    assert traced_families(code) == ("l2norm_dim1",)
+
+
+def test_a_kernelbench_problem_gets_its_family_from_the_trace_not_its_name() -> None:
+    code = _reference(
+        ", dim: int",
+        "        self.dim = dim\n    def forward(self, x):\n        return x.cumsum(self.dim)",
+        "torch.randn(8, 64)",
+        "1",
+    )
+    assert "cumsum_dim" in problem_tags(Problem(1, 999, "999_renamed_anything", code))
+    softmax_named = _reference(
+        "", "    def forward(self, x):\n        return torch.relu(x)", "torch.randn(8, 64)", ""
+    )
+    assert "softmax" not in problem_tags(Problem(1, 23, "23_Softmax", softmax_named))
+
+
+def test_a_reference_that_cannot_run_on_meta_tensors_has_no_traced_program() -> None:
+    code = _reference(
+        "", "    def forward(self, x):\n        return torch.tensor(x.tolist())", "torch.randn(4)", ""
+    )
+    assert trace_program(code) is None and traced_families(code) == ()

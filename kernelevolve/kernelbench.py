@@ -98,65 +98,7 @@ _TAG_RULES = (
 )
 
 
-# Exact reference forms served by family templates that `traced_families` does not recognise yet:
-# (Model.__init__ parameters, __init__ body without docstring and super() call, forward parameters, forward
-# body without docstring), as ast.unparse writes them. Any other wording gets no tag.
-_DIM_INIT = (("dim",), ("self.dim = dim",))
 _Form = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
-EXACT_FAMILY_FORMS: dict[str, _Form] = {
-    "cumsum_exclusive_dim": (
-        *_DIM_INIT,
-        ("x",),
-        (
-            "cumsum = torch.cumsum(x.narrow(dim=self.dim, start=0, length=x.size(self.dim) - 1), dim=self.dim)",
-            "return torch.cat((torch.zeros_like(x.select(self.dim, 0).unsqueeze(self.dim)), cumsum), dim=self.dim)",
-        ),
-    ),
-    "max_pool1d": (
-        ("kernel_size", "stride", "padding", "dilation", "return_indices"),
-        (
-            "self.maxpool = nn.MaxPool1d(kernel_size=kernel_size, stride=stride, padding=padding, "
-            "dilation=dilation, return_indices=return_indices)",
-        ),
-        ("x",),
-        ("return self.maxpool(x)",),
-    ),
-    "max_pool2d": (
-        ("kernel_size", "stride", "padding", "dilation"),
-        (
-            "self.maxpool = nn.MaxPool2d(kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)",
-        ),
-        ("x",),
-        ("return self.maxpool(x)",),
-    ),
-    "max_pool3d": (
-        ("kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"),
-        (
-            "self.maxpool = nn.MaxPool3d(kernel_size=kernel_size, stride=stride, padding=padding, "
-            "dilation=dilation, return_indices=return_indices, ceil_mode=ceil_mode)",
-        ),
-        ("x",),
-        ("return self.maxpool(x)",),
-    ),
-    "avg_pool1d": (
-        ("kernel_size", "stride", "padding"),
-        ("self.avg_pool = nn.AvgPool1d(kernel_size=kernel_size, stride=stride, padding=padding)",),
-        ("x",),
-        ("return self.avg_pool(x)",),
-    ),
-    "avg_pool2d": (
-        ("kernel_size", "stride", "padding"),
-        ("self.avg_pool = nn.AvgPool2d(kernel_size=kernel_size, stride=stride, padding=padding)",),
-        ("x",),
-        ("return self.avg_pool(x)",),
-    ),
-    "avg_pool3d": (
-        ("kernel_size", "stride", "padding"),
-        ("self.avg_pool = nn.AvgPool3d(kernel_size=kernel_size, stride=stride, padding=padding)",),
-        ("x",),
-        ("return self.avg_pool(x)",),
-    ),
-}
 
 
 def _body_text(func: ast.FunctionDef) -> tuple[str, ...]:
@@ -176,7 +118,8 @@ def _body_text(func: ast.FunctionDef) -> tuple[str, ...]:
 
 
 def _model_form(code: str) -> _Form | None:
-    """The reference Model's form as `EXACT_FAMILY_FORMS` spells it, or None when it has another shape."""
+    """The reference Model's form (constructor and forward parameters and bodies, as ast.unparse writes
+    them), or None when it has another shape."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -229,10 +172,8 @@ def problem_tags(problem: Problem) -> tuple[str, ...]:
     # Family tags that templates of ours serve, from what the reference does (its traced program and
     # constructor arguments; a "softmax" in a name such as 45_UNetSoftmax says nothing about its forward).
     tags.extend(traced_families(problem.code))
-    # Not yet recognised from the trace (pools, the exclusive scan, attention): their exact source forms.
-    form = _model_form(problem.code)
-    tags.extend(family for family, expected in EXACT_FAMILY_FORMS.items() if form == expected)
-    if _is_sdpa_form(problem.code, form):
+    # Attention reaches the dispatcher decomposed on meta tensors: still matched on its source form.
+    if _is_sdpa_form(problem.code, _model_form(problem.code)):
         tags.append("sdpa")
     return tuple(dict.fromkeys(tags))
 

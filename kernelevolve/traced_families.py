@@ -220,6 +220,133 @@ def _matvec(program: TracedProgram) -> bool:
     return a is not None and b is not None and len(a) == 2 and len(b) == 2 and b[1] == 1 and a[1] == b[0]
 
 
+def _exclusive_cumsum(program: TracedProgram) -> bool:
+    """zeros for the first element, then the cumsum of all but the last: KernelBench 92's program."""
+    dim = _dim(program)
+    ops = [op for op in program.ops if op.name != "detach.default"]
+    names = [
+        "slice.Tensor",
+        "cumsum.default",
+        "select.int",
+        "unsqueeze.default",
+        "zeros_like.default",
+        "cat.default",
+    ]
+    shape = program.input_shapes[0] if program.input_shapes else None
+    if (
+        dim is None
+        or shape is None
+        or [op.name for op in ops] != names
+        or program.output != f"op{len(program.ops) - 1}"
+    ):
+        return False
+    cut, scan, first, lifted, _, joined = ops
+    size = shape[dim]
+    return (
+        cut.sources == ("in0",)
+        and cut.arguments == {"dim": dim, "start": 0, "end": size - 1, "step": 1}
+        and scan.arguments.get("dim") == dim
+        and first.sources == ("in0",)
+        and first.arguments == {"dim": dim, "index": 0}
+        and lifted.arguments.get("dim") == dim
+        and joined.arguments.get("dim") == dim
+        and len(joined.sources) == 2
+    )
+
+
+@dataclass(frozen=True)
+class _Pool:
+    """A pooling template: its ATen op, its spatial rank, and its ModelNew's parameters with their
+    defaults (tests/test_traced_families.py checks them against the template's source)."""
+
+    op: str
+    rank: int
+    parameters: tuple[str, ...]
+    defaults: tuple[tuple[str, Any], ...]
+
+    def bind(self, init: tuple[Any, ...]) -> dict[str, Any] | None:
+        """The template's parameters for these constructor arguments, or None where they do not fit."""
+        if len(init) > len(self.parameters):
+            return None
+        bound = dict(self.defaults) | dict(zip(self.parameters, init, strict=False))
+        if any(name not in bound for name in self.parameters):
+            return None
+        if bound.get("stride") is None:
+            bound["stride"] = bound["kernel_size"]
+        return bound
+
+
+_MAX = ("kernel_size", "stride", "padding", "dilation")
+POOLS: dict[str, _Pool] = {
+    "max_pool1d": _Pool(
+        "max_pool2d_with_indices.default",
+        1,
+        (*_MAX, "return_indices"),
+        (("stride", None), ("padding", 0), ("dilation", 1), ("return_indices", False)),
+    ),
+    "max_pool2d": _Pool(
+        "max_pool2d_with_indices.default", 2, _MAX, (("stride", None), ("padding", 0), ("dilation", 1))
+    ),
+    "max_pool3d": _Pool(
+        "max_pool3d_with_indices.default",
+        3,
+        (*_MAX, "return_indices", "ceil_mode"),
+        (("stride", None), ("padding", 0), ("dilation", 1), ("return_indices", False), ("ceil_mode", False)),
+    ),
+    "avg_pool1d": _Pool(
+        "avg_pool2d.default", 1, ("kernel_size", "stride", "padding"), (("stride", 1), ("padding", 0))
+    ),
+    "avg_pool2d": _Pool(
+        "avg_pool2d.default", 2, ("kernel_size", "stride", "padding"), (("stride", None), ("padding", 0))
+    ),
+    "avg_pool3d": _Pool(
+        "avg_pool3d.default",
+        3,
+        ("kernel_size", "stride", "padding", "ceil_mode"),
+        (("stride", None), ("padding", 0), ("ceil_mode", False)),
+    ),
+}
+
+
+def _pool(family: str) -> Callable[[TracedProgram], bool]:
+    pool = POOLS[family]
+    is_max = pool.op.startswith("max_pool")
+
+    def matches(program: TracedProgram) -> bool:
+        bound = pool.bind(program.init)
+        if bound is None or not all(isinstance(v, int) for k, v in bound.items() if k in _MAX):
+            return False
+        if bound.get("return_indices"):
+            return False
+        ops = program.ops
+        if pool.rank == 1:  # PyTorch runs a 1-D pool as the 2-D one over an inserted axis
+            names = [op.name for op in ops]
+            tail = ["squeeze.dim", "squeeze.dim"] if is_max else ["squeeze.dim"]
+            if names != ["unsqueeze.default", pool.op, *tail] or ops[0].sources != ("in0",):
+                return False
+            if ops[0].arguments.get("dim") != -2 or program.output != "op2":
+                return False
+            op, lead = ops[1], {"kernel_size": 1, "stride": 1, "padding": 0, "dilation": 1}
+            expected = {k: [lead[k], bound[k]] for k in _MAX if k in bound}
+        else:
+            if len(ops) != 1 or ops[0].name != pool.op or ops[0].sources != ("in0",):
+                return False
+            if program.output != ("op0[0]" if is_max else "op0"):
+                return False
+            op = ops[0]
+            expected = {k: [bound[k]] * pool.rank for k in _MAX if k in bound}
+        if is_max and "dilation" not in bound:
+            expected["dilation"] = [1] * (pool.rank if pool.rank > 1 else 2)
+        same = all(op.arguments.get(k) == v for k, v in expected.items())
+        ceil = op.arguments.get("ceil_mode") is bool(bound.get("ceil_mode", False))
+        plain_average = is_max or (
+            op.arguments.get("count_include_pad") is True and op.arguments.get("divisor_override") is None
+        )
+        return same and ceil and plain_average
+
+    return matches
+
+
 FAMILIES: dict[str, Callable[[TracedProgram], bool]] = {
     "argmax_dim": _reduction("argmax.default", keepdim=False),
     "argmin_dim": _reduction("argmin.default", keepdim=False),
@@ -234,6 +361,8 @@ FAMILIES: dict[str, Callable[[TracedProgram], bool]] = {
     "l1norm_dim1": _l1norm_dim1,
     "l2norm_dim1": _l2norm_dim1,
     "matvec": _matvec,
+    "cumsum_exclusive_dim": _exclusive_cumsum,
+    **{family: _pool(family) for family in POOLS},
 }
 
 

@@ -93,3 +93,53 @@ def test_a_reference_that_cannot_run_on_meta_tensors_has_no_traced_program() -> 
         "", "    def forward(self, x):\n        return torch.tensor(x.tolist())", "torch.randn(4)", ""
     )
     assert trace_program(code) is None and traced_families(code) == ()
+
+
+@pytest.mark.parametrize(
+    ("init", "body", "init_inputs", "family"),
+    [
+        (  # KernelBench 42's module, as a functional call on differently named attributes
+            ", k, s, p, d",
+            "        self.window, self.step, self.pad, self.spread = k, s, p, d\n"
+            "    def forward(self, image):\n"
+            "        return F.max_pool2d(image, self.window, self.step, self.pad, self.spread)",
+            "4, 1, 1, 1",
+            "max_pool2d",
+        ),
+        (  # an average pool whose stride the constructor leaves to default to the window
+            ", kernel_size",
+            "        self.pool = nn.AvgPool2d(kernel_size)\n    def forward(self, x):\n        return self.pool(x)",
+            "11",
+            "avg_pool2d",
+        ),
+    ],
+)
+def test_a_pool_is_one_program_as_a_module_or_a_function(
+    init: str, body: str, init_inputs: str, family: str
+) -> None:
+    code = _reference(init, body, "torch.randn(2, 3, 64, 64)", init_inputs)
+    assert traced_families(code) == (family,)
+
+
+def test_a_pool_whose_window_the_constructor_does_not_give_is_not_the_template() -> None:
+    body = "    def forward(self, x):\n        return F.max_pool2d(x, 3)"
+    assert traced_families(_reference("", body, "torch.randn(2, 3, 16, 16)", "")) == ()
+
+
+def test_each_pools_parameters_are_its_templates_constructor() -> None:
+    """The matcher binds the constructor's arguments as the template's ModelNew would: same names, order and
+    defaults, read from the template sources."""
+    import ast
+
+    from kernelevolve.traced_families import POOLS
+    from kernelevolve.variation.template_library import load_templates
+
+    templates = {t.family: t for t in load_templates("triton")}
+    for family, pool in POOLS.items():
+        tree = ast.parse(templates[family].source)
+        model = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ModelNew")
+        init = next(n for n in model.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+        names = tuple(a.arg for a in init.args.args[1:])
+        defaults = dict(zip(names[len(names) - len(init.args.defaults) :], init.args.defaults, strict=True))
+        assert names == pool.parameters, family
+        assert {k: ast.literal_eval(v) for k, v in defaults.items()} == dict(pool.defaults), family

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import logging
 import re
@@ -98,71 +97,6 @@ _TAG_RULES = (
 )
 
 
-_Form = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
-
-
-def _body_text(func: ast.FunctionDef) -> tuple[str, ...]:
-    lines = []
-    for stmt in func.body:
-        if (
-            isinstance(stmt, ast.Expr)
-            and isinstance(stmt.value, ast.Constant)
-            and isinstance(stmt.value.value, str)
-        ):
-            continue  # docstring
-        text = ast.unparse(stmt)
-        if text.startswith("super(") and text.endswith(".__init__()"):
-            continue
-        lines.append(text)
-    return tuple(lines)
-
-
-def _model_form(code: str) -> _Form | None:
-    """The reference Model's form (constructor and forward parameters and bodies, as ast.unparse writes
-    them), or None when it has another shape."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return None
-    model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
-    if model is None:
-        return None
-    methods = {n.name: n for n in model.body if isinstance(n, ast.FunctionDef)}
-    if set(methods) != {"__init__", "forward"}:
-        return None
-    init, forward = methods["__init__"], methods["forward"]
-    if init.args.vararg or init.args.kwarg or forward.args.vararg or forward.args.kwarg:
-        return None
-    init_params = tuple(a.arg for a in init.args.args[1:])
-    forward_params = tuple(a.arg for a in forward.args.args[1:])
-    return init_params, _body_text(init), forward_params, _body_text(forward)
-
-
-# The sdpa templates compute scaled_dot_product_attention(q, k, v) with no mask, dropout or causality,
-# and a scale only as a constructor value (the templates' ModelNew(scale=None)).
-_SDPA_FUNCTIONS = (
-    "torch.nn.functional.scaled_dot_product_attention",
-    "nn.functional.scaled_dot_product_attention",
-)
-_SDPA_INITS = (((), ()), (("scale",), ("self.scale = scale",)))
-
-
-def _is_sdpa_form(code: str, form: _Form | None) -> bool:
-    """Any input names; returned directly or through one local (KernelBench 97); F. when so imported."""
-    if form is None or (form[0], form[1]) not in _SDPA_INITS or len(form[2]) != 3:
-        return False
-    init_params, _, forward_params, body = form
-    functions = list(_SDPA_FUNCTIONS)
-    if "import torch.nn.functional as F" in code.splitlines():
-        functions.append("F.scaled_dot_product_attention")
-    arguments = ", ".join(forward_params) + (", scale=self.scale" if init_params else "")
-    calls = {f"{function}({arguments})" for function in functions}
-    if len(body) == 1:
-        return body[0] in {f"return {call}" for call in calls}
-    local, _, value = body[0].partition(" = ")
-    return len(body) == 2 and value in calls and body[1] == f"return {local}"
-
-
 def problem_tags(problem: Problem) -> tuple[str, ...]:
     lowered = problem.name.lower()
     tags = [f"kernelbench_level{problem.level}"]
@@ -172,9 +106,6 @@ def problem_tags(problem: Problem) -> tuple[str, ...]:
     # Family tags that templates of ours serve, from what the reference does (its traced program and
     # constructor arguments; a "softmax" in a name such as 45_UNetSoftmax says nothing about its forward).
     tags.extend(traced_families(problem.code))
-    # Attention reaches the dispatcher decomposed on meta tensors: still matched on its source form.
-    if _is_sdpa_form(problem.code, _model_form(problem.code)):
-        tags.append("sdpa")
     return tuple(dict.fromkeys(tags))
 
 

@@ -33,6 +33,10 @@ class TracedProgram:
     init: tuple[Any, ...]  # the constructor's arguments
     input_shapes: tuple[tuple[int, ...] | None, ...]  # None: not a tensor
     output: str  # where the forward's result came from ("op3", or "op3[0]" for an op's first output)
+    # torch-level calls (what reaches the dispatcher decomposed, such as attention on meta tensors), with
+    # "fn2" naming the third call's result; grad-mode switches left out
+    functions: tuple[TracedOp, ...] = ()
+    function_output: str = ""
 
 
 def trace_program(code: str) -> TracedProgram | None:
@@ -45,14 +49,51 @@ def trace_program(code: str) -> TracedProgram | None:
         with TRACING_LOCK, torch.device("meta"):
             model = module.Model(*init)
             inputs = list(module.get_inputs())
-            recorder = _Recorder(inputs)
-            with recorder, torch.no_grad():
+            recorder, calls = _Recorder(inputs), _Calls(inputs)
+            with torch.no_grad(), calls, recorder:
                 result = model(*inputs)
     except Exception:  # noqa: BLE001 - a reference meta tensors cannot run gets no traced family
         return None
     output = recorder.source(result) if isinstance(result, torch.Tensor) else "other"
+    called = calls.source(result) if isinstance(result, torch.Tensor) else "other"
     shapes = tuple(tuple(x.shape) if isinstance(x, torch.Tensor) else None for x in inputs)
-    return TracedProgram(tuple(recorder.ops), init, shapes, output)
+    return TracedProgram(tuple(recorder.ops), init, shapes, output, tuple(calls.calls), called)
+
+
+def _calls_base() -> type:
+    from torch.overrides import TorchFunctionMode
+
+    return TorchFunctionMode
+
+
+class _Calls(_calls_base()):  # type: ignore[misc]
+    """Torch-level calls, as the forward makes them (before any decomposition)."""
+
+    def __init__(self, inputs: Sequence[Any]) -> None:
+        super().__init__()
+        self.calls: list[TracedOp] = []
+        self._sources = {id(x): f"in{i}" for i, x in enumerate(inputs)}
+        self._keep = list(inputs)
+
+    def source(self, value: Any) -> str:
+        return self._sources.get(id(value), "const")
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+        import torch
+
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        name = getattr(func, "__name__", str(func))
+        if name == "_set_grad_enabled":
+            return result
+        sources = tuple(self.source(v) for v in _tensors(list(args) + list(kwargs.values())))
+        others = {f"arg{i}": _plain(v) for i, v in enumerate(args) if not _is_tensors(v)}
+        others.update({k: _plain(v) for k, v in kwargs.items() if not _is_tensors(v)})
+        self.calls.append(TracedOp(name, sources, others))
+        if isinstance(result, torch.Tensor):
+            self._sources[id(result)] = f"fn{len(self.calls) - 1}"
+            self._keep.append(result)
+        return result
 
 
 def _recorder_base() -> type:
@@ -347,6 +388,31 @@ def _pool(family: str) -> Callable[[TracedProgram], bool]:
     return matches
 
 
+_SDPA_ARGUMENTS = ("attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")  # after query, key, value
+
+
+def _sdpa(program: TracedProgram) -> bool:
+    """Attention over the forward's three inputs with no mask, dropout or causality, and a scale only as the
+    templates' ModelNew(scale=None) takes it (a constructor argument, or none)."""
+    if len(program.init) > 1:
+        return False
+    calls = [c for c in program.functions if c.name == "scaled_dot_product_attention"]
+    if len(calls) != 1 or calls[0].sources != ("in0", "in1", "in2"):
+        return False
+    call = calls[0]
+    named = {_SDPA_ARGUMENTS[int(k[3:]) - 3]: v for k, v in call.arguments.items() if k.startswith("arg")}
+    named.update({k: v for k, v in call.arguments.items() if not k.startswith("arg")})
+    scale = program.init[0] if program.init else None
+    plain = (
+        named.get("attn_mask") is None
+        and named.get("dropout_p", 0.0) == 0.0
+        and named.get("is_causal", False) is False
+        and not named.get("enable_gqa", False)
+        and named.get("scale") == scale
+    )
+    return plain and program.function_output == f"fn{program.functions.index(call)}"
+
+
 FAMILIES: dict[str, Callable[[TracedProgram], bool]] = {
     "argmax_dim": _reduction("argmax.default", keepdim=False),
     "argmin_dim": _reduction("argmin.default", keepdim=False),
@@ -362,6 +428,7 @@ FAMILIES: dict[str, Callable[[TracedProgram], bool]] = {
     "l2norm_dim1": _l2norm_dim1,
     "matvec": _matvec,
     "cumsum_exclusive_dim": _exclusive_cumsum,
+    "sdpa": _sdpa,
     **{family: _pool(family) for family in POOLS},
 }
 

@@ -143,3 +143,17 @@ def test_each_pools_parameters_are_its_templates_constructor() -> None:
         defaults = dict(zip(names[len(names) - len(init.args.defaults) :], init.args.defaults, strict=True))
         assert names == pool.parameters, family
         assert {k: ast.literal_eval(v) for k, v in defaults.items()} == dict(pool.defaults), family
+
+
+@pytest.mark.parametrize(
+    "forward",
+    [
+        "    def forward(self, Q, K, V):\n        out = torch.nn.functional.scaled_dot_product_attention(Q, K, V)\n        return out",
+        "    def forward(self, query, key, value):\n        return F.scaled_dot_product_attention(query, key, value)",
+    ],
+)
+def test_attention_is_recognised_before_the_dispatcher_decomposes_it(forward: str) -> None:
+    inputs = "torch.randn(2, 4, 32, 16), torch.randn(2, 4, 32, 16), torch.randn(2, 4, 32, 16)"
+    assert traced_families(_reference("", forward, inputs, "")) == ("sdpa",)
+    causal = forward.replace("value)", "value, is_causal=True)").replace("V)", "V, is_causal=True)")
+    assert traced_families(_reference("", causal, inputs, "")) == ()  # the templates have no causal mask

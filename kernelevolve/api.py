@@ -366,7 +366,7 @@ def result_from_run(
     run_dir: Path | str, *, seed: int | None = None, reference: Any = None, device: str | None = None
 ) -> OptimizeResult:
     """An OptimizeResult for a finished run directory (spec.json, results.json, graph.jsonl)."""
-    from kernelevolve.graph import SearchGraph
+    from kernelevolve.search.graph import SearchGraph
 
     run = Path(run_dir)
     spec = KernelSpec.from_json(json.loads((run / "spec.json").read_text()))

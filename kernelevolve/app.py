@@ -12,9 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.engine import PROPOSAL_DRAIN_S, Engine, EngineSettings, Scheduler
 from kernelevolve.eval.input_distributions import NORMAL, failed_distributions
-from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.interfaces import Evaluator, Operator
 from kernelevolve.outputs import (
     best_strict,
@@ -26,6 +24,8 @@ from kernelevolve.outputs import (
     write_results,
 )
 from kernelevolve.platforms import Platform, load_platform
+from kernelevolve.search.engine import PROPOSAL_DRAIN_S, Engine, EngineSettings, Scheduler
+from kernelevolve.search.graph import Node, SearchGraph
 from kernelevolve.types import Baseline, EvalReport, EvalRequest, EvalSettings, KernelSpec
 from kernelevolve.winners import (
     MAX_REPLACEMENTS,
@@ -229,8 +229,8 @@ def run_search(cfg_in: Any) -> RunResult:
     search = cfg["search"]
     backends = runnable_backends(spec, platform, bool(search.get("include_compile_only_backends", False)))
 
-    from kernelevolve.selection import build_selection
-    from kernelevolve.termination import build_termination
+    from kernelevolve.search.selection import build_selection
+    from kernelevolve.search.termination import build_termination
 
     policy = build_selection(str(search["policy"]), **dict(search.get("options") or {}))
     termination = build_termination(dict(search.get("termination") or {}))

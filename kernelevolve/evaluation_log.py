@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.own_kernels import kernel_use
+from kernelevolve.search.graph import Node, SearchGraph
 from kernelevolve.types import Status
 
 ID_CHARS = 10

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, FitnessValue, KernelSpec
 
 if TYPE_CHECKING:
-    from kernelevolve.graph import SearchGraph
     from kernelevolve.platforms import Platform
+    from kernelevolve.search.graph import SearchGraph
 
 # A parent set: ids of graph nodes a child is made from. Empty means "make from the spec alone".
 ParentSet = tuple[str, ...]

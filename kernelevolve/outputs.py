@@ -10,9 +10,9 @@ from typing import Any
 
 from kernelevolve.eval.input_distributions import distribution_outcomes, failed_distributions
 from kernelevolve.evaluation_log import evaluation_log
-from kernelevolve.fitness import VERIFIED_FLAG, score
-from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.own_kernels import kernel_use
+from kernelevolve.search.fitness import VERIFIED_FLAG, score
+from kernelevolve.search.graph import Node, SearchGraph
 from kernelevolve.sweep_format import first_line
 from kernelevolve.types import Baseline, EvalReport, FitnessValue, KernelSpec, Status, TimingStats
 

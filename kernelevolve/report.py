@@ -140,7 +140,7 @@ def _graph_export(run: Path) -> dict[str, Any]:
     if path.is_file():
         data: dict[str, Any] = json.loads(path.read_text())
         return data
-    from kernelevolve.graph import SearchGraph
+    from kernelevolve.search.graph import SearchGraph
 
     return SearchGraph.load(run / "graph.jsonl").export() if (run / "graph.jsonl").is_file() else {}
 

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.fitness import geomean_of_positive
 from kernelevolve.kernelbench_judge.agreement import agreement_lines, judge_agreement
+from kernelevolve.search.fitness import geomean_of_positive
 from kernelevolve.sweep_format import first_line, format_ms, format_own, format_percent, format_speedup
 from kernelevolve.sweep_gaps import behind_lines, furthest_behind
 from kernelevolve.sweep_precision import precision_lines, precision_rows

@@ -212,7 +212,7 @@ def format_result(result: VerifyResult, spec: KernelSpec, platform: Platform, ke
     for name, error in errors.items():
         lines.append(f"torch.compile failed at {name}: {error.splitlines()[0] if error else ''}")
     if report.ok:
-        from kernelevolve.fitness import score
+        from kernelevolve.search.fitness import score
 
         fitness = score(report, result.baselines)
         vs_compile = f"{fitness.speedup_vs_compile:.3f}x" if fitness.speedup_vs_compile else "n/a"

@@ -25,8 +25,8 @@ from kernelevolve.eval.input_distributions import (
     distribution_flag,
     distribution_seed,
 )
-from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.outputs import confirmed_fitness
+from kernelevolve.search.graph import Node, SearchGraph
 from kernelevolve.types import Baseline, EvalReport, EvalSettings, Status
 
 # A runner-up whose search speedup is within this factor of the winner's is confirmed beside it.

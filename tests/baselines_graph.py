@@ -3,7 +3,7 @@ read it (compiler_seed's ranking, tune's choices, reference-copy seeds at eager'
 
 from __future__ import annotations
 
-from kernelevolve.graph import SearchGraph
+from kernelevolve.search.graph import SearchGraph
 from kernelevolve.types import Baseline, TimingStats
 
 

@@ -11,12 +11,12 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.engine import Engine, EngineSettings, SearchOutcome
-from kernelevolve.graph import SearchGraph
 from kernelevolve.platforms import load_platform
-from kernelevolve.selection import build_selection
+from kernelevolve.search.engine import Engine, EngineSettings, SearchOutcome
+from kernelevolve.search.graph import SearchGraph
+from kernelevolve.search.selection import build_selection
+from kernelevolve.search.termination import build_termination
 from kernelevolve.specs import resolve_spec
-from kernelevolve.termination import build_termination
 from kernelevolve.types import (
     Baseline,
     Candidate,

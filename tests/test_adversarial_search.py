@@ -70,7 +70,7 @@ class CheatingModel:
 
 def test_cheating_kernels_from_an_llm_never_win_and_the_next_one_is_judged_right(tmp_path: Path) -> None:
     from kernelevolve.app import run_search
-    from kernelevolve.graph import SearchGraph
+    from kernelevolve.search.graph import SearchGraph
 
     body = "\n".join("  " + line for line in REFERENCE.splitlines())
     spec_file = tmp_path / "scaled_relu.yaml"

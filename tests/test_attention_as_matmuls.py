@@ -11,8 +11,8 @@ import pytest
 
 from kernelevolve.eval.local import LocalEvaluator
 from kernelevolve.eval.static_checks import check_source
-from kernelevolve.graph import SearchGraph
 from kernelevolve.platforms import Platform, load_platform
+from kernelevolve.search.graph import SearchGraph
 from kernelevolve.specs import resolve_spec
 from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 from kernelevolve.variation.compiler.capture import INDUCTORS_OWN, CaptureSettings, capture
@@ -163,7 +163,7 @@ def test_head_sizes_beyond_our_attention_kernel_put_attention_as_matmuls_first(
 def test_a_fusion_child_of_an_attention_as_matmuls_seed_is_captured_so_too(
     captures: list[tuple[CaptureSettings, dict[str, Any]]],
 ) -> None:
-    from kernelevolve.fitness import score
+    from kernelevolve.search.fitness import score
     from kernelevolve.variation.fusion_boundary import FusionBoundaryOperator
     from tests.proposal_context import parent_context
 

@@ -6,9 +6,9 @@ from concurrent.futures import Future
 from typing import Any
 
 from kernelevolve.app import WinnerConfirmer, confirm_winners
-from kernelevolve.graph import SearchGraph
 from kernelevolve.outputs import build_results, summary_table
 from kernelevolve.platforms import load_platform
+from kernelevolve.search.graph import SearchGraph
 from kernelevolve.sweep_run import record_from_results
 from kernelevolve.types import (
     Baseline,

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from kernelevolve.fitness import geomean, score
+from kernelevolve.search.fitness import geomean, score
 from kernelevolve.types import INFEASIBLE, Baseline, EvalReport, FitnessValue, Status, TimingStats
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from kernelevolve.fitness import score
-from kernelevolve.graph import SearchGraph
 from kernelevolve.platforms import Platform
+from kernelevolve.search.fitness import score
+from kernelevolve.search.graph import SearchGraph
 from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 from kernelevolve.variation.compiler.capture import CaptureSettings
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import kernelevolve
-from kernelevolve.graph import SearchGraph
+from kernelevolve.search.graph import SearchGraph
 from kernelevolve.types import Candidate, EvalReport, FitnessValue, Status, TimingStats
 
 
@@ -221,7 +221,7 @@ def test_killed_process_loses_nothing(tmp_path: Path) -> None:
         f"""
         import os, signal
         from pathlib import Path
-        from kernelevolve.graph import SearchGraph
+        from kernelevolve.search.graph import SearchGraph
         from kernelevolve.types import Candidate, EvalReport, FitnessValue, Status
         g = SearchGraph(Path({str(path)!r}))
         for i in range(5):

@@ -91,7 +91,7 @@ def test_llm_search_end_to_end(tmp_path: Path) -> None:
     assert llm["accounting"]["prompt_tokens"] > 0 and llm["accounting"]["completion_tokens"] > 0
     assert llm["modes"].get("repair", 0) >= 1
 
-    from kernelevolve.graph import SearchGraph
+    from kernelevolve.search.graph import SearchGraph
 
     graph = SearchGraph.load(result.run_dir / "graph.jsonl")
     repairs = [n for n in graph.nodes() if n.candidate.mode == "repair" and n.report and n.report.ok]

@@ -17,10 +17,10 @@ from kernelevolve.eval.time_split import (
     split_events,
     summarise,
 )
-from kernelevolve.graph import SearchGraph
 from kernelevolve.outputs import best_strict, build_results, summary_table
 from kernelevolve.own_kernels import kernel_use
 from kernelevolve.platforms import Platform, load_platform
+from kernelevolve.search.graph import SearchGraph
 from kernelevolve.types import (
     Baseline,
     Candidate,
@@ -275,8 +275,8 @@ def test_time_split_on_a_gpu_counts_our_kernel_and_cublas(tmp_path, monkeypatch)
 def test_permissive_runs_give_every_third_one_parent_job_to_the_best_own_kernel_node(
     add_kernel, library_kernel, add_spec, cpu_platform
 ) -> None:
-    from kernelevolve.engine import STRICT_TURN, Engine
-    from kernelevolve.graph import SearchGraph
+    from kernelevolve.search.engine import STRICT_TURN, Engine
+    from kernelevolve.search.graph import SearchGraph
     from kernelevolve.types import Candidate, EvalReport, EvalSettings, FitnessValue, Status, TimingStats
 
     own = Candidate(add_kernel(), "triton", "t")

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from kernelevolve.engine import incumbent_ms
 from kernelevolve.eval import harness, timers
-from kernelevolve.fitness import CUT_SHORT_FLAG
-from kernelevolve.graph import SearchGraph
 from kernelevolve.platforms import Platform
+from kernelevolve.search.engine import incumbent_ms
+from kernelevolve.search.fitness import CUT_SHORT_FLAG
+from kernelevolve.search.graph import SearchGraph
 from kernelevolve.types import (
     Candidate,
     EvalReport,

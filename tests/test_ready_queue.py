@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kernelevolve.engine import Engine
 from kernelevolve.interfaces import ProposalContext
-from kernelevolve.ready_queue import ReadyQueue
+from kernelevolve.search.engine import Engine
+from kernelevolve.search.ready_queue import ReadyQueue
 from kernelevolve.types import (
     Candidate,
     KernelSpec,

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from kernelevolve.graph import SearchGraph
 from kernelevolve.interfaces import SelectionPolicy
 from kernelevolve.registry import UnknownNameError
-from kernelevolve.selection import (
+from kernelevolve.search.graph import SearchGraph
+from kernelevolve.search.selection import (
     SELECTION_POLICIES,
     GreedyPolicy,
     IslandsPolicy,
@@ -18,7 +18,7 @@ from kernelevolve.selection import (
     build_selection,
     niche_descriptor,
 )
-from kernelevolve.selection.mcts import ROOT
+from kernelevolve.search.selection.mcts import ROOT
 from kernelevolve.types import Candidate, EvalReport, FitnessValue, Status
 
 

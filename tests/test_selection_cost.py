@@ -1,4 +1,4 @@
-"""Selection weighs parents by what their evaluations cost (kernelevolve.selection.cost).
+"""Selection weighs parents by what their evaluations cost (kernelevolve.search.selection.cost).
 
 The case behind it: the CPU softmax demo evaluates its templates in under a second in the Triton
 interpreter and Inductor's kernels (the compiler seed) in 60 s; with the seed in the beam, tune spent
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from kernelevolve.graph import SearchGraph
 from kernelevolve.interfaces import ProposalContext
-from kernelevolve.selection import GreedyPolicy, build_selection
-from kernelevolve.selection.cost import MIN_EVALUATION_COST_S, cost_discount, evaluation_cost
+from kernelevolve.search.graph import SearchGraph
+from kernelevolve.search.selection import GreedyPolicy, build_selection
+from kernelevolve.search.selection.cost import MIN_EVALUATION_COST_S, cost_discount, evaluation_cost
 from kernelevolve.types import (
     Candidate,
     EvalReport,

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from kernelevolve.interfaces import SearchState, TerminationRule
-from kernelevolve.termination import (
+from kernelevolve.search.termination import (
     AnyOf,
     CostBudget,
     MaxEvaluations,

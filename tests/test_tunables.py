@@ -6,8 +6,8 @@ import ast
 
 import pytest
 
-from kernelevolve.graph import SearchGraph
 from kernelevolve.platforms import load_platform
+from kernelevolve.search.graph import SearchGraph
 from kernelevolve.types import Candidate, EvalReport, FitnessValue, KernelSpec, Status
 from kernelevolve.variation.tunables import apply_values, current_values, find_tunables
 from kernelevolve.variation.tuning import (

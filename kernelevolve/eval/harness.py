@@ -39,7 +39,7 @@ from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure, failure_fie
 from kernelevolve.eval.runner_channel import ReplyError
 from kernelevolve.eval.runner_client import RunnerGone, RunnerTimeout
 from kernelevolve.eval.shared_tensors import SharedArena
-from kernelevolve.fitness import CUT_SHORT_FLAG
+from kernelevolve.search.fitness import CUT_SHORT_FLAG
 from kernelevolve.types import (
     Baseline,
     Candidate,

@@ -119,7 +119,7 @@ def _now() -> str:
 
 def artifacts_from_run(run_dir: Path | str) -> list[Artifact]:
     """The run's overall best (shape "*") and the fastest correct kernel at each of its shapes."""
-    from kernelevolve.graph import SearchGraph
+    from kernelevolve.search.graph import SearchGraph
 
     run = Path(run_dir)
     for name in ("spec.json", "results.json", "graph.jsonl"):

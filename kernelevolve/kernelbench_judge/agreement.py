@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernelevolve.fitness import geomean_of_positive
 from kernelevolve.kernelbench_judge.values import CORRECT, JUDGE_FAILED, RECORD_KEY
+from kernelevolve.search.fitness import geomean_of_positive
 from kernelevolve.sweep_format import format_ms, format_speedup
 
 # a summary mode -> the record entry judged for it: a strict run's best is its strict best

@@ -25,7 +25,7 @@ from kernelevolve.interfaces import ParentSet, ProposalContext
 from kernelevolve.types import Candidate, EvalReport
 
 if TYPE_CHECKING:
-    from kernelevolve.graph import Node, SearchGraph
+    from kernelevolve.search.graph import Node, SearchGraph
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from kernelevolve.llm.prompts import Prompt, Retriever, build_prompt, gather_inp
 from kernelevolve.types import INFEASIBLE, Candidate, FitnessValue, KernelSpec
 
 if TYPE_CHECKING:
-    from kernelevolve.graph import Node
+    from kernelevolve.search.graph import Node
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kernelevolve.graph import Node
+from kernelevolve.search.graph import Node
 
 # An evaluation costs at least about this much beyond the seconds its report records (the worker
 # round trip, the proposal, scoring and checkpointing), so differences below it are noise, not cost.

@@ -16,8 +16,6 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kernelevolve.fitness import CUT_SHORT_FLAG, score
-from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.interfaces import (
     Evaluator,
     FollowsUp,
@@ -30,7 +28,9 @@ from kernelevolve.interfaces import (
 )
 from kernelevolve.outputs import best_strict
 from kernelevolve.platforms import Platform
-from kernelevolve.ready_queue import ReadyQueue
+from kernelevolve.search.fitness import CUT_SHORT_FLAG, score
+from kernelevolve.search.graph import Node, SearchGraph
+from kernelevolve.search.ready_queue import ReadyQueue
 from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 
 log = logging.getLogger(__name__)

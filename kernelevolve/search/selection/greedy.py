@@ -11,9 +11,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 
-from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.interfaces import ParentSet
-from kernelevolve.selection.cost import cost_discounts
+from kernelevolve.search.graph import Node, SearchGraph
+from kernelevolve.search.selection.cost import cost_discounts
 from kernelevolve.types import Status
 
 # How far a failed candidate got: a kernel that ran but was wrong is a better repair starting point

@@ -22,10 +22,10 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.interfaces import ParentSet
-from kernelevolve.selection.cost import cost_discounts
-from kernelevolve.selection.greedy import (
+from kernelevolve.search.graph import Node, SearchGraph
+from kernelevolve.search.selection.cost import cost_discounts
+from kernelevolve.search.selection.greedy import (
     check_request,
     draw_sets,
     first_not_in,

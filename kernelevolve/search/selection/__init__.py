@@ -10,9 +10,9 @@ import inspect
 
 from kernelevolve.interfaces import SelectionPolicy
 from kernelevolve.registry import Registry
-from kernelevolve.selection.greedy import GreedyPolicy
-from kernelevolve.selection.islands import IslandsPolicy, niche_descriptor
-from kernelevolve.selection.mcts import MCTSPolicy
+from kernelevolve.search.selection.greedy import GreedyPolicy
+from kernelevolve.search.selection.islands import IslandsPolicy, niche_descriptor
+from kernelevolve.search.selection.mcts import MCTSPolicy
 
 SELECTION_POLICIES: Registry[SelectionPolicy] = Registry("selection policy")
 SELECTION_POLICIES.register("greedy")(GreedyPolicy)

@@ -23,10 +23,10 @@ import math
 import random
 from collections import defaultdict
 
-from kernelevolve.graph import SearchGraph
 from kernelevolve.interfaces import ParentSet
-from kernelevolve.selection.cost import cost_discounts
-from kernelevolve.selection.greedy import check_request, ranked
+from kernelevolve.search.graph import SearchGraph
+from kernelevolve.search.selection.cost import cost_discounts
+from kernelevolve.search.selection.greedy import check_request, ranked
 
 ROOT = "<root>"  # not a candidate id: those are 16 hex digits
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.eval.input_distributions import NORMAL, failed_distributions
-from kernelevolve.interfaces import Evaluator, Operator
 from kernelevolve.outputs import (
     best_strict,
     build_results,
@@ -26,6 +25,7 @@ from kernelevolve.outputs import (
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.search.engine import PROPOSAL_DRAIN_S, Engine, EngineSettings, Scheduler
 from kernelevolve.search.graph import Node, SearchGraph
+from kernelevolve.search.interfaces import Evaluator, Operator
 from kernelevolve.types import Baseline, EvalReport, EvalRequest, EvalSettings, KernelSpec
 from kernelevolve.winners import (
     MAX_REPLACEMENTS,

@@ -237,8 +237,8 @@ class Bench:
         """The problem's spec (scaled down on the CPU), the strict compiler seeds holding our
         convolution (`library`: the permissive ones holding cuDNN's), and the baselines, measured as a
         search measures them (cached for its reports)."""
-        from kernelevolve.interfaces import ProposalContext
         from kernelevolve.search.graph import SearchGraph
+        from kernelevolve.search.interfaces import ProposalContext
         from kernelevolve.specs import resolve_spec
         from kernelevolve.variation.compiler.library_conv import LIBRARY_CONV_FUNCTION
         from kernelevolve.variation.compiler_seed import CompilerSeedOperator

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import random
 
-from kernelevolve.interfaces import ProposalContext
 from kernelevolve.platforms import Platform
 from kernelevolve.search.graph import SearchGraph
+from kernelevolve.search.interfaces import ProposalContext
 from kernelevolve.types import Candidate, KernelSpec
 
 

@@ -9,8 +9,8 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.interfaces import ParentSet, ProposalContext
 from kernelevolve.search.graph import SearchGraph
+from kernelevolve.search.interfaces import ParentSet, ProposalContext
 from kernelevolve.types import Candidate, EvalReport, EvalRequest
 from tests.instant_engine import InstantEvaluator, run_engine, softmax_spec
 

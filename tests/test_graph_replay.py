@@ -10,10 +10,10 @@ import pytest
 
 from kernelevolve.eval import harness
 from kernelevolve.eval.static_checks import check_source
-from kernelevolve.interfaces import ProposalContext
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.search.fitness import score
 from kernelevolve.search.graph import SearchGraph
+from kernelevolve.search.interfaces import ProposalContext
 from kernelevolve.types import (
     Baseline,
     Candidate,

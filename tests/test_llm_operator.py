@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from kernelevolve.interfaces import Operator, ProposalContext
 from kernelevolve.llm.cache import ResponseCache
 from kernelevolve.llm.client import LLMConfig, OpenAICompatibleClient
 from kernelevolve.platforms import load_platform
 from kernelevolve.search.fitness import score
 from kernelevolve.search.graph import SearchGraph
+from kernelevolve.search.interfaces import Operator, ProposalContext
 from kernelevolve.types import Baseline, Candidate, EvalReport, KernelSpec, ShapeCase, Status, TimingStats
 from kernelevolve.variation.llm_operator import LLMOperator
 

@@ -11,7 +11,7 @@ import pytest
 
 import kernelevolve
 from kernelevolve.api import Budget
-from kernelevolve.interfaces import ProposalContext
+from kernelevolve.search.interfaces import ProposalContext
 from kernelevolve.types import Candidate
 from kernelevolve.variation import OPERATORS, OperatorContext, load_entry_points
 from tests.conftest import ADD_REFERENCE, add_kernel_source

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kernelevolve.interfaces import ProposalContext
 from kernelevolve.search.engine import Engine
+from kernelevolve.search.interfaces import ProposalContext
 from kernelevolve.search.ready_queue import ReadyQueue
 from kernelevolve.types import (
     Candidate,

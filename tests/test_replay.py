@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from kernelevolve.interfaces import Operator, ProposalContext
 from kernelevolve.kb.past_wins import PastWin, PastWinStore, platform_vendor, reference_excerpt
 from kernelevolve.platforms import load_platform
 from kernelevolve.search.graph import SearchGraph
+from kernelevolve.search.interfaces import Operator, ProposalContext
 from kernelevolve.types import KernelSpec, ShapeCase
 
 SOFTMAX_REFERENCE = '''

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from kernelevolve.interfaces import ProposalContext
+from kernelevolve.search.interfaces import ProposalContext
 from kernelevolve.types import Candidate
 from kernelevolve.variation.scheduler import OperatorScheduler, improvement_reward, min_arity
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from kernelevolve.interfaces import SelectionPolicy
 from kernelevolve.registry import UnknownNameError
 from kernelevolve.search.graph import SearchGraph
+from kernelevolve.search.interfaces import SelectionPolicy
 from kernelevolve.search.selection import (
     SELECTION_POLICIES,
     GreedyPolicy,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kernelevolve.interfaces import ProposalContext
 from kernelevolve.search.graph import SearchGraph
+from kernelevolve.search.interfaces import ProposalContext
 from kernelevolve.search.selection import GreedyPolicy, build_selection
 from kernelevolve.search.selection.cost import MIN_EVALUATION_COST_S, cost_discount, evaluation_cost
 from kernelevolve.types import (

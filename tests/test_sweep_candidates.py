@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from kernelevolve.evaluation_log import FEEDBACK_CHARS, ID_CHARS, entry, feedback_excerpt
-from kernelevolve.interfaces import ProposalContext
 from kernelevolve.search.graph import SearchGraph
+from kernelevolve.search.interfaces import ProposalContext
 from kernelevolve.sweep import Sweep, select_problems
 from kernelevolve.sweep_candidates import main as candidates_main
 from kernelevolve.sweep_summary import load_records, write_summary

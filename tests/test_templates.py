@@ -29,10 +29,10 @@ from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 from kernelevolve.backends.triton import TritonBackend  # noqa: E402
 from kernelevolve.eval.reference import apply_shape, build_model, load_reference, make_inputs, torch_dtype  # noqa: E402
 from kernelevolve.eval.static_checks import check_source  # noqa: E402
-from kernelevolve.interfaces import Operator, ProposalContext  # noqa: E402
 from kernelevolve.paths import SPEC_DIR  # noqa: E402
 from kernelevolve.platforms import Platform, load_platform  # noqa: E402
 from kernelevolve.search.graph import SearchGraph  # noqa: E402
+from kernelevolve.search.interfaces import Operator, ProposalContext  # noqa: E402
 from kernelevolve.specs import load_spec_file, shipped_spec_names  # noqa: E402
 from kernelevolve.types import KernelSpec, ShapeCase  # noqa: E402
 from kernelevolve.variation import OPERATORS, OperatorContext  # noqa: E402

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernelevolve.interfaces import SearchState, TerminationRule
+from kernelevolve.search.interfaces import SearchState, TerminationRule
 from kernelevolve.search.termination import (
     AnyOf,
     CostBudget,

@@ -18,8 +18,8 @@ from kernelevolve.llm.diagnosis import Diagnosis, IOSummary, describe_io, diagno
 from kernelevolve.types import Baseline, EvalReport, FitnessValue, KernelSpec
 
 if TYPE_CHECKING:
-    from kernelevolve.interfaces import ProposalContext
     from kernelevolve.platforms import Platform
+    from kernelevolve.search.interfaces import ProposalContext
 
 log = logging.getLogger(__name__)
 

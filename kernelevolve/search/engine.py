@@ -16,7 +16,11 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kernelevolve.interfaces import (
+from kernelevolve.outputs import best_strict
+from kernelevolve.platforms import Platform
+from kernelevolve.search.fitness import CUT_SHORT_FLAG, score
+from kernelevolve.search.graph import Node, SearchGraph
+from kernelevolve.search.interfaces import (
     Evaluator,
     FollowsUp,
     Operator,
@@ -26,10 +30,6 @@ from kernelevolve.interfaces import (
     SelectionPolicy,
     TerminationRule,
 )
-from kernelevolve.outputs import best_strict
-from kernelevolve.platforms import Platform
-from kernelevolve.search.fitness import CUT_SHORT_FLAG, score
-from kernelevolve.search.graph import Node, SearchGraph
 from kernelevolve.search.ready_queue import ReadyQueue
 from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 

@@ -1,6 +1,6 @@
 """Termination rules: when the search stops, and a reason with numbers saying why.
 
-Each rule implements `kernelevolve.interfaces.TerminationRule`. `build_termination` turns the
+Each rule implements `kernelevolve.search.interfaces.TerminationRule`. `build_termination` turns the
 `search.termination` config block into one `AnyOf` rule; a null or absent key switches that rule off.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernelevolve.interfaces import SearchState, TerminationRule
+from kernelevolve.search.interfaces import SearchState, TerminationRule
 
 log = logging.getLogger(__name__)
 

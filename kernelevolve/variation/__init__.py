@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.interfaces import Operator
 from kernelevolve.registry import Registry
+from kernelevolve.search.interfaces import Operator
 
 OPERATORS: Registry[Operator] = Registry("operator")
 ENTRY_POINT_GROUP = "kernelevolve.operators"

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from kernelevolve.interfaces import ProposalContext
+from kernelevolve.search.interfaces import ProposalContext
 from kernelevolve.tracing import TRACING_LOCK
 from kernelevolve.types import Candidate
 from kernelevolve.variation.compiler.capture import INDUCTORS_OWN, CaptureSettings

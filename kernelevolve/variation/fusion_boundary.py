@@ -19,7 +19,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from kernelevolve.interfaces import ProposalContext
+from kernelevolve.search.interfaces import ProposalContext
 from kernelevolve.types import Candidate
 from kernelevolve.variation.compiler.capture import CaptureSettings
 from kernelevolve.variation.compiler_seed import (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from kernelevolve.interfaces import ProposalContext
+from kernelevolve.search.interfaces import ProposalContext
 from kernelevolve.tracing import TRACING_LOCK
 from kernelevolve.types import Candidate
 from kernelevolve.variation.codegen import Generation, generate

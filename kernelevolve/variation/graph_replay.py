@@ -21,7 +21,7 @@ import ast
 import logging
 from typing import TYPE_CHECKING
 
-from kernelevolve.interfaces import ParentSet, ProposalContext
+from kernelevolve.search.interfaces import ParentSet, ProposalContext
 from kernelevolve.types import Candidate, EvalReport
 
 if TYPE_CHECKING:

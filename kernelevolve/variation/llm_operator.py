@@ -16,12 +16,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kernelevolve.interfaces import ProposalContext
 from kernelevolve.llm.accounting import Accounting
 from kernelevolve.llm.cache import ResponseCache
 from kernelevolve.llm.client import LLMClient, LLMConfig, LLMUnavailable, OpenAICompatibleClient
 from kernelevolve.llm.parsing import ParseFailure, parse_reply
 from kernelevolve.llm.prompts import Prompt, Retriever, build_prompt, gather_inputs
+from kernelevolve.search.interfaces import ProposalContext
 from kernelevolve.types import INFEASIBLE, Candidate, FitnessValue, KernelSpec
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 
-from kernelevolve.interfaces import ProposalContext
+from kernelevolve.search.interfaces import ProposalContext
 from kernelevolve.types import Candidate
 from kernelevolve.variation.recurrent_source import (
     LIBRARY_RNN_MATMUL,

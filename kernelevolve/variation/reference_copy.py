@@ -16,7 +16,7 @@ import functools
 import logging
 from collections.abc import Callable
 
-from kernelevolve.interfaces import ProposalContext
+from kernelevolve.search.interfaces import ProposalContext
 from kernelevolve.types import Candidate
 
 log = logging.getLogger(__name__)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from kernelevolve.interfaces import ProposalContext
 from kernelevolve.kb.encoder import KBUnavailable, missing_kb_packages
 from kernelevolve.kb.past_wins import PastWinStore
+from kernelevolve.search.interfaces import ProposalContext
 from kernelevolve.types import Candidate
 
 log = logging.getLogger(__name__)

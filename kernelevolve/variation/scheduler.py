@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernelevolve.interfaces import Operator
+from kernelevolve.search.interfaces import Operator
 
 STRATEGIES = ("ucb", "round_robin", "weighted")
 

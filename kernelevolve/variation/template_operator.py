@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kernelevolve.interfaces import ProposalContext
+from kernelevolve.search.interfaces import ProposalContext
 from kernelevolve.types import Candidate
 from kernelevolve.variation.template_library import Template, templates_for, tunable_values
 from kernelevolve.variation.tunables import apply_values

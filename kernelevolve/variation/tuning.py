@@ -8,7 +8,7 @@ import random
 import re
 from typing import Any
 
-from kernelevolve.interfaces import ProposalContext
+from kernelevolve.search.interfaces import ProposalContext
 from kernelevolve.types import Candidate, EvalReport, Status
 from kernelevolve.variation.tunables import Tunable, apply_values, find_tunables
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import inspect
 
-from kernelevolve.interfaces import SelectionPolicy
 from kernelevolve.registry import Registry
+from kernelevolve.search.interfaces import SelectionPolicy
 from kernelevolve.search.selection.greedy import GreedyPolicy
 from kernelevolve.search.selection.islands import IslandsPolicy, niche_descriptor
 from kernelevolve.search.selection.mcts import MCTSPolicy

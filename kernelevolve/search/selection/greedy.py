@@ -1,6 +1,6 @@
 """Greedy beam selection, plus the ranking and sampling helpers the other policies share.
 
-Contract every policy keeps (kernelevolve.interfaces.SelectionPolicy): at most `count` parent sets
+Contract every policy keeps (kernelevolve.search.interfaces.SelectionPolicy): at most `count` parent sets
 of exactly `arity` distinct evaluated ids (fewer when fewer evaluated nodes exist), `count` empty
 tuples for arity 0, never a pending node, and the same answer for the same graph and rng state.
 Nothing here iterates a Python set of ids: string hashing differs between processes.
@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 
-from kernelevolve.interfaces import ParentSet
 from kernelevolve.search.graph import Node, SearchGraph
+from kernelevolve.search.interfaces import ParentSet
 from kernelevolve.search.selection.cost import cost_discounts
 from kernelevolve.types import Status
 

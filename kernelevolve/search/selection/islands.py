@@ -22,8 +22,8 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from kernelevolve.interfaces import ParentSet
 from kernelevolve.search.graph import Node, SearchGraph
+from kernelevolve.search.interfaces import ParentSet
 from kernelevolve.search.selection.cost import cost_discounts
 from kernelevolve.search.selection.greedy import (
     check_request,

@@ -23,8 +23,8 @@ import math
 import random
 from collections import defaultdict
 
-from kernelevolve.interfaces import ParentSet
 from kernelevolve.search.graph import SearchGraph
+from kernelevolve.search.interfaces import ParentSet
 from kernelevolve.search.selection.cost import cost_discounts
 from kernelevolve.search.selection.greedy import check_request, ranked
 

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.eval.input_distributions import NORMAL, failed_distributions
-from kernelevolve.outputs import (
+from kernelevolve.platforms import Platform, load_platform
+from kernelevolve.results.outputs import (
     best_strict,
     build_results,
     confirmed_fitness,
@@ -22,18 +23,17 @@ from kernelevolve.outputs import (
     write_best,
     write_results,
 )
-from kernelevolve.platforms import Platform, load_platform
-from kernelevolve.search.engine import PROPOSAL_DRAIN_S, Engine, EngineSettings, Scheduler
-from kernelevolve.search.graph import Node, SearchGraph
-from kernelevolve.search.interfaces import Evaluator, Operator
-from kernelevolve.types import Baseline, EvalReport, EvalRequest, EvalSettings, KernelSpec
-from kernelevolve.winners import (
+from kernelevolve.results.winners import (
     MAX_REPLACEMENTS,
     contenders,
     distribution_check_settings,
     reported_winner,
     with_distribution_checks,
 )
+from kernelevolve.search.engine import PROPOSAL_DRAIN_S, Engine, EngineSettings, Scheduler
+from kernelevolve.search.graph import Node, SearchGraph
+from kernelevolve.search.interfaces import Evaluator, Operator
+from kernelevolve.types import Baseline, EvalReport, EvalRequest, EvalSettings, KernelSpec
 
 log = logging.getLogger(__name__)
 
@@ -464,7 +464,7 @@ def _time_split(
 def _write_report(run_dir: Path) -> None:
     """report.html beside results.json; a report problem never fails a finished search."""
     try:
-        from kernelevolve.report import write_run_report
+        from kernelevolve.results.report import write_run_report
 
         write_run_report(run_dir)
     except Exception:

@@ -37,9 +37,9 @@ from typing import Any
 
 import yaml
 
-from kernelevolve.evaluation_log import feedback_excerpt
 from kernelevolve.platforms import Platform, load_platform
-from kernelevolve.sweep_format import format_ms, format_speedup
+from kernelevolve.results.evaluation_log import feedback_excerpt
+from kernelevolve.results.format import format_ms, format_speedup
 from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 
 log = logging.getLogger("kernelevolve.conv_bench")

@@ -3,7 +3,7 @@
     python -m kernelevolve.sweep_candidates SWEEP_DIR L2/14 [L1/64 ...]
 
 Each record (`SWEEP_DIR/results/L2_014.json`) carries one compact entry per evaluated candidate, in
-evaluation order (`kernelevolve.evaluation_log`): which operator made it, its status, time, what it
+evaluation order (`kernelevolve.results.evaluation_log`): which operator made it, its status, time, what it
 is, and a line of feedback for a failure. Records written before that have no list; they are shown
 with their totals only.
 """
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.sweep_format import format_ms, format_own, format_speedup
+from kernelevolve.results.format import format_ms, format_own, format_speedup
 from kernelevolve.sweep_run import record_key, record_slug
 from kernelevolve.sweep_summary import RESULTS_DIR
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernelevolve.sweep_format import first_line, format_ms
+from kernelevolve.results.format import first_line, format_ms
 
 FURTHEST_BEHIND = 10
 

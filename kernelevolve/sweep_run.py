@@ -352,7 +352,7 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
         "evaluation_stages_s": (results.get("time") or {}).get("evaluation_stages_s"),
         "scaling": ((results.get("spec") or {}).get("scaling") or {}).get("constants"),
         "error": None,
-        # one compact entry per evaluated candidate, in evaluation order (kernelevolve.evaluation_log);
+        # one compact entry per evaluated candidate, in evaluation order (kernelevolve.results.evaluation_log);
         # `python -m kernelevolve.sweep_candidates` prints them
         "candidates": list(results.get("evaluation_log") or []),
     }

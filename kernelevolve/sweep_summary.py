@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.kernelbench_judge.agreement import agreement_lines, judge_agreement
+from kernelevolve.results.format import first_line, format_ms, format_own, format_percent, format_speedup
 from kernelevolve.search.fitness import geomean_of_positive
-from kernelevolve.sweep_format import first_line, format_ms, format_own, format_percent, format_speedup
 from kernelevolve.sweep_gaps import behind_lines, furthest_behind
 from kernelevolve.sweep_precision import precision_lines, precision_rows
 from kernelevolve.sweep_rate import evaluation_rate, gpu_share_from_settings, rate_lines

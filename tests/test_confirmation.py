@@ -6,8 +6,14 @@ from concurrent.futures import Future
 from typing import Any
 
 from kernelevolve.app import WinnerConfirmer, confirm_winners
-from kernelevolve.outputs import build_results, summary_table
 from kernelevolve.platforms import load_platform
+from kernelevolve.results.outputs import build_results, summary_table
+from kernelevolve.results.winners import (
+    MAX_REPLACEMENTS,
+    contenders,
+    reported_winner,
+    with_distribution_checks,
+)
 from kernelevolve.search.graph import SearchGraph
 from kernelevolve.sweep_run import record_from_results
 from kernelevolve.types import (
@@ -21,7 +27,6 @@ from kernelevolve.types import (
     Status,
     TimingStats,
 )
-from kernelevolve.winners import MAX_REPLACEMENTS, contenders, reported_winner, with_distribution_checks
 
 
 def _stats(ms: float, trials: int = 30) -> TimingStats:

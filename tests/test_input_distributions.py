@@ -20,8 +20,8 @@ from kernelevolve.eval.input_distributions import (
     get_distribution,
     validate_distribution_names,
 )
-from kernelevolve.outputs import build_results, summary_table
 from kernelevolve.platforms import load_platform
+from kernelevolve.results.outputs import build_results, summary_table
 from kernelevolve.search.graph import SearchGraph
 from kernelevolve.specs import SpecError, resolve_spec
 from kernelevolve.types import (

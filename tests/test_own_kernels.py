@@ -17,9 +17,9 @@ from kernelevolve.eval.time_split import (
     split_events,
     summarise,
 )
-from kernelevolve.outputs import best_strict, build_results, summary_table
 from kernelevolve.own_kernels import kernel_use
 from kernelevolve.platforms import Platform, load_platform
+from kernelevolve.results.outputs import best_strict, build_results, summary_table
 from kernelevolve.search.graph import SearchGraph
 from kernelevolve.types import (
     Baseline,

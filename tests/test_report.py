@@ -19,7 +19,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 from kernelevolve.api import OptimizeResult, optimize  # noqa: E402
-from kernelevolve.report import ReportError, write_report, write_run_report, write_sweep_report  # noqa: E402
+from kernelevolve.results.report import ReportError, write_report, write_run_report, write_sweep_report  # noqa: E402
 from kernelevolve.sweep_run import record_from_results  # noqa: E402
 from kernelevolve.sweep_summary import write_summary  # noqa: E402
 
@@ -71,7 +71,7 @@ def test_run_report_has_plots_tables_and_the_best_kernel(run: OptimizeResult) ->
 def test_report_cli_and_folder_detection(run: OptimizeResult, tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     done = subprocess.run(
-        [sys.executable, "-m", "kernelevolve.report", str(run.run_dir), "-o", str(out)],
+        [sys.executable, "-m", "kernelevolve.results.report", str(run.run_dir), "-o", str(out)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -81,7 +81,7 @@ def test_report_cli_and_folder_detection(run: OptimizeResult, tmp_path: Path) ->
     with pytest.raises(ReportError, match="neither a run directory"):
         write_report(tmp_path)
     bad = subprocess.run(
-        [sys.executable, "-m", "kernelevolve.report", str(tmp_path)],
+        [sys.executable, "-m", "kernelevolve.results.report", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -128,7 +128,7 @@ def test_report_without_matplotlib_still_has_the_tables(run: OptimizeResult, tmp
     out = tmp_path / "plain.html"
     code = (
         "import sys; sys.modules['matplotlib'] = None\n"  # import matplotlib now raises ImportError
-        "from kernelevolve.report import write_run_report\n"
+        "from kernelevolve.results.report import write_run_report\n"
         f"write_run_report({str(run.run_dir)!r}, {str(out)!r})\n"
     )
     done = subprocess.run(

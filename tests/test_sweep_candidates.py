@@ -1,4 +1,4 @@
-"""A sweep record's per-candidate list (`candidates`, from `kernelevolve.evaluation_log`) and the
+"""A sweep record's per-candidate list (`candidates`, from `kernelevolve.results.evaluation_log`) and the
 `python -m kernelevolve.sweep_candidates` table: a real CPU sweep of L1/19 whose seeds include a kernel
 that is wrong and one that raises, so the list holds successes and failures as the run recorded them."""
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kernelevolve.evaluation_log import FEEDBACK_CHARS, ID_CHARS, entry, feedback_excerpt
+from kernelevolve.results.evaluation_log import FEEDBACK_CHARS, ID_CHARS, entry, feedback_excerpt
 from kernelevolve.search.graph import SearchGraph
 from kernelevolve.search.interfaces import ProposalContext
 from kernelevolve.sweep import Sweep, select_problems

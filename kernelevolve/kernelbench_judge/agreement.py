@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from kernelevolve.kernelbench_judge.values import CORRECT, JUDGE_FAILED, RECORD_KEY
+from kernelevolve.results.format import format_ms, format_speedup
 from kernelevolve.search.fitness import geomean_of_positive
-from kernelevolve.sweep_format import format_ms, format_speedup
 
 # a summary mode -> the record entry judged for it: a strict run's best is its strict best
 MODE_ENTRY = {"strict": "strict", "permissive": "best"}

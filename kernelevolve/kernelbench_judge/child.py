@@ -25,7 +25,7 @@ from kernelevolve.kernelbench_judge.values import (
     JUDGE_FAILED,
     JudgeRequest,
 )
-from kernelevolve.sweep_format import first_line
+from kernelevolve.results.format import first_line
 
 
 def judge(request: JudgeRequest) -> dict[str, Any]:

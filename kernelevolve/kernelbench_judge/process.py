@@ -20,7 +20,7 @@ from pathlib import Path
 import kernelevolve
 from kernelevolve.kernelbench_judge.checkout import kernelbench_commit, kernelbench_src
 from kernelevolve.kernelbench_judge.values import JudgeRequest, JudgeSettings, KernelBenchVerdict
-from kernelevolve.sweep_format import first_line
+from kernelevolve.results.format import first_line
 
 CHILD_MODULE = "kernelevolve.kernelbench_judge.child"
 # this checkout's kernelevolve, whatever the environment has installed (the child runs in a temp folder)

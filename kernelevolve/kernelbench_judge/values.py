@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from kernelevolve.sweep_format import first_line
+from kernelevolve.results.format import first_line
 
 # a sweep record's field: {"best": entry, "strict": entry, "error": ...} (winners.judge_run)
 RECORD_KEY = "kernelbench_judge"

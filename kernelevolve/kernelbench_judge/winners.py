@@ -30,7 +30,7 @@ def judge_run(run_dir: Path, settings: JudgeSettings, device: str = "cuda:0") ->
     """{"best": entry, "strict": entry, "error": None}: each winner's verdict with its candidate id (None
     where the run has no such winner); `error` says why none could be judged (an unreadable run)."""
     from kernelevolve.app import GRAPH_FILE, SPEC_FILE
-    from kernelevolve.report import read_checkpoint
+    from kernelevolve.results.report import read_checkpoint
     from kernelevolve.types import KernelSpec
 
     try:

@@ -25,7 +25,7 @@ from kernelevolve.eval.input_distributions import (
     distribution_flag,
     distribution_seed,
 )
-from kernelevolve.outputs import confirmed_fitness
+from kernelevolve.results.outputs import confirmed_fitness
 from kernelevolve.search.graph import Node, SearchGraph
 from kernelevolve.types import Baseline, EvalReport, EvalSettings, Status
 

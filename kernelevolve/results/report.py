@@ -1,6 +1,6 @@
 """HTML reports of a run directory or a sweep folder (one self-contained report.html each).
 
-    python -m kernelevolve.report RUN_DIR | SWEEP_DIR [-o report.html]
+    python -m kernelevolve.results.report RUN_DIR | SWEEP_DIR [-o report.html]
 
 A run report shows fitness over time, the search graph, the best kernel's speedup per shape vs
 eager and torch.compile, evaluations by status and operator with the commonest failure reasons,
@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.sweep_format import format_ms as _ms
-from kernelevolve.sweep_format import format_own
-from kernelevolve.sweep_format import format_percent as _pct
-from kernelevolve.sweep_format import format_speedup as _x
+from kernelevolve.results.format import format_ms as _ms
+from kernelevolve.results.format import format_own
+from kernelevolve.results.format import format_percent as _pct
+from kernelevolve.results.format import format_speedup as _x
 from kernelevolve.sweep_summary import MODES, metric_groups
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ def _page(title: str, sections: Sequence[str]) -> str:
 
 def _plots() -> Any:
     try:
-        from kernelevolve import report_plots
+        from kernelevolve.results import report_plots
     except ImportError as exc:
         log.warning("report without plots: %s (install the `report` extra: matplotlib)", exc)
         return None
@@ -462,7 +462,9 @@ def write_report(folder: Path | str, output: Path | str | None = None) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kernelevolve.report", description="Write report.html")
+    parser = argparse.ArgumentParser(
+        prog="python -m kernelevolve.results.report", description="Write report.html"
+    )
     parser.add_argument("folder", type=Path, help="a run directory or a sweep folder")
     parser.add_argument("-o", "--output", type=Path, default=None, help="default: FOLDER/report.html")
     args = parser.parse_args(argv)

@@ -1,4 +1,4 @@
-"""How sweep tables write their values: one spelling for every table, summary, report and CLI."""
+"""How tables write their values: one spelling for every table, summary, report and CLI (runs and sweeps)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Every function takes plain data (lists and dicts read from a run or sweep folder) and returns the
 PNG's base64 text, ready for ``<img src="data:image/png;base64,...">``. matplotlib is the `report`
-extra; importing this module without it raises ImportError, which `kernelevolve.report` handles.
+extra; importing this module without it raises ImportError, which `kernelevolve.results.report` handles.
 """
 
 from __future__ import annotations

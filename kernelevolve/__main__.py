@@ -16,7 +16,7 @@ def main(cfg: DictConfig) -> None:
     from kernelevolve.app import ConfigError, print_summary, run_search
     from kernelevolve.platforms import PlatformError
     from kernelevolve.registry import UnknownNameError
-    from kernelevolve.specs import SpecError
+    from kernelevolve.specs.loading import SpecError
 
     try:
         result = run_search(cfg)

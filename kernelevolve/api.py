@@ -260,7 +260,7 @@ def _spec_argument(
     if not is_module and (example_inputs is not None or init_inputs is not None or more_inputs):
         raise ValueError("example_inputs, init_inputs and more_inputs apply to nn.Module targets only")
     if is_module:
-        from kernelevolve.module_spec import module_spec
+        from kernelevolve.specs.module_spec import module_spec
 
         if example_inputs is None:
             raise ValueError(
@@ -273,7 +273,7 @@ def _spec_argument(
         if not spec_overrides:
             return str(target)
         from kernelevolve.platforms import load_platform
-        from kernelevolve.specs import resolve_spec
+        from kernelevolve.specs.loading import resolve_spec
 
         spec = resolve_spec(
             str(target),

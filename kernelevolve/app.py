@@ -82,7 +82,7 @@ def eval_settings(cfg: Mapping[str, Any]) -> EvalSettings:
 
 
 def resolve_run_spec(cfg: Mapping[str, Any], platform: Platform) -> KernelSpec:
-    from kernelevolve.specs import resolve_spec
+    from kernelevolve.specs.loading import resolve_spec
 
     spec_arg = cfg.get("spec")
     if not spec_arg:

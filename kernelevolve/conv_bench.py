@@ -239,7 +239,7 @@ class Bench:
         search measures them (cached for its reports)."""
         from kernelevolve.search.graph import SearchGraph
         from kernelevolve.search.interfaces import ProposalContext
-        from kernelevolve.specs import resolve_spec
+        from kernelevolve.specs.loading import resolve_spec
         from kernelevolve.variation.compiler.library_conv import LIBRARY_CONV_FUNCTION
         from kernelevolve.variation.compiler_seed import CompilerSeedOperator
 

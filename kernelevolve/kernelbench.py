@@ -9,9 +9,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.reference_module import load_reference_module, size_constants
-from kernelevolve.traced_families import traced_families
-from kernelevolve.tracing import TRACING_LOCK
+from kernelevolve.specs.reference_module import load_reference_module, size_constants
+from kernelevolve.specs.traced_families import traced_families
+from kernelevolve.specs.tracing import TRACING_LOCK
 from kernelevolve.types import KernelSpec, ShapeCase
 
 log = logging.getLogger(__name__)
@@ -131,7 +131,7 @@ def _input_elements(source: str, params: dict[str, Any]) -> int | None:
 
     try:
         module = load_reference_module(source, params)
-        with TRACING_LOCK, torch.device("meta"):  # see kernelevolve/tracing.py
+        with TRACING_LOCK, torch.device("meta"):  # see kernelevolve/specs/tracing.py
             model = module.Model(*module.get_init_inputs())
             inputs = module.get_inputs()
             model(*inputs)  # the scaled problem must still be well-formed

@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}\n{USAGE}", file=sys.stderr)
         return 2
     from kernelevolve.eval.local import HarnessError
-    from kernelevolve.specs import resolve_spec
+    from kernelevolve.specs.loading import resolve_spec
 
     try:
         spec = resolve_spec(

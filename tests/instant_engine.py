@@ -16,7 +16,7 @@ from kernelevolve.search.engine import Engine, EngineSettings, SearchOutcome
 from kernelevolve.search.graph import SearchGraph
 from kernelevolve.search.selection import build_selection
 from kernelevolve.search.termination import build_termination
-from kernelevolve.specs import resolve_spec
+from kernelevolve.specs.loading import resolve_spec
 from kernelevolve.types import (
     Baseline,
     Candidate,

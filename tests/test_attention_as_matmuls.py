@@ -13,7 +13,7 @@ from kernelevolve.eval.local import LocalEvaluator
 from kernelevolve.eval.static_checks import check_source
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.search.graph import SearchGraph
-from kernelevolve.specs import resolve_spec
+from kernelevolve.specs.loading import resolve_spec
 from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 from kernelevolve.variation.compiler.capture import INDUCTORS_OWN, CaptureSettings, capture
 from kernelevolve.variation.compiler.own_attention import ATTENTION_SOURCE, MAX_HEAD_DIM

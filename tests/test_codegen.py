@@ -27,9 +27,9 @@ from kernelevolve.backends.triton import BACKEND
 from kernelevolve.eval import harness
 from kernelevolve.eval.static_checks import check_source
 from kernelevolve.platforms import Platform, load_platform
-from kernelevolve.reference_module import load_reference_module
 from kernelevolve.search.graph import SearchGraph
 from kernelevolve.search.interfaces import ProposalContext
+from kernelevolve.specs.reference_module import load_reference_module
 from kernelevolve.types import Candidate, EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
 from kernelevolve.variation.codegen import Generation, generate
 from kernelevolve.variation.codegen.emit import reference_parts

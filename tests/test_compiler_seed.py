@@ -10,7 +10,7 @@ import pytest
 
 from kernelevolve.eval.static_checks import check_source
 from kernelevolve.platforms import load_platform
-from kernelevolve.specs import resolve_spec
+from kernelevolve.specs.loading import resolve_spec
 from kernelevolve.types import Candidate, EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
 from kernelevolve.variation.compiler.program import Unsupported, parse
 from kernelevolve.variation.compiler.render import RenderError, ShapeProgram, for_interpreter, render

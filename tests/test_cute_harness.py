@@ -6,7 +6,7 @@ import pytest
 
 from kernelevolve.eval.local import LocalEvaluator
 from kernelevolve.platforms import load_platform
-from kernelevolve.specs import resolve_spec
+from kernelevolve.specs.loading import resolve_spec
 from kernelevolve.types import Candidate, EvalRequest, EvalSettings, Status
 from kernelevolve.variation.template_library import templates_for
 

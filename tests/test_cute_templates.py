@@ -24,7 +24,7 @@ import pytest
 from kernelevolve.backends.cute import BACKEND, _dsl, _meta_inputs
 from kernelevolve.eval.static_checks import check_source
 from kernelevolve.platforms import load_platform
-from kernelevolve.specs import resolve_spec
+from kernelevolve.specs.loading import resolve_spec
 from kernelevolve.types import KernelSpec, Status
 from kernelevolve.variation.tunables import apply_values, find_tunables
 
@@ -135,7 +135,7 @@ import json, sys
 from pathlib import Path
 from kernelevolve.backends.cute import BACKEND
 from kernelevolve.platforms import load_platform
-from kernelevolve.specs import resolve_spec
+from kernelevolve.specs.loading import resolve_spec
 from kernelevolve.variation.tunables import apply_values
 
 spec = resolve_spec("softmax", load_platform("h200"))

@@ -235,7 +235,7 @@ class ModelNew(nn.Module):
 
 
 def _bf16_norm_op(cls: type, verify: bool) -> tuple[KernelOp, Any]:
-    from kernelevolve.module_spec import module_spec
+    from kernelevolve.specs.module_spec import module_spec
 
     torch.manual_seed(3)
     module = cls(4096)

@@ -23,7 +23,7 @@ from kernelevolve.eval.input_distributions import (
 from kernelevolve.platforms import load_platform
 from kernelevolve.results.outputs import build_results, summary_table
 from kernelevolve.search.graph import SearchGraph
-from kernelevolve.specs import SpecError, resolve_spec
+from kernelevolve.specs.loading import SpecError, resolve_spec
 from kernelevolve.types import (
     DEFAULT_INPUT_DISTRIBUTIONS,
     Baseline,

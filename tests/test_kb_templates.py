@@ -21,7 +21,7 @@ from kernelevolve.backends.triton import TritonBackend  # noqa: E402
 from kernelevolve.eval.harness import evaluate  # noqa: E402
 from kernelevolve.kernelbench import Problem, load_problem, problem_tags, problem_to_spec, scale_for_cpu  # noqa: E402
 from kernelevolve.platforms import load_platform  # noqa: E402
-from kernelevolve.reference_module import load_reference_module  # noqa: E402
+from kernelevolve.specs.reference_module import load_reference_module  # noqa: E402
 from kernelevolve.types import Candidate, EvalRequest, EvalSettings, Status  # noqa: E402
 from kernelevolve.variation.template_library import Template, templates_for  # noqa: E402
 from kernelevolve.variation.tunables import apply_values  # noqa: E402

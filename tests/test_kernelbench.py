@@ -8,9 +8,9 @@ import pytest
 
 from kernelevolve.kernelbench import list_problems, load_problem, problem_to_spec, scale_for_cpu
 from kernelevolve.platforms import load_platform
-from kernelevolve.reference_check import run_reference
-from kernelevolve.reference_module import shaped_source, size_constants
-from kernelevolve.specs import resolve_spec
+from kernelevolve.specs.loading import resolve_spec
+from kernelevolve.specs.reference_check import run_reference
+from kernelevolve.specs.reference_module import shaped_source, size_constants
 from tests.kernelbench_data import KERNELBENCH, needs_kernelbench
 
 CONV_LIKE = """

@@ -12,7 +12,7 @@ import pytest
 from kernelevolve.backends.triton import BACKEND
 from kernelevolve.eval import harness, module_state, reference
 from kernelevolve.platforms import Platform
-from kernelevolve.specs import SpecError, load_spec_file
+from kernelevolve.specs.loading import SpecError, load_spec_file
 from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 
 

@@ -194,7 +194,7 @@ def test_strict_seeds_with_fused_attention_pass_the_harness_on_cpu() -> None:
     the seed with our kernels in place of every library call runs in strict mode and matches."""
     from kernelevolve.eval.local import LocalEvaluator
     from kernelevolve.platforms import load_platform
-    from kernelevolve.specs import resolve_spec
+    from kernelevolve.specs.loading import resolve_spec
     from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
     from kernelevolve.variation.compiler_seed import CompilerSeedOperator
     from tests.proposal_context import seed_context

@@ -210,7 +210,7 @@ def test_on_the_gpu_a_convolutions_compile_baseline_gets_its_exact_fp32_timing(
 
 
 def test_spec_names_its_reference_precision(tmp_path: Any, cpu_platform: Platform) -> None:
-    from kernelevolve.specs import SpecError, load_spec_file
+    from kernelevolve.specs.loading import SpecError, load_spec_file
 
     (tmp_path / "ref.py").write_text(ELEMENTWISE.reference_source)
     (tmp_path / "ok.yaml").write_text("name: e\nreference: ref.py\nreference_precision: framework_default\n")

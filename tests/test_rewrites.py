@@ -11,7 +11,7 @@ import torch
 from kernelevolve.eval import harness
 from kernelevolve.eval.static_checks import check_source
 from kernelevolve.platforms import Platform
-from kernelevolve.reference_module import load_reference_module
+from kernelevolve.specs.reference_module import load_reference_module
 from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
 from kernelevolve.variation.rewrite import RULES, rewrite_reference
 from kernelevolve.variation.rewrite.nodes import op_name

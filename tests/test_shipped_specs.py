@@ -13,7 +13,7 @@ import yaml
 
 from kernelevolve.paths import SPEC_DIR
 from kernelevolve.platforms import load_platform
-from kernelevolve.specs import load_spec_file, validate_reference
+from kernelevolve.specs.loading import load_spec_file, validate_reference
 
 torch = pytest.importorskip("torch")
 

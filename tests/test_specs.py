@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kernelevolve.platforms import load_platform
-from kernelevolve.specs import SpecError, resolve_spec
+from kernelevolve.specs.loading import SpecError, resolve_spec
 
 REFERENCE = """
 import torch

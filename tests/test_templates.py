@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from kernelevolve.traced_families import FAMILIES as TRACED_FAMILIES
+from kernelevolve.specs.traced_families import FAMILIES as TRACED_FAMILIES
 
 torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
@@ -33,7 +33,7 @@ from kernelevolve.paths import SPEC_DIR  # noqa: E402
 from kernelevolve.platforms import Platform, load_platform  # noqa: E402
 from kernelevolve.search.graph import SearchGraph  # noqa: E402
 from kernelevolve.search.interfaces import Operator, ProposalContext  # noqa: E402
-from kernelevolve.specs import load_spec_file, shipped_spec_names  # noqa: E402
+from kernelevolve.specs.loading import load_spec_file, shipped_spec_names  # noqa: E402
 from kernelevolve.types import KernelSpec, ShapeCase  # noqa: E402
 from kernelevolve.variation import OPERATORS, OperatorContext  # noqa: E402
 from kernelevolve.variation.template_library import (  # noqa: E402

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kernelevolve.kernelbench import Problem, problem_tags
-from kernelevolve.traced_families import trace_program, traced_families
+from kernelevolve.specs.traced_families import trace_program, traced_families
 
 
 def _reference(init: str, forward: str, inputs: str, init_inputs: str, header: str = "") -> str:
@@ -131,7 +131,7 @@ def test_each_pools_parameters_are_its_templates_constructor() -> None:
     defaults, read from the template sources."""
     import ast
 
-    from kernelevolve.traced_families import POOLS
+    from kernelevolve.specs.traced_families import POOLS
     from kernelevolve.variation.template_library import load_templates
 
     templates = {t.family: t for t in load_templates("triton")}

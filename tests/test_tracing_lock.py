@@ -8,8 +8,8 @@ import torch
 import torch.fx as fx
 import torch.nn as nn
 
-from kernelevolve.reference_check import check_reference
-from kernelevolve.tracing import TRACING_LOCK
+from kernelevolve.specs.reference_check import check_reference
+from kernelevolve.specs.tracing import TRACING_LOCK
 from kernelevolve.types import KernelSpec
 
 # nested modules, as in KernelBench's DenseNet (L3/15), whose check failed beside a rewrite seed's trace

@@ -96,7 +96,7 @@ def _tensors(value: Any) -> list[Any]:
 
 def main(argv: list[str] | None = None) -> int:
     from kernelevolve.platforms import load_platform
-    from kernelevolve.specs import resolve_spec
+    from kernelevolve.specs.loading import resolve_spec
 
     parser = argparse.ArgumentParser(
         prog="python -m kernelevolve.eval.conditioning",

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kernelevolve.reference_module import shaped_source
+from kernelevolve.specs.reference_module import shaped_source
 from kernelevolve.types import ShapeCase
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from kernelevolve.search.interfaces import ProposalContext
-from kernelevolve.tracing import TRACING_LOCK
+from kernelevolve.specs.tracing import TRACING_LOCK
 from kernelevolve.types import Candidate
 from kernelevolve.variation.compiler.capture import INDUCTORS_OWN, CaptureSettings
 from kernelevolve.variation.compiler.own_attention import ATTENTION_OPS, MAX_HEAD_DIM

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from kernelevolve.search.interfaces import ProposalContext
-from kernelevolve.tracing import TRACING_LOCK
+from kernelevolve.specs.tracing import TRACING_LOCK
 from kernelevolve.types import Candidate
 from kernelevolve.variation.codegen import Generation, generate
 

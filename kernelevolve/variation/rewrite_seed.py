@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kernelevolve.search.interfaces import ProposalContext
-from kernelevolve.tracing import TRACING_LOCK
+from kernelevolve.specs.tracing import TRACING_LOCK
 from kernelevolve.types import Candidate
 from kernelevolve.variation.compiler.capture import CaptureSettings
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator, capture_device, capture_programs

@@ -52,7 +52,7 @@ class TracedProgram:
 
 def load_reference(spec: KernelSpec, shape: ShapeCase | None = None) -> types.ModuleType:
     """The reference as a fresh module, its size constants rebound to the shape case's values."""
-    from kernelevolve.reference_module import load_reference_module
+    from kernelevolve.specs.reference_module import load_reference_module
 
     try:
         return load_reference_module(spec.reference_source, shape.params if shape is not None else None)

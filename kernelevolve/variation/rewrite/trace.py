@@ -36,7 +36,7 @@ def trace_reference(
     import torch.fx as fx
 
     from kernelevolve.eval.reference import apply_mode
-    from kernelevolve.reference_module import load_reference_module
+    from kernelevolve.specs.reference_module import load_reference_module
 
     try:
         module = load_reference_module(source, shape_params)

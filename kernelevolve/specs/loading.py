@@ -218,7 +218,7 @@ def _parse_shapes(raw: Any, origin: str, key: str) -> tuple[ShapeCase, ...]:
 
 def validate_reference(spec: KernelSpec) -> None:
     """Run the reference symbolically (meta tensors) at every shape; real CPU run as a fallback."""
-    from kernelevolve.reference_check import check_reference
+    from kernelevolve.specs.reference_check import check_reference
 
     problem = check_reference(spec)
     if problem:

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernelevolve.reference_module import load_reference_module
-from kernelevolve.tracing import TRACING_LOCK
+from kernelevolve.specs.reference_module import load_reference_module
+from kernelevolve.specs.tracing import TRACING_LOCK
 
 
 @dataclass(frozen=True)

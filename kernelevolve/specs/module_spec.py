@@ -403,7 +403,7 @@ def module_spec(
             shape_name += "_"
         shapes.append(ShapeCase(shape_name, _shape_params(constants, names, args)))
     dtype = spec_dtype(inputs, module)
-    from kernelevolve.specs import DEFAULT_TOLERANCE
+    from kernelevolve.specs.loading import DEFAULT_TOLERANCE
 
     spec = KernelSpec(
         name=name or re.sub(r"\W+", "_", cls.__name__).strip("_").lower() or "module",
@@ -424,7 +424,7 @@ def check_reproduces(spec: KernelSpec, module: Any, inputs: list[Any], init: lis
     """Rebuild the module from the generated source and compare state and outputs with the original."""
     import torch
 
-    from kernelevolve.reference_module import load_reference_module
+    from kernelevolve.specs.reference_module import load_reference_module
 
     try:
         namespace = load_reference_module(spec.reference_source)

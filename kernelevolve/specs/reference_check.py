@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kernelevolve.reference_module import load_reference_module
-from kernelevolve.tracing import TRACING_LOCK
+from kernelevolve.specs.reference_module import load_reference_module
+from kernelevolve.specs.tracing import TRACING_LOCK
 from kernelevolve.types import KernelSpec, ShapeCase
 
 log = logging.getLogger(__name__)

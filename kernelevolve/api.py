@@ -131,7 +131,7 @@ class OptimizeResult:
         could not compute with the module's weights. For a spec the reference is the spec's Model,
         built with the search's seed, as the harness builds it.
         """
-        from kernelevolve.eval import reference
+        from kernelevolve.specs import reference
 
         cls = self.model_class()
         target = device or self._device()

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.eval.input_distributions import NORMAL, failed_distributions
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.results.outputs import (
     best_strict,
@@ -33,6 +32,7 @@ from kernelevolve.results.winners import (
 from kernelevolve.search.engine import PROPOSAL_DRAIN_S, Engine, EngineSettings, Scheduler
 from kernelevolve.search.graph import Node, SearchGraph
 from kernelevolve.search.interfaces import Evaluator, Operator
+from kernelevolve.specs.input_distributions import NORMAL, failed_distributions
 from kernelevolve.types import Baseline, EvalReport, EvalRequest, EvalSettings, KernelSpec
 
 log = logging.getLogger(__name__)

@@ -365,7 +365,7 @@ def precision_verdicts(log: list[dict[str, Any]], best: dict[str, Any] | None) -
     """Where the spec checks at PyTorch's defaults and exact fp32 differs (KernelBench's protocol on GPU
     convolutions): how many candidates each verdict accepts, and the winner's at exact fp32. A candidate
     the protocol rejected was compared at exact fp32 on the trials it reached, its first at least."""
-    from kernelevolve.eval.precision import EXACT_FP32_CORRECT, EXACT_FP32_INCORRECT
+    from kernelevolve.specs.precision import EXACT_FP32_CORRECT, EXACT_FP32_INCORRECT
 
     judged = [e for e in log if {EXACT_FP32_CORRECT, EXACT_FP32_INCORRECT} & set(e.get("flags") or ())]
     if not judged:

@@ -50,7 +50,7 @@ class ShapeCase:
 
 
 # Distributions of correctness inputs a winner is checked on before it is reported (names from
-# eval/input_distributions.py): "normal" is the reference's get_inputs() as written; a spec whose reference
+# specs/input_distributions.py): "normal" is the reference's get_inputs() as written; a spec whose reference
 # needs inputs of a narrower kind than those keep (probabilities summing to 1) lists only "normal".
 DEFAULT_INPUT_DISTRIBUTIONS: tuple[str, ...] = ("normal", "uniform", "heavy_tailed", "large")
 
@@ -78,7 +78,7 @@ class KernelSpec:
     # training mode by default, as KernelBench runs them), "eval" or "train" (`reference.apply_mode`).
     mode: str = "as_built"
     # What the reference runs at: "exact_fp32", or "framework_default" (PyTorch's defaults: cuDNN's fp32
-    # convolutions in TF32), KernelBench's protocol (`eval/precision.py`).
+    # convolutions in TF32), KernelBench's protocol (`specs/precision.py`).
     reference_precision: str = "exact_fp32"
 
     @property
@@ -330,7 +330,7 @@ class EvalSettings:
     # up to this many MiB, and reused by the next checks of the same problem (eval/reference_outputs.py).
     # 0: the reference runs in every check.
     reference_cache_mb: float = 2048.0
-    # The distribution correctness inputs are drawn from (eval/input_distributions.py): "normal" is the
+    # The distribution correctness inputs are drawn from (specs/input_distributions.py): "normal" is the
     # reference's get_inputs() as written; winners' final checks use the others their spec lists.
     input_distribution: str = "normal"
     # Host memory an evaluation's runner may take (RLIMIT_DATA on the process that imports the candidate);

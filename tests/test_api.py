@@ -31,9 +31,9 @@ from kernelevolve.api import (  # noqa: E402
     write_spec_file,
 )
 from kernelevolve.app import ConfigError  # noqa: E402
-from kernelevolve.eval import reference  # noqa: E402
 from kernelevolve.export.custom_op import interpreter_ready  # noqa: E402
 from kernelevolve.platforms import load_platform  # noqa: E402
+from kernelevolve.specs import reference  # noqa: E402
 from kernelevolve.specs.loading import resolve_spec  # noqa: E402
 from kernelevolve.specs.module_spec import ModuleSourceError, module_spec, reference_source  # noqa: E402
 from kernelevolve.specs.reference_module import load_reference_module  # noqa: E402

@@ -687,8 +687,8 @@ def test_a_library_calling_seed_runs_through_with_its_device_work_faked(
     monkeypatch.setattr(InterpretedFunction, "run", lambda self, *a, **k: launches.append(self.fn.__name__))
 
     from kernelevolve.backends.triton import TritonBackend
-    from kernelevolve.eval import reference
     from kernelevolve.eval.precompile import device_work_faked
+    from kernelevolve.specs import reference
 
     platform = load_platform("cpu")
     spec = resolve_spec("gemm_bias_relu", platform)

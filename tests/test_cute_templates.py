@@ -264,7 +264,13 @@ def test_template_matches_reference_on_gpu(path: Path, dtype: str | None) -> Non
     pytest.importorskip("cutlass.cute")
     import torch
 
-    from kernelevolve.eval.reference import apply_shape, build_model, load_reference, make_inputs, torch_dtype
+    from kernelevolve.specs.reference import (
+        apply_shape,
+        build_model,
+        load_reference,
+        make_inputs,
+        torch_dtype,
+    )
 
     if dtype is not None and dtype not in supported_dtypes(path):
         pytest.skip(f"{path.stem} does not support {dtype}")

@@ -65,7 +65,7 @@ def test_workers_per_device_defaults() -> None:
 
 
 def test_placeholder_inputs_make_shapes_without_values() -> None:
-    from kernelevolve.eval.reference import load_reference
+    from kernelevolve.specs.reference import load_reference
 
     module = load_reference(
         "import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x, i):\n"
@@ -95,7 +95,7 @@ def _needs_cuda() -> None:
 def test_precompile_compiles_without_launching(add_kernel: Callable[..., str], add_spec: KernelSpec) -> None:
     _needs_cuda()
     from kernelevolve.backends.triton import BACKEND
-    from kernelevolve.eval.reference import load_reference
+    from kernelevolve.specs.reference import load_reference
 
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("TRITON_INTERPRET", raising=False)
@@ -120,7 +120,7 @@ def test_precompile_with_library_work_faked_runs_nothing_on_the_gpu(
     from torch.profiler import ProfilerActivity, profile
 
     from kernelevolve.backends.triton import BACKEND
-    from kernelevolve.eval.reference import load_reference
+    from kernelevolve.specs.reference import load_reference
 
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("TRITON_INTERPRET", raising=False)
@@ -148,7 +148,7 @@ def test_an_own_kernel_candidates_precompile_runs_nothing_on_the_gpu(
     from torch.profiler import ProfilerActivity, profile
 
     from kernelevolve.backends.triton import BACKEND
-    from kernelevolve.eval.reference import load_reference
+    from kernelevolve.specs.reference import load_reference
 
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("TRITON_INTERPRET", raising=False)
@@ -221,7 +221,7 @@ def test_cover_follows_the_hosts_issue_time() -> None:
 
 def test_timing_inputs_seed_like_manual_seed_for_less() -> None:
     """The timing loop seeds once per timed call: only the generators this device uses, same values."""
-    from kernelevolve.eval.reference import seed_generators
+    from kernelevolve.specs.reference import seed_generators
 
     seed_generators(123, "cpu")
     ours = torch.randn(8)

@@ -247,7 +247,7 @@ def test_kernelbench_gemm_epilogues_fuse_and_match(tmp_path: Path, problem: int)
     """Level-2 GEMM problems at CPU sizes: subtract-multiply-ReLU, scaling-residual, sigmoid before a
     LogSumExp reduction (which stays a launch), GELU. Of the 18 problems in L2/9-L2/88 with an own seed
     on the CPU, 15 fused (the others follow the GEMM with a reduction) and all 18 matched, 2026-11-30."""
-    from kernelevolve.eval import reference as ref
+    from kernelevolve.specs import reference as ref
     from kernelevolve.specs.loading import resolve_spec
 
     platform = load_platform("cpu")

@@ -10,8 +10,8 @@ import torch
 
 from kernelevolve.backends.triton import BACKEND, TritonBackend
 from kernelevolve.eval import correctness, harness, timers
-from kernelevolve.eval.reference import ReferenceSpecError, apply_shape, load_reference
 from kernelevolve.platforms import Platform
+from kernelevolve.specs.reference import ReferenceSpecError, apply_shape, load_reference
 from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
 
 

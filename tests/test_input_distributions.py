@@ -11,7 +11,10 @@ import pytest
 import torch
 
 from kernelevolve.app import confirm_winners
-from kernelevolve.eval.input_distributions import (
+from kernelevolve.platforms import load_platform
+from kernelevolve.results.outputs import build_results, summary_table
+from kernelevolve.search.graph import SearchGraph
+from kernelevolve.specs.input_distributions import (
     DISTRIBUTION_NAMES,
     distributed_inputs,
     distribution_outcomes,
@@ -20,9 +23,6 @@ from kernelevolve.eval.input_distributions import (
     get_distribution,
     validate_distribution_names,
 )
-from kernelevolve.platforms import load_platform
-from kernelevolve.results.outputs import build_results, summary_table
-from kernelevolve.search.graph import SearchGraph
 from kernelevolve.specs.loading import SpecError, resolve_spec
 from kernelevolve.types import (
     DEFAULT_INPUT_DISTRIBUTIONS,

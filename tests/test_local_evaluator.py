@@ -125,7 +125,7 @@ def test_result_that_only_holds_for_the_first_seed_fails_reverification(
 
 
 def _condition_between_seeds(spec: KernelSpec, settings: EvalSettings) -> str:
-    from kernelevolve.eval.reference import apply_shape, load_reference, make_inputs, torch_dtype
+    from kernelevolve.specs.reference import apply_shape, load_reference, make_inputs, torch_dtype
 
     module = load_reference(spec.reference_source)
 

@@ -8,8 +8,9 @@ import types
 import pytest
 import torch
 
-from kernelevolve.eval import harness, reference
-from kernelevolve.eval.reference import ReferenceSpecError, build_model, build_model_on, load_reference
+from kernelevolve.eval import harness
+from kernelevolve.specs import reference
+from kernelevolve.specs.reference import ReferenceSpecError, build_model, build_model_on, load_reference
 from kernelevolve.types import ShapeCase
 from tests.gpu import needs_cuda
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from kernelevolve.backends.triton import BACKEND
-from kernelevolve.eval import harness, module_state, reference
+from kernelevolve.eval import harness, module_state
 from kernelevolve.platforms import Platform
+from kernelevolve.specs import reference
 from kernelevolve.specs.loading import SpecError, load_spec_file
 from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 

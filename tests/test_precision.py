@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 import torch
 
-from kernelevolve.eval import harness, precision
+from kernelevolve.eval import harness
 from kernelevolve.platforms import Platform
+from kernelevolve.specs import precision
 from kernelevolve.types import Baseline, Candidate, EvalRequest, EvalSettings, KernelSpec, Status
 from tests.numerics_specs import CANCELLING, ELEMENTWISE
 

@@ -3,7 +3,7 @@ from the harness's flags, in the sweep record and its summary."""
 
 from __future__ import annotations
 
-from kernelevolve.eval.precision import EXACT_FP32_CORRECT, EXACT_FP32_INCORRECT
+from kernelevolve.specs.precision import EXACT_FP32_CORRECT, EXACT_FP32_INCORRECT
 from kernelevolve.sweep_precision import precision_lines, precision_rows
 from kernelevolve.sweep_run import precision_verdicts
 

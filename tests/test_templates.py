@@ -4,7 +4,7 @@ CPU tests run the templates under the Triton interpreter (TRITON_INTERPRET=1, re
 when a template module is loaded) at each spec's tiny cpu_shapes, once as shipped and once with
 small tunables that force the loops, tails, split paths and multi-tile grids a tiny shape would
 otherwise skip. References, models and inputs are built by the harness's own helpers
-(`kernelevolve.eval.reference`), so seeding and dtype casts are the harness's.
+(`kernelevolve.specs.reference`), so seeding and dtype casts are the harness's.
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ triton = pytest.importorskip("triton")
 from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 
 from kernelevolve.backends.triton import TritonBackend  # noqa: E402
-from kernelevolve.eval.reference import apply_shape, build_model, load_reference, make_inputs, torch_dtype  # noqa: E402
 from kernelevolve.eval.static_checks import check_source  # noqa: E402
 from kernelevolve.paths import SPEC_DIR  # noqa: E402
 from kernelevolve.platforms import Platform, load_platform  # noqa: E402
 from kernelevolve.search.graph import SearchGraph  # noqa: E402
 from kernelevolve.search.interfaces import Operator, ProposalContext  # noqa: E402
 from kernelevolve.specs.loading import load_spec_file, shipped_spec_names  # noqa: E402
+from kernelevolve.specs.reference import apply_shape, build_model, load_reference, make_inputs, torch_dtype  # noqa: E402
 from kernelevolve.types import KernelSpec, ShapeCase  # noqa: E402
 from kernelevolve.variation import OPERATORS, OperatorContext  # noqa: E402
 from kernelevolve.variation.template_library import (  # noqa: E402

@@ -201,7 +201,7 @@ class CuteBackend:
     ) -> CompileOutcome:
         import torch
 
-        from kernelevolve.eval.reference import apply_mode
+        from kernelevolve.specs.reference import apply_mode
 
         def failed(exc: BaseException, stage: str, what: str) -> CompileOutcome:
             feedback = f"{what}: {type(exc).__name__}: {describe_exception(exc)}"
@@ -251,7 +251,7 @@ def _meta_inputs(spec: KernelSpec, shape: ShapeCase) -> tuple[list[Any], list[An
     """Init inputs on the host and forward inputs as meta tensors (shape and dtype only) for `shape`."""
     import torch
 
-    from kernelevolve.eval.reference import apply_shape, load_reference, to_device, torch_dtype
+    from kernelevolve.specs.reference import apply_shape, load_reference, to_device, torch_dtype
 
     reference = load_reference(spec.reference_source)
     apply_shape(reference, shape)

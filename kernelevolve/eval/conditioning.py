@@ -44,8 +44,8 @@ def reference_against_fp64(spec: KernelSpec, shape: ShapeCase, device: str, seed
     """Run `spec`'s reference at its dtype and in fp64 (same parameters and inputs, cast) on `device`."""
     import torch
 
-    from kernelevolve.eval import reference
-    from kernelevolve.eval.precision import exact_fp32
+    from kernelevolve.specs import reference
+    from kernelevolve.specs.precision import exact_fp32
 
     module = reference.load_reference(spec.reference_source)
     reference.apply_shape(module, shape)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kernelevolve.eval import module_state
-from kernelevolve.eval.reference import ReferenceSpecError, map_tensors
+from kernelevolve.specs.reference import ReferenceSpecError, map_tensors
 
 if TYPE_CHECKING:
     import torch

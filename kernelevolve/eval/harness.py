@@ -25,8 +25,6 @@ from kernelevolve.eval import (
     correctness,
     device_lock,
     judged_run,
-    precision,
-    reference,
     reference_outputs,
     runner_client,
     timers,
@@ -34,12 +32,13 @@ from kernelevolve.eval import (
 from kernelevolve.eval.compile_baseline import compile_before_running
 from kernelevolve.eval.feedback import traceback_text
 from kernelevolve.eval.precompile import FAKED_LIBRARY_WORK, OWN_KERNELS_ONLY, placeholder_inputs
-from kernelevolve.eval.reference import ReferenceSpecError
 from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure, failure_fields
 from kernelevolve.eval.runner_channel import ReplyError
 from kernelevolve.eval.runner_client import RunnerGone, RunnerTimeout
 from kernelevolve.eval.shared_tensors import SharedArena
 from kernelevolve.search.fitness import CUT_SHORT_FLAG
+from kernelevolve.specs import precision, reference
+from kernelevolve.specs.reference import ReferenceSpecError
 from kernelevolve.types import (
     Baseline,
     Candidate,
@@ -814,7 +813,7 @@ def input_maker(
             made = reference.make_inputs(ref_module, seed, device, dtype, on_device=True)
             if distribution == "normal":
                 return made
-            from kernelevolve.eval.input_distributions import distributed_inputs
+            from kernelevolve.specs.input_distributions import distributed_inputs
 
             return distributed_inputs(made, distribution, seed)
         except ReferenceSpecError:

@@ -21,11 +21,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernelevolve.eval import correctness, input_refresh, reference, timers
+from kernelevolve.eval import correctness, input_refresh, timers
 from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure, failure_fields
 from kernelevolve.eval.runner_channel import ReplyError, finite_numbers
 from kernelevolve.eval.runner_client import Runner, RunnerGone, RunnerTimeout
 from kernelevolve.eval.shared_tensors import SharedArena
+from kernelevolve.specs import reference
 from kernelevolve.types import ShapeCase, Status, TimingStats
 
 log = logging.getLogger(__name__)

@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
 from typing import Any
 
-from kernelevolve.eval import reference
+from kernelevolve.specs import reference
 from kernelevolve.types import ShapeCase
 
 log = logging.getLogger(__name__)

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernelevolve.eval.correctness import POISON_BYTE
-from kernelevolve.eval.reference import map_tensors
 from kernelevolve.eval.runner_channel import ReplyError
 from kernelevolve.eval.runner_client import Runner
 from kernelevolve.eval.shared_tensors import SharedArena
+from kernelevolve.specs.reference import map_tensors
 
 _MAX_DIMS = 16
 _MAX_DIM_SIZE = 1 << 40

@@ -83,8 +83,9 @@ class _Runner:
     # ------------------------------------------------------------------------------ requests
     def op_load(self, message: dict[str, Any]) -> dict[str, Any]:
         from kernelevolve.backends import get_backend
-        from kernelevolve.eval import precision, timers
-        from kernelevolve.eval.reference import torch_dtype
+        from kernelevolve.eval import timers
+        from kernelevolve.specs import precision
+        from kernelevolve.specs.reference import torch_dtype
 
         self.device = message["device"]
         self.dtype = torch_dtype(message["dtype"])
@@ -109,7 +110,7 @@ class _Runner:
         return {"ok": True, "sandbox": dict(_SANDBOX), "precompile_s": precompile_s}
 
     def op_build(self, message: dict[str, Any]) -> dict[str, Any]:
-        from kernelevolve.eval import reference
+        from kernelevolve.specs import reference
 
         shape = message["shape"]
         reference.apply_shape_to_copy(vars(self.module), shape)
@@ -267,8 +268,8 @@ class _Runner:
         """Compile every shape's kernels before the judge takes the device; returns the seconds spent."""
         import time
 
-        from kernelevolve.eval import reference
         from kernelevolve.eval.precompile import precompile_builds, precompile_passes
+        from kernelevolve.specs import reference
 
         def builder(shape: Any, init: Any, mode: str) -> Any:
             def build() -> Any:

@@ -70,7 +70,7 @@ def _preload() -> None:
         "kernelevolve.eval.feedback",
         "kernelevolve.eval.input_refresh",
         "kernelevolve.eval.precompile",
-        "kernelevolve.eval.reference",
+        "kernelevolve.specs.reference",
         "kernelevolve.eval.runner",
         "kernelevolve.eval.shared_tensors",
         "kernelevolve.eval.timers",

@@ -17,8 +17,9 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kernelevolve.eval import device_lock, precision, reference
+from kernelevolve.eval import device_lock
 from kernelevolve.eval.harness import drain_device
+from kernelevolve.specs import precision, reference
 from kernelevolve.types import EvalRequest
 
 if TYPE_CHECKING:

@@ -128,8 +128,8 @@ def _handle(
     message: dict[str, Any], platforms: dict[str, Any], local_device: str, device: str
 ) -> dict[str, Any]:
     from kernelevolve.eval import harness
-    from kernelevolve.eval.reference import ReferenceSpecError
     from kernelevolve.platforms import load_platform
+    from kernelevolve.specs.reference import ReferenceSpecError
     from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec
 
     op = message.get("op")

@@ -116,8 +116,8 @@ class KernelOp:
         seed: int = 0,
         history: int = 10_000,
     ) -> None:
-        from kernelevolve.eval import reference
         from kernelevolve.platforms import load_platform
+        from kernelevolve.specs import reference
 
         if on_mismatch not in _ON_MISMATCH:
             raise ValueError(f"on_mismatch must be one of {_ON_MISMATCH}, got {on_mismatch!r}")
@@ -162,14 +162,14 @@ class KernelOp:
 
     # -------------------------------------------------------------------------------- set-up
     def _namespace(self, shape: str) -> types.ModuleType:
-        from kernelevolve.eval import reference
+        from kernelevolve.specs import reference
 
         module = reference.load_reference(self.spec.reference_source)
         reference.apply_shape(module, self._shapes[shape])
         return module
 
     def _meta_model(self, shape: str) -> torch.nn.Module:
-        from kernelevolve.eval import reference
+        from kernelevolve.specs import reference
 
         namespace = self._namespace(shape)
         return reference.build_model(
@@ -180,7 +180,7 @@ class KernelOp:
         """Output arity (from the reference on meta tensors) and the input signature of every shape."""
         import torch
 
-        from kernelevolve.eval import reference
+        from kernelevolve.specs import reference
 
         by_signature: dict[tuple[Any, ...], str] = {}
         multi = False
@@ -216,7 +216,7 @@ class KernelOp:
         )
 
     def _kernel_model(self, shape: str, device: Any) -> torch.nn.Module:
-        from kernelevolve.eval import reference
+        from kernelevolve.specs import reference
 
         key = (shape, str(device))
         if key not in self._models:
@@ -331,7 +331,7 @@ class KernelOp:
 
     def module(self, device: str | None = None) -> torch.nn.Module:
         """The spec's reference Model (first shape, seeded as in the search), wrapped to use the op."""
-        from kernelevolve.eval import reference
+        from kernelevolve.specs import reference
 
         namespace = self._namespace(self.spec.shapes[0].name)
         target = device or ("cpu" if self.platform.device == "cpu" else "cuda")
@@ -392,7 +392,8 @@ class KernelOp:
     ) -> str:
         import torch
 
-        from kernelevolve.eval import correctness, harness, reference
+        from kernelevolve.eval import correctness, harness
+        from kernelevolve.specs import reference
 
         namespace = self._namespace(shape)
         index = [s.name for s in self.spec.shapes].index(shape)

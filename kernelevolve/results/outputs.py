@@ -8,12 +8,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.eval.input_distributions import distribution_outcomes, failed_distributions
 from kernelevolve.own_kernels import kernel_use
 from kernelevolve.results.evaluation_log import evaluation_log
 from kernelevolve.results.format import first_line
 from kernelevolve.search.fitness import VERIFIED_FLAG, score
 from kernelevolve.search.graph import Node, SearchGraph
+from kernelevolve.specs.input_distributions import distribution_outcomes, failed_distributions
 from kernelevolve.types import Baseline, EvalReport, FitnessValue, KernelSpec, Status, TimingStats
 
 _LOADER = '''"""Load the kernel that kernelevolve found: `ModelNew = load()` then use it like the reference Model."""

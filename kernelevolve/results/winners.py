@@ -8,7 +8,7 @@ within `RUNNER_UP_WITHIN` of the winner is confirmed beside it, and the one whos
 reported: either figure is a full measurement of the kernel reported with it.
 
 A winner is also checked on inputs from each other distribution its spec lists
-(`KernelSpec.input_distributions`, eval/input_distributions.py), each with a fresh seed;
+(`KernelSpec.input_distributions`, specs/input_distributions.py), each with a fresh seed;
 `with_distribution_checks` folds those checks into its confirmation, which then fails where one of them
 did, so a kernel that is only right for standard-normal inputs is never the one reported.
 """
@@ -18,15 +18,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 
-from kernelevolve.eval.input_distributions import (
+from kernelevolve.results.outputs import confirmed_fitness
+from kernelevolve.search.graph import Node, SearchGraph
+from kernelevolve.specs.input_distributions import (
     FAILED,
     PASSED,
     UNCHECKED,
     distribution_flag,
     distribution_seed,
 )
-from kernelevolve.results.outputs import confirmed_fitness
-from kernelevolve.search.graph import Node, SearchGraph
 from kernelevolve.types import Baseline, EvalReport, EvalSettings, Status
 
 # A runner-up whose search speedup is within this factor of the winner's is confirmed beside it.

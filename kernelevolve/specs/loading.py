@@ -18,11 +18,11 @@ from typing import Any
 import yaml
 
 from kernelevolve import kernelbench
-from kernelevolve.eval.input_distributions import validate_distribution_names
-from kernelevolve.eval.precision import REFERENCE_PRECISIONS
-from kernelevolve.eval.reference import MODES
 from kernelevolve.paths import SPEC_DIR
 from kernelevolve.platforms import Platform
+from kernelevolve.specs.input_distributions import validate_distribution_names
+from kernelevolve.specs.precision import REFERENCE_PRECISIONS
+from kernelevolve.specs.reference import MODES
 from kernelevolve.types import DEFAULT_INPUT_DISTRIBUTIONS, KernelSpec, ShapeCase
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ ALLOWED_KEYS = {
     "tags",
     "shapes",
     "cpu_shapes",
-    "input_distributions",  # winners' final checks: a list of names from eval/input_distributions.py
+    "input_distributions",  # winners' final checks: a list of names from specs/input_distributions.py
     "mode",  # as_built (default), eval or train: the mode the models run in
     "reference_precision",  # exact_fp32 (default) or framework_default (KernelBench's protocol)
 }

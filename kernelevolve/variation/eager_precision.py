@@ -1,6 +1,6 @@
 """A reference-copy seed run at eager's own precision: its convolutions in one TF32 pass.
 
-The harness runs candidates with exact fp32 convolutions (eval/precision.py), while PyTorch's eager, the
+The harness runs candidates with exact fp32 convolutions (specs/precision.py), while PyTorch's eager, the
 baseline, runs cuDNN in TF32. Where the baselines show eager's TF32 output within the tolerance
 (`compiler_seed.eager_precision_passes`), a copy of the reference may run its library convolutions as
 eager does: on the H200, DenseNet201's elementwise seed took 15.7 ms at exact fp32 against eager's 12.4 ms

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from kernelevolve.eval import reference
+from kernelevolve.specs import reference
 from kernelevolve.types import KernelSpec, ShapeCase
 
 

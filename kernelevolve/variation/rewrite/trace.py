@@ -35,7 +35,7 @@ def trace_reference(
     import torch
     import torch.fx as fx
 
-    from kernelevolve.eval.reference import apply_mode
+    from kernelevolve.specs.reference import apply_mode
     from kernelevolve.specs.reference_module import load_reference_module
 
     try:

@@ -285,7 +285,7 @@ def run_search(cfg_in: Any) -> RunResult:
         "seed_proposal_s": engine.seed_s,
     }
     try:  # the least time any kernel could take at each shape, for "how close to the limit"
-        from kernelevolve.roofline import floors_ms
+        from kernelevolve.eval.roofline import floors_ms
 
         extra["roofline_floor_ms"] = floors_ms(spec, platform)
     except Exception:  # a measurement beside the search must never fail it

@@ -1,5 +1,5 @@
 """The sweep summary's "how close to the limit" section: per mode and level, the median fraction of its
-roofline floor (`kernelevolve.roofline`) that the problems' winners reach."""
+roofline floor (`kernelevolve.eval.roofline`) that the problems' winners reach."""
 
 from __future__ import annotations
 

@@ -384,7 +384,7 @@ def precision_verdicts(log: list[dict[str, Any]], best: dict[str, Any] | None) -
 
 def _add_roofline(record: dict[str, Any], results: dict[str, Any]) -> None:
     """The spec's roofline floor summed over its shapes, and each winner's fraction of it."""
-    from kernelevolve.roofline import fraction, total_floor_ms
+    from kernelevolve.eval.roofline import fraction, total_floor_ms
 
     shapes = [s.get("name") for s in (results.get("spec") or {}).get("shapes") or []]
     floor = total_floor_ms(results.get("roofline_floor_ms") or {}, shapes)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kernelevolve.eval.local import LocalEvaluator
-from kernelevolve.eval.static_checks import check_source
+from kernelevolve.eval.static.checks import check_source
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.search.graph import SearchGraph
 from kernelevolve.specs.loading import resolve_spec

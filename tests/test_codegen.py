@@ -25,7 +25,7 @@ import torch
 from kernelevolve.backends import get_backend
 from kernelevolve.backends.triton import BACKEND
 from kernelevolve.eval import harness
-from kernelevolve.eval.static_checks import check_source
+from kernelevolve.eval.static.checks import check_source
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.search.graph import SearchGraph
 from kernelevolve.search.interfaces import ProposalContext

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kernelevolve.eval.static_checks import check_source
+from kernelevolve.eval.static.checks import check_source
 from kernelevolve.platforms import load_platform
 from kernelevolve.specs.loading import resolve_spec
 from kernelevolve.types import Candidate, EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status

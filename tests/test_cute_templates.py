@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from kernelevolve.backends.cute import BACKEND, _dsl, _meta_inputs
-from kernelevolve.eval.static_checks import check_source
+from kernelevolve.eval.static.checks import check_source
 from kernelevolve.platforms import load_platform
 from kernelevolve.specs.loading import resolve_spec
 from kernelevolve.types import KernelSpec, Status

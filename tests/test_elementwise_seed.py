@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from kernelevolve.eval.static_checks import candidate_issues, check_source, reference_state
+from kernelevolve.eval.static.checks import candidate_issues, check_source, reference_state
 from kernelevolve.kernelbench import load_problem, problem_to_spec
 from kernelevolve.platforms import load_platform
 from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status

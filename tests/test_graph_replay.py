@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kernelevolve.eval import harness
-from kernelevolve.eval.static_checks import check_source
+from kernelevolve.eval.static.checks import check_source
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.search.fitness import score
 from kernelevolve.search.graph import SearchGraph

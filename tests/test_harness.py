@@ -241,7 +241,7 @@ def test_wall_timer_records_every_trial() -> None:
 
 def test_triton_static_issues_require_a_launch_on_the_call_path(add_kernel) -> None:
     """The launch rule is the generic checks' call-path rule; the backend only asks for a kernel."""
-    from kernelevolve.eval.static_checks import check_source
+    from kernelevolve.eval.static.checks import check_source
 
     assert BACKEND.static_issues(add_kernel()) == [] and check_source(add_kernel(), "triton", True) == []
     unlaunched = add_kernel().replace("add_kernel[(triton.cdiv(n, 32),)](x, y, out, n, BLOCK=32)", "pass")

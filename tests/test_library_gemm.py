@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import torch
 
-from kernelevolve.eval.static_checks import check_source
+from kernelevolve.eval.static.checks import check_source
 from kernelevolve.types import Candidate
 from kernelevolve.variation.compiler.library_gemm import LIBRARY_GEMM_SOURCE, LIBRARY_GEMM_TUNABLES
 from kernelevolve.variation.compiler.program import parse

@@ -14,7 +14,7 @@ from types import ModuleType
 import pytest
 import torch
 
-from kernelevolve.eval.static_checks import check_source
+from kernelevolve.eval.static.checks import check_source
 from kernelevolve.variation.compiler.own_attention import ATTENTION_SOURCE, ATTENTION_TUNABLES, OwnAttention
 from kernelevolve.variation.tunables import apply_values
 from tests.gpu import gpu_platform_name, harness_reports, needs_cuda

@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch import nn
 
-from kernelevolve.eval.static_checks import check_source
+from kernelevolve.eval.static.checks import check_source
 from kernelevolve.variation.compiler.own_attention import ATTENTION_SOURCE, ATTENTION_TUNABLES
 from kernelevolve.variation.compiler.own_encoder import ENCODER_SOURCE
 from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from kernelevolve.app import _time_split, eval_settings
+from kernelevolve.eval.own_kernels import kernel_use
 from kernelevolve.eval.time_split import (
     classify_kernel,
     kernel_names,
@@ -17,7 +18,6 @@ from kernelevolve.eval.time_split import (
     split_events,
     summarise,
 )
-from kernelevolve.own_kernels import kernel_use
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.results.outputs import best_strict, build_results, summary_table
 from kernelevolve.search.graph import SearchGraph

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import torch
 
-from kernelevolve.eval.static_checks import check_source
+from kernelevolve.eval.static.checks import check_source
 from kernelevolve.platforms import load_platform
 from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
 from kernelevolve.variation.recurrent_seed import RecurrentSeedOperator, recurrent_candidate
@@ -210,7 +210,7 @@ def test_the_operator_offers_the_cublas_seed_in_permissive_runs_and_its_own_kern
 def test_on_cuda_the_cublas_seed_comes_first_as_its_graph_replay_then_the_twin_then_itself() -> None:
     """Each seed's evaluation of a full-size LSTM takes over 40 s on the H200: a replay left to the
     graph-replay operator's follow-up waited behind both and the budget ran out."""
-    from kernelevolve.eval.static_checks import check_source
+    from kernelevolve.eval.static.checks import check_source
     from kernelevolve.variation.graph_replay import GraphReplayOperator, is_graph_replayed
 
     spec = KernelSpec(name="lstm", reference_source=LSTM_REFERENCE.replace("BIDIRECTIONAL", "False"))

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from kernelevolve.eval import harness
-from kernelevolve.eval.static_checks import check_source
+from kernelevolve.eval.static.checks import check_source
 from kernelevolve.platforms import Platform
 from kernelevolve.specs.reference_module import load_reference_module
 from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status

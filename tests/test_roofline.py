@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from kernelevolve.eval.roofline import floors_ms, fraction, total_floor_ms
 from kernelevolve.platforms import load_platform
-from kernelevolve.roofline import floors_ms, fraction, total_floor_ms
 from kernelevolve.sweep_roofline import roofline_lines, roofline_summary
 from kernelevolve.sweep_run import record_from_results
 from kernelevolve.types import KernelSpec, ShapeCase

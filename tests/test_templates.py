@@ -27,7 +27,7 @@ triton = pytest.importorskip("triton")
 from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 
 from kernelevolve.backends.triton import TritonBackend  # noqa: E402
-from kernelevolve.eval.static_checks import check_source  # noqa: E402
+from kernelevolve.eval.static.checks import check_source  # noqa: E402
 from kernelevolve.paths import SPEC_DIR  # noqa: E402
 from kernelevolve.platforms import Platform, load_platform  # noqa: E402
 from kernelevolve.search.graph import SearchGraph  # noqa: E402

@@ -434,7 +434,7 @@ def _precompile_mode(device: str, candidate: Candidate, settings: EvalSettings) 
     (experiments/eval_throughput/2026-11-30_session13)."""
     if not (device.startswith("cuda") and candidate.backend == "triton"):
         return None
-    from kernelevolve.own_kernels import kernel_use
+    from kernelevolve.eval.own_kernels import kernel_use
 
     if settings.strict or kernel_use(candidate).own_kernels_only:
         return OWN_KERNELS_ONLY
@@ -736,7 +736,7 @@ def _static_stage(source: str, backend_name: str, strict: bool, reference_source
         compile(source, "<candidate>", "exec")
     except (SyntaxError, ValueError):
         return  # loading reports it as a compile error, with the line
-    from kernelevolve.eval.static_checks import candidate_issues
+    from kernelevolve.eval.static.checks import candidate_issues
 
     issues = candidate_issues(source, backend_name, strict, reference_source)
     if issues:

@@ -38,7 +38,7 @@ _counter = itertools.count()
 
 def kernel_names(source: str) -> tuple[str, ...]:
     """The candidate's kernel functions: @triton.jit (autotuned or not) and CuTe kernels."""
-    from kernelevolve.eval.static_module import Module
+    from kernelevolve.eval.static.module import Module
 
     try:
         module = Module(ast.parse(source))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kernelevolve.own_kernels import kernel_use
+from kernelevolve.eval.own_kernels import kernel_use
 from kernelevolve.search.graph import Node, SearchGraph
 from kernelevolve.types import Status
 

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.own_kernels import kernel_use
+from kernelevolve.eval.own_kernels import kernel_use
 from kernelevolve.results.evaluation_log import evaluation_log
 from kernelevolve.results.format import first_line
 from kernelevolve.search.fitness import VERIFIED_FLAG, score

@@ -443,7 +443,7 @@ def incumbent_ms(graph: SearchGraph, spec: KernelSpec, candidate: Candidate) -> 
     backend) keeps its full trial count."""
     if len(spec.shapes) != 1:
         return None
-    from kernelevolve.own_kernels import kernel_use
+    from kernelevolve.eval.own_kernels import kernel_use
 
     def kind(of: Candidate) -> tuple[str, bool]:
         return of.backend, kernel_use(of).own_kernels_only

@@ -105,7 +105,7 @@ class ReferenceCopySeed:
         self, ctx: ProposalContext, source: str, replaced: list[str], own_kernels: bool
     ) -> Candidate | None:
         """The seed made of `source`, None where the static checks would reject it."""
-        from kernelevolve.eval.static_checks import candidate_issues
+        from kernelevolve.eval.static.checks import candidate_issues
         from kernelevolve.variation.template_library import tunable_values
 
         issues = candidate_issues(source, BACKEND, own_kernels, ctx.spec.reference_source)
@@ -137,7 +137,7 @@ class ReferenceCopySeed:
 def _at_eager_precision(source: str, ctx: ProposalContext) -> str | None:
     """The seed with its library convolutions in one TF32 pass, where the recorded baselines show
     eager's own TF32 output within the tolerance (and the static checks still pass); else None."""
-    from kernelevolve.eval.static_checks import candidate_issues
+    from kernelevolve.eval.static.checks import candidate_issues
     from kernelevolve.variation.compiler_seed import eager_precision_passes
     from kernelevolve.variation.eager_precision import at_eager_precision
 

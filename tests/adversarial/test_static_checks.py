@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from kernelevolve.eval.static_checks import check_source, reference_state
+from kernelevolve.eval.static.checks import check_source, reference_state
 from kernelevolve.types import Status
 from tests.adversarial.spec_fixtures import CandidateCase, load_cases
 
@@ -48,7 +48,7 @@ def test_enough_cases_and_headers_name_real_specs() -> None:
 
 def test_importing_the_checker_does_not_import_torch_or_triton() -> None:
     code = (
-        "import sys; from kernelevolve.eval.static_checks import check_source; "
+        "import sys; from kernelevolve.eval.static.checks import check_source; "
         "check_source('class ModelNew:\\n    def forward(self, x):\\n        return x\\n', 'triton', True); "
         "print(sorted(m for m in ('torch', 'triton') if m in sys.modules))"
     )

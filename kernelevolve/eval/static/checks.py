@@ -3,16 +3,16 @@
 Pure ``ast`` (nothing here imports torch, triton or cutlass). ``check_source`` and ``BACKENDS`` are
 the public API; the work is split by concern into sibling modules:
 
-- ``static_rules``: the PyTorch allow-lists and the banned-name tables;
-- ``static_module``: import-alias resolution and the candidate's definitions and kernels;
-- ``static_module_rules``: rules over the whole module (banned names, module-level compute);
-- ``static_callpath``: the call path from ``ModelNew.forward`` and the backend-kernel check;
-- ``static_values`` / ``static_flow``: what each name may hold along that path (expressions and
+- ``rules``: the PyTorch allow-lists and the banned-name tables;
+- ``module``: import-alias resolution and the candidate's definitions and kernels;
+- ``module_rules``: rules over the whole module (banned names, module-level compute);
+- ``callpath``: the call path from ``ModelNew.forward`` and the backend-kernel check;
+- ``values`` / ``flow``: what each name may hold along that path (expressions and
   stores / statements).
 
 Every rule works on the syntax tree (never on the text) with import aliases resolved (so
 ``F.softmax`` after ``import torch.nn.functional as F`` reads as ``torch.nn.functional.softmax``;
-see ``static_module``). ``if __name__ == "__main__":`` self-tests are ignored (they never run
+see ``module``). ``if __name__ == "__main__":`` self-tests are ignored (they never run
 under the harness) unless the source rebinds ``__name__``. The call path is ``ModelNew.forward``
 (its ``*args`` / ``**kwargs`` are inputs too) plus every local function, method and class it calls or
 passes along, including methods of local-class instances made at module level (never ``__init__``
@@ -32,7 +32,7 @@ and every other code as REJECTED_STATIC):
   class level: a torch/F call outside the allow-list, the ``@`` operator, a call of an ``nn`` layer
   held by ``ModelNew``, a compute method on a tensor (also when taken as a value and called later:
   ``f = x.clamp``, ``getattr(x, "clamp")``), arithmetic or comparison on names known to hold tensors
-  (what counts, and how tensor-ness is tracked, is in ``static_values``), and a PyTorch compute
+  (what counts, and how tensor-ness is tracked, is in ``values``), and a PyTorch compute
   function named without being called (``OPS = {"relu": torch.relu}``).
 - ``host_compute`` (strict only): the work done on the host instead: ``.numpy()``, a tensor's raw
   storage, text of tensor data (``str``, f-strings, ``.format``), non-backend libraries (numpy,
@@ -65,7 +65,7 @@ and every other code as REJECTED_STATIC):
   keyed by ``data_ptr()`` or ``id()``, storing the tensor that forward returns, and returning a
   tensor held on self or in a module-level container. Compiled kernels (``cute.compile``,
   ``functools.partial``) and shape/config values may be cached; the scratch-buffer trade-off is
-  in ``static_values``.
+  in ``values``.
 - ``returns_input``: forward returns one of its inputs or a view of one.
 """
 
@@ -73,7 +73,7 @@ from __future__ import annotations
 
 import ast
 
-from kernelevolve.eval.static_callpath import Checker
+from kernelevolve.eval.static.callpath import Checker
 from kernelevolve.types import StaticIssue
 
 __all__ = ["BACKENDS", "check_source", "reference_state"]

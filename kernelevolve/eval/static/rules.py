@@ -1,11 +1,11 @@
 """Rule tables of the static checks: the PyTorch allow-lists and the banned-name prefixes.
 
-Every name here is a resolved dotted name (import aliases already expanded by ``static_module``).
+Every name here is a resolved dotted name (import aliases already expanded by ``module``).
 Strict mode lets ModelNew's call path use only allocation, view, copy and metadata calls from
 PyTorch (``TORCH_OK``); any other ``torch.*`` call computes. A method on a receiver known to hold a
 tensor computes unless it is in ``TENSOR_METHODS_OK``; on receivers of unknown type only the
 ``COMPUTE_METHODS`` names count as computing. The ``HOST_*`` tables are what moves the work to the
-host (``host_compute``, see ``static_values``).
+host (``host_compute``, see ``values``).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from kernelevolve.eval.static_rules import CUTE_DECORATORS, TRITON_JIT
+from kernelevolve.eval.static.rules import CUTE_DECORATORS, TRITON_JIT
 
 
 class Module:

@@ -1,8 +1,8 @@
 """Whole-module rules: banned names anywhere in the candidate, PyTorch compute at module level.
 
 These read every node of the module, whatever ModelNew.forward reaches. ``if __name__ ==
-"__main__":`` self-tests are already gone (see ``static_checks``). Each maximal Name/Attribute
-chain and each import is resolved and matched against ``static_rules.NAME_RULES`` and friends;
+"__main__":`` self-tests are already gone (see ``checks``). Each maximal Name/Attribute
+chain and each import is resolved and matched against ``rules.NAME_RULES`` and friends;
 ``torch_compute_op`` at module or class level (strict only) is found syntactically, since nothing
 there is on a call path to track.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 
-from kernelevolve.eval.static_module import Module, canonical
-from kernelevolve.eval.static_rules import (
+from kernelevolve.eval.static.module import Module, canonical
+from kernelevolve.eval.static.rules import (
     BUILTIN_RULES,
     COMPUTE_METHODS,
     FRAME_ATTRS,

@@ -33,7 +33,7 @@ def kernel_use(candidate: Candidate) -> KernelUse:
 
 
 def _classify(source: str, backend: str) -> KernelUse:
-    from kernelevolve.eval.static_checks import check_source
+    from kernelevolve.eval.static.checks import check_source
 
     try:
         codes = tuple(sorted({issue.code for issue in check_source(source, backend, strict=True)}))

@@ -1,6 +1,6 @@
 """One source-ordered pass over a call-path function: its statements.
 
-The expression side (kinds of values, PyTorch compute, stores) is ``static_values.Values``; this
+The expression side (kinds of values, PyTorch compute, stores) is ``values.Values``; this
 adds the statement rules. ``try_except_fallback``: in the call path, a bare ``except``, a handler
 that computes in PyTorch (or calls the reference / a helper that does), or a handler that swallows
 a failure of the kernel work without re-raising. ``state_between_calls``: ``global`` statements
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import ast
 
-from kernelevolve.eval.static_module import callee_name, positional
-from kernelevolve.eval.static_values import EMPTY, A, F, Kinds, S, T, Values
+from kernelevolve.eval.static.module import callee_name, positional
+from kernelevolve.eval.static.values import EMPTY, A, F, Kinds, S, T, Values
 
 
 class Flow(Values):

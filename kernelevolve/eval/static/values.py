@@ -3,10 +3,10 @@
 Kinds: a value may be a tensor, data derived from the inputs, an alias of an input, something held
 between calls (self attribute / module container), a fresh allocation, a host copy of input data or
 a Triton kernel (and a tensor's method taken as a value). They only grow, so the
-call-path fixpoint in ``static_callpath`` ends quickly.
+call-path fixpoint in ``callpath`` ends quickly.
 
 ``torch_compute_op`` (strict only): PyTorch doing the work in the call path: a torch/F call outside
-``static_rules.TORCH_OK``, the ``@`` operator, a call of an ``nn`` layer held by ``ModelNew``, a
+``rules.TORCH_OK``, the ``@`` operator, a call of an ``nn`` layer held by ``ModelNew``, a
 compute method on a tensor (any method outside ``TENSOR_METHODS_OK`` on a name known to hold a
 tensor; on receivers of unknown type only the ``COMPUTE_METHODS`` names), and arithmetic or
 comparison on names known to hold tensors. Tensor-ness is tracked per function in source order:
@@ -45,8 +45,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from kernelevolve.eval.static_module import callee_name, is_static, positional
-from kernelevolve.eval.static_rules import (
+from kernelevolve.eval.static.module import callee_name, is_static, positional
+from kernelevolve.eval.static.rules import (
     ALIAS_METHODS,
     COMPILED,
     COMPUTE_BUILTINS,
@@ -72,7 +72,7 @@ from kernelevolve.eval.static_rules import (
 )
 
 if TYPE_CHECKING:
-    from kernelevolve.eval.static_callpath import Checker
+    from kernelevolve.eval.static.callpath import Checker
 
 Kinds = frozenset[str]
 # What a value may be: a tensor, data derived from the inputs, an alias of an input, something held

@@ -2,8 +2,8 @@
 
 The call path is ``ModelNew.forward`` plus every local function, method and class it calls or
 passes along (never ``__init__`` of ModelNew, never kernel bodies). ``Checker`` grows that set to a
-fixpoint: each unit is walked by ``static_flow.Flow`` with the kinds its call sites pass (see
-``static_values``), and a unit is walked again whenever those kinds grow.
+fixpoint: each unit is walked by ``flow.Flow`` with the kinds its call sites pass (see
+``values``), and a unit is walked again whenever those kinds grow.
 
 ``no_backend_kernel``: triton needs a ``@triton.jit`` kernel launched (``kernel[grid](...)``) from
 code reachable from ``ModelNew.forward``; cute needs a ``@cute.kernel``/``@cute.jit`` function used
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import ast
 
-from kernelevolve.eval.static_flow import Flow
-from kernelevolve.eval.static_module import Module, callee_name, is_static, positional
-from kernelevolve.eval.static_module_rules import ModuleRules, syntactic_compute
-from kernelevolve.eval.static_rules import MEMOIZERS
-from kernelevolve.eval.static_values import EMPTY, INPUT, A, D, Kinds, Shape, T
+from kernelevolve.eval.static.flow import Flow
+from kernelevolve.eval.static.module import Module, callee_name, is_static, positional
+from kernelevolve.eval.static.module_rules import ModuleRules, syntactic_compute
+from kernelevolve.eval.static.rules import MEMOIZERS
+from kernelevolve.eval.static.values import EMPTY, INPUT, A, D, Kinds, Shape, T
 from kernelevolve.types import StaticIssue
 
 

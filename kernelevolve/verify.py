@@ -8,7 +8,7 @@
 Same `key=value` / `+key=value` overrides as the main CLI (parsed here, without Hydra). Evaluation
 settings start from conf/platform/<name>.yaml like a search run. Exit code 0 when the kernel is
 correct (status OK), 1 otherwise, 2 for a usage error. With `kernelbench.judge`, the kernel also goes
-through KernelBench's own evaluator (`kernelevolve.kernelbench_judge`), whose verdict is printed beside
+through KernelBench's own evaluator (`kernelevolve.bench.kernelbench.judge`), whose verdict is printed beside
 ours; the exit code stays ours.
 """
 
@@ -22,8 +22,13 @@ from typing import Any
 
 import yaml
 
-from kernelevolve.kernelbench_judge import JudgeSettings, KernelBenchVerdict, judge_kernel, kernelbench_src
-from kernelevolve.kernelbench_judge.values import kernelbench_precision
+from kernelevolve.bench.kernelbench.judge import (
+    JudgeSettings,
+    KernelBenchVerdict,
+    judge_kernel,
+    kernelbench_src,
+)
+from kernelevolve.bench.kernelbench.judge.values import kernelbench_precision
 from kernelevolve.paths import CONF_DIR
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec

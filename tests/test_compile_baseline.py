@@ -194,7 +194,7 @@ def test_baseline_compiles_on_its_first_call_where_compiling_on_placeholders_fai
 def test_a_baseline_that_cannot_compile_records_why(
     monkeypatch: pytest.MonkeyPatch, add_spec: Any, cpu_platform: Any
 ) -> None:
-    from kernelevolve.sweep_run import record_from_results
+    from kernelevolve.bench.sweep.run import record_from_results
 
     baselines = _baselines_where_compiling_fails(
         monkeypatch, add_spec, cpu_platform, "no compiler here", first_call_too=True

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from kernelevolve.sweep_run import record_from_results
-from kernelevolve.sweep_summary import summarize, summary_markdown
+from kernelevolve.bench.sweep.run import record_from_results
+from kernelevolve.bench.sweep.summary import summarize, summary_markdown
 from kernelevolve.types import Baseline, EvalSettings, KernelSpec, TimingStats
 
 torch = pytest.importorskip("torch")

@@ -6,6 +6,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from kernelevolve.app import WinnerConfirmer, confirm_winners
+from kernelevolve.bench.sweep.run import record_from_results
 from kernelevolve.platforms import load_platform
 from kernelevolve.results.outputs import build_results, summary_table
 from kernelevolve.results.winners import (
@@ -15,7 +16,6 @@ from kernelevolve.results.winners import (
     with_distribution_checks,
 )
 from kernelevolve.search.graph import SearchGraph
-from kernelevolve.sweep_run import record_from_results
 from kernelevolve.types import (
     Baseline,
     Candidate,

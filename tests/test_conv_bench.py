@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from kernelevolve.conv_bench import Problem, UsageError, evaluation_line, main, parse_variant, trials
+from kernelevolve.bench.sweep.conv_bench import (
+    Problem,
+    UsageError,
+    evaluation_line,
+    main,
+    parse_variant,
+    trials,
+)
 from kernelevolve.types import Candidate, EvalReport, KernelSpec, Status
 from kernelevolve.variation.tunables import current_values
 from tests.kernelbench_data import KERNELBENCH, needs_kernelbench

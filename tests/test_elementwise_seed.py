@@ -12,8 +12,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from kernelevolve.bench.kernelbench.problems import load_problem, problem_to_spec
 from kernelevolve.eval.static.checks import candidate_issues, check_source, reference_state
-from kernelevolve.kernelbench import load_problem, problem_to_spec
 from kernelevolve.platforms import load_platform
 from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
 from kernelevolve.variation.eager_precision import at_eager_precision

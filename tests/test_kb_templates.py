@@ -18,8 +18,14 @@ triton = pytest.importorskip("triton")
 
 
 from kernelevolve.backends.triton import TritonBackend  # noqa: E402
+from kernelevolve.bench.kernelbench.problems import (  # noqa: E402
+    Problem,
+    load_problem,
+    problem_tags,
+    problem_to_spec,
+    scale_for_cpu,
+)
 from kernelevolve.eval.harness import evaluate  # noqa: E402
-from kernelevolve.kernelbench import Problem, load_problem, problem_tags, problem_to_spec, scale_for_cpu  # noqa: E402
 from kernelevolve.platforms import load_platform  # noqa: E402
 from kernelevolve.specs.reference_module import load_reference_module  # noqa: E402
 from kernelevolve.types import Candidate, EvalRequest, EvalSettings, Status  # noqa: E402

@@ -6,7 +6,12 @@ import json
 
 import pytest
 
-from kernelevolve.kernelbench import list_problems, load_problem, problem_to_spec, scale_for_cpu
+from kernelevolve.bench.kernelbench.problems import (
+    list_problems,
+    load_problem,
+    problem_to_spec,
+    scale_for_cpu,
+)
 from kernelevolve.platforms import load_platform
 from kernelevolve.specs.loading import resolve_spec
 from kernelevolve.specs.reference_check import run_reference
@@ -87,7 +92,7 @@ def test_gpu_platform_keeps_original_sizes():
 
 def test_a_name_alone_does_not_make_a_template_family() -> None:
     """45_UNetSoftmax is a U-Net: the softmax templates (which need that exact forward) must not apply."""
-    from kernelevolve.kernelbench import Problem, problem_tags
+    from kernelevolve.bench.kernelbench.problems import Problem, problem_tags
 
     softmax = (
         "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def forward(self, x):\n"

@@ -17,16 +17,21 @@ from typing import Any
 
 import pytest
 
-from kernelevolve.kernelbench_judge import JudgeSettings, judge_kernel, kernelbench_commit, kernelbench_src
-from kernelevolve.kernelbench_judge.values import (
+from kernelevolve.bench.kernelbench.judge import (
+    JudgeSettings,
+    judge_kernel,
+    kernelbench_commit,
+    kernelbench_src,
+)
+from kernelevolve.bench.kernelbench.judge.values import (
     COMPILE_ERROR,
     CORRECT,
     INCORRECT,
     JUDGE_FAILED,
     KernelBenchVerdict,
 )
-from kernelevolve.kernelbench_judge.winners import RECORD_KEY, judged_problem
-from kernelevolve.sweep_summary import summarize, summary_markdown
+from kernelevolve.bench.kernelbench.judge.winners import RECORD_KEY, judged_problem
+from kernelevolve.bench.sweep.summary import summarize, summary_markdown
 from kernelevolve.types import Candidate, EvalReport, KernelSpec, Status
 from tests.conftest import ADD_REFERENCE, add_kernel_source
 from tests.kernelbench_data import KERNELBENCH_SRC, needs_kernelbench_src
@@ -414,7 +419,7 @@ def test_verify_takes_the_judge_path_and_prints_its_verdict_beside_ours(
 
 
 def test_the_sweep_option_is_parsed_and_a_wrong_path_stops_the_sweep_at_once(tmp_path: Path) -> None:
-    from kernelevolve.sweep import build_parser, main
+    from kernelevolve.bench.sweep.cli import build_parser, main
 
     args = build_parser().parse_args(
         ["--out", "o", "--kernelbench-judge", "/kb", "--kernelbench-judge-timeout-s", "9"]

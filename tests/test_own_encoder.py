@@ -134,7 +134,7 @@ def test_a_strict_seed_with_encoder_layers_passes_the_harness(interpreter: None)
 def test_l3_32s_strict_seed_passes_the_harness_on_a_gpu() -> None:
     """KernelBench's L3/32 (a patch convolution, six batch-first encoder layers, Linear layers): every
     library call ours, through the harness at fp32's 1e-4 in strict mode."""
-    from kernelevolve.kernelbench import load_problem, problem_to_spec
+    from kernelevolve.bench.kernelbench.problems import load_problem, problem_to_spec
     from kernelevolve.platforms import load_platform
     from kernelevolve.types import Status
     from kernelevolve.variation.compiler_seed import CompilerSeedOperator

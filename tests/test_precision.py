@@ -61,7 +61,7 @@ def test_kernelbench_protocol_runs_reference_and_candidate_at_the_frameworks_def
 ) -> None:
     import dataclasses
 
-    from kernelevolve.kernelbench import Problem, problem_to_spec
+    from kernelevolve.bench.kernelbench.problems import Problem, problem_to_spec
 
     assert problem_to_spec(Problem(1, 1, "p", "code")).reference_precision == precision.FRAMEWORK_DEFAULT
     monkeypatch.setenv("TRITON_INTERPRET", "1")

@@ -235,9 +235,9 @@ def test_killed_actor_is_replaced_and_the_search_finishes(ray_cluster: None, tmp
 @pytest.mark.parametrize("isolate", [False, True], ids=["threads", "processes"])
 def test_sweep_on_ray_runs_problems_side_by_side(ray_cluster: None, tmp_path: Path, isolate: bool) -> None:
     """In processes of their own (--isolate) the problems join this cluster through RAY_ADDRESS."""
-    from kernelevolve.sweep import Sweep
-    from kernelevolve.sweep_run import SweepOptions
-    from kernelevolve.sweep_summary import load_records
+    from kernelevolve.bench.sweep.cli import Sweep
+    from kernelevolve.bench.sweep.run import SweepOptions
+    from kernelevolve.bench.sweep.summary import load_records
 
     sets = (
         "platform.eval.timing_trials=3",

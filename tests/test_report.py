@@ -1,5 +1,5 @@
 """HTML reports: a real run's report.html (plots, best kernel, tables), the CLI, the sweep report from a
-summary.json written by kernelevolve.sweep_summary, and the table-only fallback without matplotlib."""
+summary.json written by kernelevolve.bench.sweep.summary, and the table-only fallback without matplotlib."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 from kernelevolve.api import OptimizeResult, optimize  # noqa: E402
+from kernelevolve.bench.sweep.run import record_from_results  # noqa: E402
+from kernelevolve.bench.sweep.summary import write_summary  # noqa: E402
 from kernelevolve.results.report import ReportError, write_report, write_run_report, write_sweep_report  # noqa: E402
-from kernelevolve.sweep_run import record_from_results  # noqa: E402
-from kernelevolve.sweep_summary import write_summary  # noqa: E402
 
 FAST = (
     "kb.enabled=false",
@@ -112,7 +112,7 @@ def test_sweep_report_renders_summary_json(run: OptimizeResult, tmp_path: Path) 
     }
     for record in (solved, failed):
         (sweep / "results" / f"L1_{record['problem_id']:03d}.json").write_text(json.dumps(record))
-    summary = write_summary(sweep)  # kernelevolve.sweep_summary writes summary.json
+    summary = write_summary(sweep)  # kernelevolve.bench.sweep.summary writes summary.json
     assert summary["overall"]["correctness_rate"] == 0.5
     path = write_sweep_report(sweep)
     text = path.read_text()

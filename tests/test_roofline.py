@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from kernelevolve.bench.sweep.roofline import roofline_lines, roofline_summary
+from kernelevolve.bench.sweep.run import record_from_results
 from kernelevolve.eval.roofline import floors_ms, fraction, total_floor_ms
 from kernelevolve.platforms import load_platform
-from kernelevolve.sweep_roofline import roofline_lines, roofline_summary
-from kernelevolve.sweep_run import record_from_results
 from kernelevolve.types import KernelSpec, ShapeCase
 
 _SCALE = """

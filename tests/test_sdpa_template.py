@@ -20,8 +20,8 @@ triton = pytest.importorskip("triton")
 from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 
 from kernelevolve.backends.triton import TritonBackend  # noqa: E402
+from kernelevolve.bench.kernelbench.problems import Problem, list_problems, problem_tags, problem_to_spec  # noqa: E402
 from kernelevolve.eval.harness import evaluate  # noqa: E402
-from kernelevolve.kernelbench import Problem, list_problems, problem_tags, problem_to_spec  # noqa: E402
 from kernelevolve.platforms import load_platform  # noqa: E402
 from kernelevolve.types import Candidate, EvalRequest, EvalSettings, ShapeCase, Status  # noqa: E402
 from kernelevolve.variation.template_library import Template, templates_for  # noqa: E402

@@ -15,9 +15,16 @@ from typing import Any
 
 import pytest
 
-from kernelevolve.kernelbench import list_problems
-from kernelevolve.sweep import Sweep, build_parser, finished_before, main, parse_ids, select_problems
-from kernelevolve.sweep_run import (
+from kernelevolve.bench.kernelbench.problems import list_problems
+from kernelevolve.bench.sweep.cli import (
+    Sweep,
+    build_parser,
+    finished_before,
+    main,
+    parse_ids,
+    select_problems,
+)
+from kernelevolve.bench.sweep.run import (
     SweepError,
     compose_base_config,
     device_slots,
@@ -25,8 +32,8 @@ from kernelevolve.sweep_run import (
     record_from_results,
     run_problem_isolated,
 )
-from kernelevolve.sweep_sample import op_family, read_sample, sample_markdown, stratified_sample
-from kernelevolve.sweep_summary import (
+from kernelevolve.bench.sweep.sample import op_family, read_sample, sample_markdown, stratified_sample
+from kernelevolve.bench.sweep.summary import (
     compile_within_tolerance_ms,
     eager_within_tolerance_ms,
     load_records,
@@ -560,8 +567,8 @@ def test_an_isolated_problem_runs_in_its_own_process_and_a_death_there_is_a_reco
 ) -> None:
     import os
 
-    from kernelevolve import sweep_run
-    from kernelevolve.kernelbench import Problem
+    from kernelevolve.bench.kernelbench.problems import Problem
+    from kernelevolve.bench.sweep import run as sweep_run
     from tests.sweep_options import die_in_child, hang_after_the_record, record_of_child
 
     problem = Problem(level=3, problem_id=33, name="33_VanillaRNN", code="")
@@ -600,7 +607,7 @@ def test_an_isolated_ray_sweep_runs_on_the_gpus(tmp_path: Path) -> None:
     pytest.importorskip("ray")
     out = tmp_path / "sweep"
     command = [
-        sys.executable, "-m", "kernelevolve.sweep", "--kernelbench-path", str(KERNELBENCH), "--levels", "1",
+        sys.executable, "-m", "kernelevolve.bench.sweep", "--kernelbench-path", str(KERNELBENCH), "--levels", "1",
         "--ids", "19,21", "--platform", gpu_platform_name(), "--budget-evals", "2", "--budget-seconds", "30",
         "--baseline-allowance-s", "30", "--evaluator", "ray", "--set", "+evaluator.num_gpus_per_actor=0.5",
         "platform.eval.measure_compile_baseline=false", "--permissive", "--isolate", "--out", str(out),
@@ -720,7 +727,7 @@ def test_a_rerun_is_not_started_where_its_own_last_run_would_not_fit(
     sweep = Sweep(options)
     (problem,) = select_problems(options)
     assert sweep._previous_wall_s(problem) == 250.0
-    with caplog.at_level("INFO", logger="kernelevolve.sweep"):
+    with caplog.at_level("INFO", logger="kernelevolve.bench.sweep"):
         outcome = sweep.run()
     assert outcome.ran == [] and outcome.stopped_by_time  # its estimate alone (60 s) would have fit
     assert "250 s estimate (L1/19's last run)" in caplog.text

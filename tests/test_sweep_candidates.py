@@ -1,5 +1,5 @@
 """A sweep record's per-candidate list (`candidates`, from `kernelevolve.results.evaluation_log`) and the
-`python -m kernelevolve.sweep_candidates` table: a real CPU sweep of L1/19 whose seeds include a kernel
+`python -m kernelevolve.bench.sweep.candidates` table: a real CPU sweep of L1/19 whose seeds include a kernel
 that is wrong and one that raises, so the list holds successes and failures as the run recorded them."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from kernelevolve.bench.sweep.candidates import main as candidates_main
+from kernelevolve.bench.sweep.cli import Sweep, select_problems
+from kernelevolve.bench.sweep.summary import load_records, write_summary
 from kernelevolve.results.evaluation_log import FEEDBACK_CHARS, ID_CHARS, entry, feedback_excerpt
 from kernelevolve.search.graph import SearchGraph
 from kernelevolve.search.interfaces import ProposalContext
-from kernelevolve.sweep import Sweep, select_problems
-from kernelevolve.sweep_candidates import main as candidates_main
-from kernelevolve.sweep_summary import load_records, write_summary
 from kernelevolve.types import Candidate, EvalReport, FitnessValue, Status, TimingStats
 from kernelevolve.variation import OPERATORS
 from tests.kernelbench_data import needs_kernelbench

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernelevolve.sweep_gaps import behind_lines, furthest_behind
-from kernelevolve.sweep_summary import summarize, summary_markdown
+from kernelevolve.bench.sweep.gaps import behind_lines, furthest_behind
+from kernelevolve.bench.sweep.summary import summarize, summary_markdown
 from tests.sweep_options import problem_record
 
 

@@ -3,9 +3,9 @@ from the harness's flags, in the sweep record and its summary."""
 
 from __future__ import annotations
 
+from kernelevolve.bench.sweep.precision import precision_lines, precision_rows
+from kernelevolve.bench.sweep.run import precision_verdicts
 from kernelevolve.specs.precision import EXACT_FP32_CORRECT, EXACT_FP32_INCORRECT
-from kernelevolve.sweep_precision import precision_lines, precision_rows
-from kernelevolve.sweep_run import precision_verdicts
 
 
 def test_counts_each_verdict_and_the_winners_at_exact_fp32() -> None:

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from kernelevolve import sweep_quiet
-from kernelevolve.sweep_run import record_from_results
-from kernelevolve.sweep_summary import summarize, summary_markdown
+from kernelevolve.bench.sweep import quiet as sweep_quiet
+from kernelevolve.bench.sweep.run import record_from_results
+from kernelevolve.bench.sweep.summary import summarize, summary_markdown
 from kernelevolve.types import Baseline, KernelSpec, TimingStats
 
 
@@ -223,8 +223,8 @@ def test_the_summary_shows_both_measurements_and_flags_unchecked_ones(config_for
 def test_a_sweep_call_measures_its_folders_host_bound_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, add_spec: KernelSpec
 ) -> None:
-    from kernelevolve.sweep import Sweep
-    from kernelevolve.sweep_run import SweepOptions
+    from kernelevolve.bench.sweep.cli import Sweep
+    from kernelevolve.bench.sweep.run import SweepOptions
 
     out = tmp_path / "sweep"
     (out / "results").mkdir(parents=True)
@@ -249,8 +249,8 @@ def test_a_sweep_call_measures_its_folders_host_bound_records(
 def test_a_sweep_calls_own_problems_are_measured_again_before_older_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, add_spec: KernelSpec
 ) -> None:
-    from kernelevolve.sweep import Sweep
-    from kernelevolve.sweep_run import SweepOptions
+    from kernelevolve.bench.sweep.cli import Sweep
+    from kernelevolve.bench.sweep.run import SweepOptions
 
     out = tmp_path / "sweep"
     (out / "results").mkdir(parents=True)

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from kernelevolve.sweep_rate import evaluation_rate, gpu_share_from_settings, rate_lines
-from kernelevolve.sweep_run import gpu_share
-from kernelevolve.sweep_summary import summarize, summary_markdown
+from kernelevolve.bench.sweep.rate import evaluation_rate, gpu_share_from_settings, rate_lines
+from kernelevolve.bench.sweep.run import gpu_share
+from kernelevolve.bench.sweep.summary import summarize, summary_markdown
 from tests.sweep_options import problem_record, sweep_options
 
 

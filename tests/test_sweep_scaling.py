@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kernelevolve.sweep import CACHE_VARIABLES, use_fresh_caches
-from kernelevolve.sweep_scaling import ScalingError, compare, main, markdown
+from kernelevolve.bench.sweep.cli import CACHE_VARIABLES, use_fresh_caches
+from kernelevolve.bench.sweep.scaling import ScalingError, compare, main, markdown
 
 
 def _sweep(root: Path, gpus: int, wall_s: float, evaluations: int, fresh: bool = True, ran: int = 4) -> Path:

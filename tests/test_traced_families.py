@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernelevolve.kernelbench import Problem, problem_tags
+from kernelevolve.bench.kernelbench.problems import Problem, problem_tags
 from kernelevolve.specs.traced_families import trace_program, traced_families
 
 

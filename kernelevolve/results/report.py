@@ -22,11 +22,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.bench.sweep.summary import MODES, metric_groups
 from kernelevolve.results.format import format_ms as _ms
 from kernelevolve.results.format import format_own
 from kernelevolve.results.format import format_percent as _pct
 from kernelevolve.results.format import format_speedup as _x
-from kernelevolve.sweep_summary import MODES, metric_groups
 
 log = logging.getLogger(__name__)
 
@@ -311,7 +311,7 @@ def _sweep_summary(sweep: Path) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(path.read_text())
         return data
     if (sweep / "results").is_dir():
-        from kernelevolve.sweep_summary import load_records, summarize
+        from kernelevolve.bench.sweep.summary import load_records, summarize
 
         return summarize(load_records(sweep))
     raise ReportError(f"{sweep}: no summary.json and no results/ folder (not a sweep folder)")

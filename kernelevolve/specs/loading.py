@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from kernelevolve import kernelbench
+from kernelevolve.bench.kernelbench import problems as kernelbench
 from kernelevolve.paths import SPEC_DIR
 from kernelevolve.platforms import Platform
 from kernelevolve.specs.input_distributions import validate_distribution_names

@@ -4,7 +4,7 @@ fast_p is the fraction of problems whose kernel is correct AND faster than the b
 than a factor p (KernelBench's metric); the denominator is every problem with a result, failures
 included. Geomean speedups are over the correct problems only. Everything is computed per level
 and overall, against PyTorch eager and against torch.compile. `summarize` works on plain result
-records (as written by `kernelevolve.sweep`), so the HTML report can call it too.
+records (as written by `kernelevolve.bench.sweep`), so the HTML report can call it too.
 
 Each measure is given per mode: "strict" counts a problem's best kernel that uses our own kernels
 only; "permissive" (only for sweeps run in permissive mode) its best kernel, which may call cuBLAS
@@ -18,13 +18,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.kernelbench_judge.agreement import agreement_lines, judge_agreement
+from kernelevolve.bench.kernelbench.judge.agreement import agreement_lines, judge_agreement
+from kernelevolve.bench.sweep.gaps import behind_lines, furthest_behind
+from kernelevolve.bench.sweep.precision import precision_lines, precision_rows
+from kernelevolve.bench.sweep.rate import evaluation_rate, gpu_share_from_settings, rate_lines
+from kernelevolve.bench.sweep.roofline import roofline_lines, roofline_summary
 from kernelevolve.results.format import first_line, format_ms, format_own, format_percent, format_speedup
 from kernelevolve.search.fitness import geomean_of_positive
-from kernelevolve.sweep_gaps import behind_lines, furthest_behind
-from kernelevolve.sweep_precision import precision_lines, precision_rows
-from kernelevolve.sweep_rate import evaluation_rate, gpu_share_from_settings, rate_lines
-from kernelevolve.sweep_roofline import roofline_lines, roofline_summary
 
 FAST_P = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
 BASELINES = ("eager", "compile")
@@ -312,8 +312,8 @@ def _mode_rows(groups: dict[str, Any], baseline: str = "compile") -> list[str]:
 
 def _host_bound_baselines(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Problems whose baselines the host's issue time set: their two measurements where they were
-    measured again alone (`kernelevolve.sweep_quiet`), else only the one taken beside other problems."""
-    from kernelevolve.sweep_quiet import host_bound
+    measured again alone (`kernelevolve.bench.sweep.quiet`), else only the one taken beside other problems."""
+    from kernelevolve.bench.sweep.quiet import host_bound
 
     rows = []
     for r in records:

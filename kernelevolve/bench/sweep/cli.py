@@ -1,6 +1,6 @@
 """KernelBench sweeps: one search per problem, resumable, in chunks that fit a device lease.
 
-    python -m kernelevolve.sweep --kernelbench-path PATH --levels 1 2 --ids 1-10,19 \\
+    python -m kernelevolve.bench.sweep --kernelbench-path PATH --levels 1 2 --ids 1-10,19 \\
         --platform h200 --budget-evals 20 --budget-seconds 120 --out experiments/sweeps/NAME \\
         --time-limit-s 500 [--sample FILE] [--evaluator local|ray] [--parallel N] [--permissive] \\
         [--kernelbench-judge PATH] [--set key=value ...]
@@ -16,7 +16,7 @@ baselines take minutes), or, for a re-run, the problem's own last wall time wher
 `--retry-failed` runs failed runs again; `--rerun-before TIME` runs again results older than TIME
 (after a fix), each once, while results.jsonl keeps the older records. `--isolate` runs each problem's
 search in a process of its own (`sweep_run.run_problem_isolated`). `--kernelbench-judge PATH` also runs
-each problem's winners through KernelBench's own evaluator (`kernelevolve.kernelbench_judge`).
+each problem's winners through KernelBench's own evaluator (`kernelevolve.bench.kernelbench.judge`).
 
 By default problems are searched in strict mode (every FLOP in our own kernels) and the summary
 reports strict results only. `--permissive` (or `--set strict=false`) searches in permissive mode,
@@ -45,12 +45,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.kernelbench import Problem, list_problems
-from kernelevolve.kernelbench_judge import JudgeSettings, kernelbench_src
-from kernelevolve.kernelbench_judge.winners import judged_problem
-from kernelevolve.paths import PROJECT_ROOT
-from kernelevolve.sweep_quiet import EvaluatorFactory, local_evaluator_factory, remeasure
-from kernelevolve.sweep_run import (
+from kernelevolve.bench.kernelbench.judge import JudgeSettings, kernelbench_src
+from kernelevolve.bench.kernelbench.judge.winners import judged_problem
+from kernelevolve.bench.kernelbench.problems import Problem, list_problems
+from kernelevolve.bench.sweep.quiet import EvaluatorFactory, local_evaluator_factory, remeasure
+from kernelevolve.bench.sweep.run import (
     LOG_FORMAT,
     TIME_FORMAT,
     SweepError,
@@ -66,10 +65,11 @@ from kernelevolve.sweep_run import (
     run_problem,
     run_problem_isolated,
 )
-from kernelevolve.sweep_sample import read_sample
-from kernelevolve.sweep_summary import MANIFEST, RESULTS_DIR, load_records, write_summary
+from kernelevolve.bench.sweep.sample import read_sample
+from kernelevolve.bench.sweep.summary import MANIFEST, RESULTS_DIR, load_records, write_summary
+from kernelevolve.paths import PROJECT_ROOT
 
-log = logging.getLogger("kernelevolve.sweep")
+log = logging.getLogger("kernelevolve.bench.sweep")
 
 DEFAULT_KERNELBENCH = PROJECT_ROOT.parent / "shared" / "benchmarks" / "kernelbench" / "problems.jsonl"
 RESULTS_JSONL = "results.jsonl"
@@ -357,7 +357,7 @@ class Sweep:
                 "wall_s": time.monotonic() - start,
                 "ran": ran,
                 "stopped_by_time_limit": stopped,
-                # what the call ran on, for throughput and scaling (`kernelevolve.sweep_scaling`)
+                # what the call ran on, for throughput and scaling (`kernelevolve.bench.sweep.scaling`)
                 "gpus": _visible_gpu_count(),
                 "problems_at_once": slots,
                 "fresh_caches": self.options.fresh_caches,
@@ -427,7 +427,7 @@ def _visible_gpu_count() -> int:
 # ------------------------------------------------------------------------------------ CLI
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m kernelevolve.sweep", description=__doc__.split("\n\n")[0]
+        prog="python -m kernelevolve.bench.sweep", description=__doc__.split("\n\n")[0]
     )
     default_path = os.environ.get("KERNELBENCH_PATH") or str(DEFAULT_KERNELBENCH)
     parser.add_argument(
@@ -506,7 +506,7 @@ def build_parser() -> argparse.ArgumentParser:
         dest="quiet_baselines",
         action="store_false",
         help="skip measuring host-bound baselines again alone after the call's problems (GPU sweeps; "
-        "see kernelevolve.sweep_quiet)",
+        "see kernelevolve.bench.sweep.quiet)",
     )
     parser.add_argument(
         "--kernelbench-judge",

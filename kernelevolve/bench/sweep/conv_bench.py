@@ -1,6 +1,6 @@
 """Our own convolution's tunables measured on KernelBench problems, all in one call.
 
-    python -m kernelevolve.conv_bench --problems L1/57 L1/64 ... [--platform h200] [--out DIR]
+    python -m kernelevolve.bench.sweep.conv_bench --problems L1/57 L1/64 ... [--platform h200] [--out DIR]
         [--variants CONV_LOOP=fused,CONV_FP32_PRECISION=ieee ...] [--time-limit-s S]
         [--eval timing_trials=50 ...] [--workers-per-device N] [--kernelbench-path PATH] [--library]
 
@@ -42,7 +42,7 @@ from kernelevolve.results.evaluation_log import feedback_excerpt
 from kernelevolve.results.format import format_ms, format_speedup
 from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 
-log = logging.getLogger("kernelevolve.conv_bench")
+log = logging.getLogger("kernelevolve.bench.sweep.conv_bench")
 
 OWN_CONVOLUTION = "_ke_conv"  # in the source of every candidate that holds our convolution
 DEFAULT_VARIANTS = tuple(
@@ -119,9 +119,9 @@ def parse_setting(text: str) -> tuple[str, Any]:
 
 def problem_keys(texts: Sequence[str], kernelbench_path: Path) -> list[str]:
     """`L<level>/<id>` of each argument; every one must be a problem in the KernelBench data."""
-    from kernelevolve.kernelbench import list_problems
-    from kernelevolve.sweep_candidates import UnknownProblem, parse_key
-    from kernelevolve.sweep_run import record_key
+    from kernelevolve.bench.kernelbench.problems import list_problems
+    from kernelevolve.bench.sweep.candidates import UnknownProblem, parse_key
+    from kernelevolve.bench.sweep.run import record_key
 
     try:
         keys = [parse_key(text) for text in texts]
@@ -328,10 +328,10 @@ def format_table(problem: Problem, lines: list[dict[str, Any]]) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from kernelevolve.sweep import DEFAULT_KERNELBENCH
+    from kernelevolve.bench.sweep.cli import DEFAULT_KERNELBENCH
 
     parser = argparse.ArgumentParser(
-        prog="python -m kernelevolve.conv_bench", description=__doc__.split("\n\n")[0]
+        prog="python -m kernelevolve.bench.sweep.conv_bench", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(
         "--kernelbench-path",

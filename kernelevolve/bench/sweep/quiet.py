@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
-from kernelevolve.sweep_run import TIME_FORMAT, record_from_results
+from kernelevolve.bench.sweep.run import TIME_FORMAT, record_from_results
 from kernelevolve.types import HOST_BOUND_SHARE, Baseline, KernelSpec
 
 log = logging.getLogger(__name__)

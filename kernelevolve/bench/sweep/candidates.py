@@ -1,6 +1,6 @@
 """Print the candidates a sweep evaluated for some of its problems, from their records alone.
 
-    python -m kernelevolve.sweep_candidates SWEEP_DIR L2/14 [L1/64 ...]
+    python -m kernelevolve.bench.sweep.candidates SWEEP_DIR L2/14 [L1/64 ...]
 
 Each record (`SWEEP_DIR/results/L2_014.json`) carries one compact entry per evaluated candidate, in
 evaluation order (`kernelevolve.results.evaluation_log`): which operator made it, its status, time, what it
@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.bench.sweep.run import record_key, record_slug
+from kernelevolve.bench.sweep.summary import RESULTS_DIR
 from kernelevolve.results.format import format_ms, format_own, format_speedup
-from kernelevolve.sweep_run import record_key, record_slug
-from kernelevolve.sweep_summary import RESULTS_DIR
 
 _KEY = re.compile(r"(?i)^l?(\d+)[/_](\d+)$")
 # Shorter names for the table's "what" column.
@@ -134,7 +134,7 @@ def _text(value: Any) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m kernelevolve.sweep_candidates", description=__doc__.split("\n\n")[0]
+        prog="python -m kernelevolve.bench.sweep.candidates", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("sweep_dir", type=Path, help="the sweep's --out folder")
     parser.add_argument("problems", nargs="+", help="problems as L<level>/<id>, e.g. L2/14 L1/64")

@@ -6,7 +6,7 @@ family at a time, round robin, until the level's quota is met, so no family gets
 before every family has one. The sample is written as a markdown list that `--sample` reads back:
 lines of the form `- L<level>/<id> <name> (<family>)`.
 
-    python -m kernelevolve.sweep_sample --kernelbench-path PATH --out experiments/sweep_sample.md
+    python -m kernelevolve.bench.sweep.sample --kernelbench-path PATH --out experiments/sweep_sample.md
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from kernelevolve.kernelbench import Problem, list_problems
+from kernelevolve.bench.kernelbench.problems import Problem, list_problems
 
 DEFAULT_QUOTA = {1: 10, 2: 10, 3: 5}
 _SAMPLE_LINE = re.compile(r"^\s*[-*]\s+L(\d+)/(\d+)\b")
@@ -101,7 +101,7 @@ def sample_markdown(sample: list[Problem], seed: int, source: str) -> str:
         "# KernelBench sample for sweeps",
         "",
         f"A fixed stratified sample: {len(sample)} problems from `{source}`, drawn with seed {seed} by",
-        "`python -m kernelevolve.sweep_sample` (module docstring: the rule). Each problem gets an op family",
+        "`python -m kernelevolve.bench.sweep.sample` (module docstring: the rule). Each problem gets an op family",
         "from its name: level 1 by operator (gemm, conv, transposed conv, activation, elementwise, softmax,",
         "normalization, pooling, reduction, scan, loss, attention); level 2 by its leading op (conv2d, conv3d, transposed",
         "2-D/3-D conv, gemm/matmul) crossed with whether its fused tail reduces (norm, softmax, logsumexp,",
@@ -110,7 +110,7 @@ def sample_markdown(sample: list[Problem], seed: int, source: str) -> str:
         "`random.Random(seed)`; problems are taken one family at a time, round robin, until the level's",
         "quota is met, so no family gets a second problem before every family has one.",
         "",
-        "`python -m kernelevolve.sweep --sample experiments/sweep_sample.md ...` reads the `- L<level>/<id>` lines.",
+        "`python -m kernelevolve.bench.sweep --sample experiments/sweep_sample.md ...` reads the `- L<level>/<id>` lines.",
     ]
     for level in sorted({p.level for p in sample}):
         rows = [p for p in sample if p.level == level]
@@ -133,7 +133,7 @@ def read_sample(path: Path) -> list[tuple[int, int]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m kernelevolve.sweep_sample", description=__doc__.split("\n\n")[0]
+        prog="python -m kernelevolve.bench.sweep.sample", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--kernelbench-path", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)

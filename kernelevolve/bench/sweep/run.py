@@ -18,10 +18,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.kernelbench import Problem
+from kernelevolve.bench.kernelbench.problems import Problem
 from kernelevolve.paths import CONF_DIR
 
-log = logging.getLogger("kernelevolve.sweep")
+log = logging.getLogger("kernelevolve.bench.sweep")
 
 
 class SweepError(ValueError):
@@ -50,7 +50,7 @@ class SweepOptions:
     permissive: bool = False  # strict=false: library calls allowed; records carry strict and permissive bests
     isolate: bool = False  # each problem's search in a process of its own (run_problem_isolated)
     fresh_caches: bool = False  # this call started from empty caches (recorded with the call)
-    # after the call's problems: host-bound baselines measured again alone (kernelevolve.sweep_quiet)
+    # after the call's problems: host-bound baselines measured again alone (kernelevolve.bench.sweep.quiet)
     quiet_baselines: bool = True
     # a KernelBench checkout (or its src): each problem's winners also judged by its own evaluator
     kernelbench_judge: Path | None = None
@@ -353,7 +353,7 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
         "scaling": ((results.get("spec") or {}).get("scaling") or {}).get("constants"),
         "error": None,
         # one compact entry per evaluated candidate, in evaluation order (kernelevolve.results.evaluation_log);
-        # `python -m kernelevolve.sweep_candidates` prints them
+        # `python -m kernelevolve.bench.sweep.candidates` prints them
         "candidates": list(results.get("evaluation_log") or []),
     }
     _add_roofline(record, results)

@@ -8,9 +8,9 @@ winners for a sweep record; `agreement` sets a sweep's verdicts beside ours. Not
 
 from __future__ import annotations
 
-from kernelevolve.kernelbench_judge.checkout import kernelbench_commit, kernelbench_src
-from kernelevolve.kernelbench_judge.process import judge_kernel
-from kernelevolve.kernelbench_judge.values import JudgeRequest, JudgeSettings, KernelBenchVerdict
+from kernelevolve.bench.kernelbench.judge.checkout import kernelbench_commit, kernelbench_src
+from kernelevolve.bench.kernelbench.judge.process import judge_kernel
+from kernelevolve.bench.kernelbench.judge.values import JudgeRequest, JudgeSettings, KernelBenchVerdict
 
 __all__ = [
     "JudgeRequest",

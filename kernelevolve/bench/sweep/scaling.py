@@ -1,6 +1,6 @@
 """GPU scaling of sweeps: the same problems run on fewer and on more GPUs, compared per GPU.
 
-    python -m kernelevolve.sweep_scaling --base runs/sweeps/one_gpu --scaled runs/sweeps/two_gpus
+    python -m kernelevolve.bench.sweep.scaling --base runs/sweeps/one_gpu --scaled runs/sweeps/two_gpus
 
 Each folder is a sweep whose calls are logged in `sweep.json` (GPUs visible, problems at once, wall
 time, problems run). Only problems both folders ran are compared, and only calls that started from
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.sweep_summary import MANIFEST, load_records
+from kernelevolve.bench.sweep.summary import MANIFEST, load_records
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def markdown(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m kernelevolve.sweep_scaling", description=__doc__.split("\n\n")[0]
+        prog="python -m kernelevolve.bench.sweep.scaling", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--base", type=Path, required=True, help="sweep folder run on fewer GPUs")
     parser.add_argument("--scaled", type=Path, required=True, help="sweep folder run on more GPUs")

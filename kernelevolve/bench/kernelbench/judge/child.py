@@ -1,6 +1,6 @@
 """The judge's own process: KernelBench's evaluator on one kernel, its answer as JSON.
 
-    python -m kernelevolve.kernelbench_judge.child REQUEST.json RESPONSE.json
+    python -m kernelevolve.bench.kernelbench.judge.child REQUEST.json RESPONSE.json
 
 `process.judge_kernel` starts it; the response is written only here, so a process that dies or hangs
 leaves none and the parent records why. Everything KernelBench raises becomes the response's `error`.
@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.kernelbench_judge.stubs import install_missing_stubs
-from kernelevolve.kernelbench_judge.values import (
+from kernelevolve.bench.kernelbench.judge.stubs import install_missing_stubs
+from kernelevolve.bench.kernelbench.judge.values import (
     COMPILE_ERROR,
     CORRECT,
     INCORRECT,
@@ -140,7 +140,7 @@ def _error(exc: BaseException) -> str:
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print(
-            "usage: python -m kernelevolve.kernelbench_judge.child REQUEST.json RESPONSE.json",
+            "usage: python -m kernelevolve.bench.kernelbench.judge.child REQUEST.json RESPONSE.json",
             file=sys.stderr,
         )
         return 2

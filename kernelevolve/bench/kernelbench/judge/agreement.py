@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernelevolve.kernelbench_judge.values import CORRECT, JUDGE_FAILED, RECORD_KEY
+from kernelevolve.bench.kernelbench.judge.values import CORRECT, JUDGE_FAILED, RECORD_KEY
 from kernelevolve.results.format import format_ms, format_speedup
 from kernelevolve.search.fitness import geomean_of_positive
 

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.kernelbench_judge.process import judge_kernel
-from kernelevolve.kernelbench_judge.values import (
+from kernelevolve.bench.kernelbench.judge.process import judge_kernel
+from kernelevolve.bench.kernelbench.judge.values import (
     RECORD_KEY,
     JudgeSettings,
     KernelBenchVerdict,

@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 import kernelevolve
-from kernelevolve.kernelbench_judge.checkout import kernelbench_commit, kernelbench_src
-from kernelevolve.kernelbench_judge.values import JudgeRequest, JudgeSettings, KernelBenchVerdict
+from kernelevolve.bench.kernelbench.judge.checkout import kernelbench_commit, kernelbench_src
+from kernelevolve.bench.kernelbench.judge.values import JudgeRequest, JudgeSettings, KernelBenchVerdict
 from kernelevolve.results.format import first_line
 
-CHILD_MODULE = "kernelevolve.kernelbench_judge.child"
+CHILD_MODULE = "kernelevolve.bench.kernelbench.judge.child"
 # this checkout's kernelevolve, whatever the environment has installed (the child runs in a temp folder)
 _PACKAGE_ROOT = str(Path(kernelevolve.__file__).resolve().parents[1])
 _OUTPUT_TAIL_BYTES = 8192

@@ -1,9 +1,17 @@
-"""Name -> factory registries; a wrong name raises at once and lists the valid ones."""
+"""Name -> factory registries; a wrong name raises at once and lists the valid ones.
+
+A registry with an entry point `group` also holds the factories installed packages declare there
+(`[project.entry-points."<group>"]`, name = factory): each is imported the first time its name is asked
+for, so a plug-in costs nothing until used and one that cannot be imported fails with one line.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 T = TypeVar("T")
 
@@ -13,9 +21,14 @@ class UnknownNameError(KeyError):
         return str(self.args[0])
 
 
+class PluginUnavailableError(ImportError):
+    """A name an installed package declares whose module cannot be imported (a part not installed)."""
+
+
 class Registry(Generic[T]):
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, group: str | None = None) -> None:
         self.kind = kind
+        self.group = group
         self._factories: dict[str, Callable[..., T]] = {}
 
     def register(self, name: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
@@ -28,9 +41,13 @@ class Registry(Generic[T]):
         return decorate
 
     def names(self) -> list[str]:
-        return sorted(self._factories)
+        return sorted({*self._factories, *self._declared()})
 
     def get(self, name: str) -> Callable[..., T]:
+        if name not in self._factories:
+            point = self._declared().get(name)
+            if point is not None:
+                self._factories[name] = self._load(point)
         try:
             return self._factories[name]
         except KeyError:
@@ -39,3 +56,30 @@ class Registry(Generic[T]):
 
     def create(self, name: str, **kwargs: object) -> T:
         return self.get(name)(**kwargs)
+
+    def load_entry_points(self) -> list[str]:
+        """Import every factory the group declares now; returns the names added. One already registered
+        keeps its factory."""
+        added = []
+        for name, point in self._declared().items():
+            if name not in self._factories:
+                self._factories[name] = self._load(point)
+                added.append(name)
+        return added
+
+    def _declared(self) -> dict[str, EntryPoint]:
+        if self.group is None:
+            return {}
+        from importlib.metadata import entry_points
+
+        return {point.name: point for point in entry_points(group=self.group)}
+
+    def _load(self, point: EntryPoint) -> Callable[..., T]:
+        try:
+            factory: Callable[..., T] = point.load()
+        except ImportError as exc:
+            raise PluginUnavailableError(
+                f"{self.kind} {point.name!r} ({point.value}, declared by an installed package) cannot be "
+                f"imported: {exc}"
+            ) from exc
+        return factory

@@ -18,8 +18,8 @@ from typing import Any
 from kernelevolve.registry import Registry
 from kernelevolve.search.interfaces import Operator
 
-OPERATORS: Registry[Operator] = Registry("operator")
 ENTRY_POINT_GROUP = "kernelevolve.operators"
+OPERATORS: Registry[Operator] = Registry("operator", group=ENTRY_POINT_GROUP)
 
 
 @dataclass(frozen=True)
@@ -35,14 +35,7 @@ class OperatorContext:
 def load_entry_points() -> list[str]:
     """Register the operators installed packages declare in `kernelevolve.operators` (name = factory);
     returns the names added. One already registered keeps its factory."""
-    from importlib.metadata import entry_points
-
-    added = []
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        if point.name not in OPERATORS.names():
-            OPERATORS.register(point.name)(point.load())
-            added.append(point.name)
-    return added
+    return OPERATORS.load_entry_points()
 
 
 @OPERATORS.register("template")

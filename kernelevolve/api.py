@@ -249,7 +249,7 @@ def _spec_argument(
     more_inputs: Sequence[Any],
     spec_overrides: Mapping[str, Any] | None,
     spec_dir: Path,
-    kernelbench: Mapping[str, Any],
+    config: Mapping[str, Any],
 ) -> str:
     """What goes into the config's `spec`: the user's string as is, or a spec file we write."""
     import torch
@@ -275,12 +275,7 @@ def _spec_argument(
         from kernelevolve.platforms import load_platform
         from kernelevolve.specs.loading import resolve_spec
 
-        spec = resolve_spec(
-            str(target),
-            load_platform(platform),
-            kernelbench.get("path"),
-            cpu_budget_elements=int(kernelbench.get("cpu_budget_elements") or 1 << 16),
-        )
+        spec = resolve_spec(str(target), load_platform(platform), config)
     else:
         raise TypeError(
             "optimize() takes a KernelSpec, a spec name/path string, or an nn.Module instance or class; "
@@ -341,7 +336,7 @@ def optimize(
         more_inputs,
         spec_overrides,
         root / "_specs",
-        cfg.get("kernelbench") or {},
+        cfg,
     )
     cfg["seed"] = seed
     cfg["progress"] = progress

@@ -87,13 +87,7 @@ def resolve_run_spec(cfg: Mapping[str, Any], platform: Platform) -> KernelSpec:
     spec_arg = cfg.get("spec")
     if not spec_arg:
         raise ConfigError("no spec given: add +spec=<shipped name | path/to/op.yaml | kernelbench:LEVEL/ID>")
-    kernelbench = cfg.get("kernelbench") or {}
-    return resolve_spec(
-        str(spec_arg),
-        platform,
-        kernelbench.get("path"),
-        cpu_budget_elements=int(kernelbench.get("cpu_budget_elements", 1 << 16)),
-    )
+    return resolve_spec(str(spec_arg), platform, cfg)  # a spec source reads its section (kernelbench.path)
 
 
 def runnable_backends(spec: KernelSpec, platform: Platform, include_compile_only: bool) -> tuple[str, ...]:

@@ -259,9 +259,10 @@ def main(argv: list[str] | None = None) -> int:
     from kernelevolve.specs.loading import resolve_spec
 
     try:
-        spec = resolve_spec(
-            args.spec, platform, args.kernelbench_path, cpu_budget_elements=args.cpu_budget_elements
-        )
+        config = {
+            "kernelbench": {"path": args.kernelbench_path, "cpu_budget_elements": args.cpu_budget_elements}
+        }
+        spec = resolve_spec(args.spec, platform, config)
     except (ValueError, KeyError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

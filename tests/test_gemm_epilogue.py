@@ -251,7 +251,7 @@ def test_kernelbench_gemm_epilogues_fuse_and_match(tmp_path: Path, problem: int)
     from kernelevolve.specs.loading import resolve_spec
 
     platform = load_platform("cpu")
-    spec = resolve_spec(f"kernelbench:2/{problem}", platform, str(KERNELBENCH))
+    spec = resolve_spec(f"kernelbench:2/{problem}", platform, {"kernelbench": {"path": str(KERNELBENCH)}})
     seeds = CompilerSeedOperator(strict=True).propose(seed_context(spec, platform))
     (own,) = [c for c in seeds if c.metadata["own_kernels"]]
     assert "epilogue=(" in own.source

@@ -76,16 +76,15 @@ def test_jsonl_layout_and_scaling(tmp_path):
 @needs_kernelbench
 @pytest.mark.parametrize("problem", ["1/1", "1/36", "2/1", "3/1", "3/43"])
 def test_real_problems_scale_to_budget(problem):
-    spec = resolve_spec(
-        f"kernelbench:{problem}", load_platform("cpu"), str(KERNELBENCH), cpu_budget_elements=1 << 16
-    )
+    config = {"kernelbench": {"path": str(KERNELBENCH), "cpu_budget_elements": 1 << 16}}
+    spec = resolve_spec(f"kernelbench:{problem}", load_platform("cpu"), config)
     assert spec.scaling and spec.scaling["elements"] <= 1 << 16
     assert spec.shapes[0].name == "cpu_scaled"
 
 
 @needs_kernelbench
 def test_gpu_platform_keeps_original_sizes():
-    spec = resolve_spec("kb:L1/19", load_platform("h200"), str(KERNELBENCH))
+    spec = resolve_spec("kb:L1/19", load_platform("h200"), {"kernelbench": {"path": str(KERNELBENCH)}})
     assert spec.shapes[0].params == {} and not spec.scaling
     assert len(list_problems(KERNELBENCH)) == 250
 

@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object per shape")
     args = parser.parse_args(argv)
     platform = load_platform(args.platform)
-    spec = resolve_spec(args.spec, platform, args.kernelbench_path, validate=False)
+    spec = resolve_spec(args.spec, platform, {"kernelbench": {"path": args.kernelbench_path}}, validate=False)
     device = args.device or ("cuda" if platform.device.startswith("cuda") else platform.device)
     failing = False
     for shape in spec.shapes:

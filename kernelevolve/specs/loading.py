@@ -3,26 +3,26 @@
 A spec argument is one of:
   * a shipped spec name (``softmax`` -> operators/spec/softmax.yaml),
   * a path to a spec YAML file (``op.yaml``, relative to the current folder, or absolute),
-  * a KernelBench problem (``kernelbench:1/19`` or ``kb:L1/19``) read from a configured path that is a
-    KernelBench checkout or a JSONL export of its problems.
+  * ``SOURCE:ARGUMENT``, asked of a spec source plug-in (`sources.py`): with the bench installed, a
+    KernelBench problem (``kernelbench:1/19`` or ``kb:L1/19``) read from the configured
+    ``kernelbench.path``.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from kernelevolve.bench.kernelbench import problems as kernelbench
 from kernelevolve.paths import SPEC_DIR
 from kernelevolve.platforms import Platform
 from kernelevolve.specs.input_distributions import validate_distribution_names
 from kernelevolve.specs.precision import REFERENCE_PRECISIONS
 from kernelevolve.specs.reference import MODES
+from kernelevolve.specs.sources import from_source, split_source
 from kernelevolve.types import DEFAULT_INPUT_DISTRIBUTIONS, KernelSpec, ShapeCase
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,6 @@ ALLOWED_KEYS = {
 DTYPES = ("float32", "float16", "bfloat16")
 DEFAULT_TOLERANCE = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
 KNOWN_BACKENDS = ("triton", "cute")
-_KERNELBENCH_ARG = re.compile(r"^(?:kb|kernelbench):(?:L|level)?(\d+)/(\d+)\w*$", re.IGNORECASE)
 
 
 class SpecError(ValueError):
@@ -61,26 +60,21 @@ def shipped_spec_names() -> list[str]:
 def resolve_spec(
     spec_arg: str,
     platform: Platform,
-    kernelbench_path: str | None = None,
+    config: Mapping[str, Any] | None = None,
     *,
-    cpu_budget_elements: int = 1 << 16,
     validate: bool = True,
 ) -> KernelSpec:
-    """Load, adapt to the platform, and validate the spec named by ``spec_arg``."""
+    """Load, adapt to the platform, and validate the spec named by ``spec_arg``. `config` is the run's
+    config, whose sections spec sources read (``kernelbench.path`` for ``kernelbench:1/19``)."""
     spec_arg = str(spec_arg).strip()
     if not spec_arg:
         raise SpecError("no spec given: pass +spec=<shipped name | path/to/op.yaml | kernelbench:LEVEL/ID>")
-    match = _KERNELBENCH_ARG.match(spec_arg)
-    if match:
-        if not kernelbench_path:
-            raise SpecError(
-                f"{spec_arg!r} is a KernelBench problem but kernelbench.path is not set; pass "
-                "kernelbench.path=<KernelBench checkout or problems.jsonl> (or set KERNELBENCH_PATH)"
-            )
-        problem = kernelbench.load_problem(kernelbench_path, int(match.group(1)), int(match.group(2)))
-        spec = kernelbench.problem_to_spec(problem)
-        if platform.device == "cpu":
-            spec = kernelbench.scale_for_cpu(spec, cpu_budget_elements)
+    source = split_source(spec_arg)
+    if source is not None and not Path(spec_arg).expanduser().is_file():
+        try:
+            spec = from_source(*source, platform, config or {})
+        except ValueError as exc:  # no such source, one not installed, or an argument it cannot use
+            raise SpecError(f"{spec_arg!r}: {exc}") from None
     else:
         spec = load_spec_file(_locate_spec_file(spec_arg), platform)
     if validate:

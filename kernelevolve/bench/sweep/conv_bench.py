@@ -246,7 +246,8 @@ class Bench:
         start = time.monotonic()
         none: dict[str, float | None] = {"eager_ms": None, "eager_exact_ms": None, "compile_ms": None}
         try:
-            spec = resolve_spec(f"kernelbench:{key}", self.platform, str(self.kernelbench_path))
+            config = {"kernelbench": {"path": str(self.kernelbench_path)}}
+            spec = resolve_spec(f"kernelbench:{key}", self.platform, config)
             context = ProposalContext(spec, self.platform, SearchGraph(), (), random.Random(0), ("triton",))
             seeds = CompilerSeedOperator(strict=not self.library).propose(context)
         except Exception as exc:  # reported as the problem's line; the other problems still run

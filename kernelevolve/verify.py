@@ -8,8 +8,8 @@
 Same `key=value` / `+key=value` overrides as the main CLI (parsed here, without Hydra). Evaluation
 settings start from conf/platform/<name>.yaml like a search run. Exit code 0 when the kernel is
 correct (status OK), 1 otherwise, 2 for a usage error. With `kernelbench.judge`, the kernel also goes
-through KernelBench's own evaluator (`kernelevolve.bench.kernelbench.judge`), whose verdict is printed beside
-ours; the exit code stays ours.
+through KernelBench's own evaluator, whose verdict is printed beside ours; the exit code stays ours. That
+second judge is a plug-in (`SECOND_JUDGES`, entry point group `kernelevolve.judges`): the bench's.
 """
 
 from __future__ import annotations
@@ -18,19 +18,13 @@ import os
 import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
-from kernelevolve.bench.kernelbench.judge import (
-    JudgeSettings,
-    KernelBenchVerdict,
-    judge_kernel,
-    kernelbench_src,
-)
-from kernelevolve.bench.kernelbench.judge.values import kernelbench_precision
 from kernelevolve.paths import CONF_DIR
 from kernelevolve.platforms import Platform, load_platform
+from kernelevolve.registry import PluginUnavailableError, Registry, UnknownNameError
 from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec
 
 USAGE = (
@@ -59,6 +53,28 @@ class UsageError(ValueError):
     pass
 
 
+class SecondVerdict(Protocol):
+    correct: bool
+
+    def report_lines(self) -> list[str]:
+        """Printed below our verdict."""
+        ...
+
+
+class SecondJudge(Protocol):
+    """Another evaluator's opinion of the kernel (KernelBench's, from the bench), printed beside ours."""
+
+    def check(self) -> None:
+        """Raise ValueError or FileNotFoundError for settings it cannot judge with (a usage error)."""
+        ...
+
+    def judge(self, source: str, spec: KernelSpec, backend: str, device: str) -> SecondVerdict: ...
+
+
+# name -> factory(**options); `<name>.judge=PATH` asks for one (its options: path, timeout_s)
+SECOND_JUDGES: Registry[SecondJudge] = Registry("second judge", group="kernelevolve.judges")
+
+
 @dataclass(frozen=True)
 class VerifyArgs:
     kernel: Path
@@ -70,14 +86,14 @@ class VerifyArgs:
     settings_overrides: tuple[tuple[str, Any], ...] = ()
     devices: tuple[str, ...] | None = None
     workers_per_device: int = 1
-    judge: JudgeSettings | None = None  # KernelBench's own evaluator as a second judge
+    judge: SecondJudge | None = None  # KernelBench's own evaluator as a second judge
 
 
 @dataclass(frozen=True)
 class VerifyResult:
     report: EvalReport
     baselines: dict[str, Baseline]
-    kernelbench: KernelBenchVerdict | None = None  # the second judge's, where one was asked for
+    second: SecondVerdict | None = None  # the second judge's, where one was asked for
 
     @property
     def ok(self) -> bool:
@@ -117,7 +133,11 @@ def parse_args(argv: list[str]) -> VerifyArgs:
     devices = values.get("platform.devices")
     judge_path = values.get("kernelbench.judge")
     judge = (
-        JudgeSettings(str(judge_path), float(values.get("kernelbench.judge_timeout_s") or 600.0))
+        second_judge(
+            "kernelbench",
+            path=str(judge_path),
+            timeout_s=float(values.get("kernelbench.judge_timeout_s") or 600.0),
+        )
         if judge_path
         else None
     )
@@ -133,6 +153,14 @@ def parse_args(argv: list[str]) -> VerifyArgs:
         workers_per_device=int(values.get("evaluator.workers_per_device") or 1),
         judge=judge,
     )
+
+
+def second_judge(name: str, **options: Any) -> SecondJudge:
+    """The second judge `name` (a plug-in); UsageError, one line, where it is not installed."""
+    try:
+        return SECOND_JUDGES.create(name, **options)
+    except (UnknownNameError, PluginUnavailableError) as exc:
+        raise UsageError(f"{name}.judge needs the {name} second judge: {exc}") from None
 
 
 def platform_settings(platform_name: str, overrides: tuple[tuple[str, Any], ...] = ()) -> EvalSettings:
@@ -160,7 +188,7 @@ def verify(
     backend: str | None = None,
     devices: list[str] | None = None,
     workers_per_device: int = 1,
-    judge: JudgeSettings | None = None,
+    judge: SecondJudge | None = None,
 ) -> VerifyResult:
     """Evaluate `source` through a LocalEvaluator (child processes), with the spec's baselines; with
     `judge`, then through KernelBench's own evaluator too (once ours has let the GPU go)."""
@@ -173,15 +201,7 @@ def verify(
     second = None
     if judge is not None:
         device = next((d for d in devices or () if d.startswith("cuda")), "cuda:0")
-        second = judge_kernel(
-            source,
-            spec.reference_source,
-            judge,
-            backend=candidate.backend,
-            device=device,
-            precision=kernelbench_precision(spec.dtype),
-            name=spec.name,
-        )
+        second = judge.judge(source, spec, candidate.backend, device)
     return VerifyResult(report, baselines, second)
 
 
@@ -222,13 +242,8 @@ def format_result(result: VerifyResult, spec: KernelSpec, platform: Platform, ke
         fitness = score(report, result.baselines)
         vs_compile = f"{fitness.speedup_vs_compile:.3f}x" if fitness.speedup_vs_compile else "n/a"
         lines.append(f"geomean speedup: {fitness.objective:.3f}x vs eager, {vs_compile} vs torch.compile")
-    if result.kernelbench is not None:
-        lines.append(f"KernelBench's evaluator: {result.kernelbench.line()}")
-        if result.kernelbench.kernelbench_path:
-            commit = result.kernelbench.kernelbench_commit
-            lines.append(
-                f"  from {result.kernelbench.kernelbench_path}" + (f" at {commit}" if commit else "")
-            )
+    if result.second is not None:
+        lines += result.second.report_lines()
     return "\n".join(lines)
 
 
@@ -251,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         platform = load_platform(args.platform)
         settings = platform_settings(platform.name, args.settings_overrides)
         if args.judge is not None:
-            kernelbench_src(args.judge.path)  # a wrong path is a usage error, before the harness runs
+            args.judge.check()  # a wrong path is a usage error, before the harness runs
     except (UsageError, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}\n{USAGE}", file=sys.stderr)
         return 2

@@ -23,6 +23,7 @@ from kernelevolve.bench.kernelbench.judge import (
     kernelbench_commit,
     kernelbench_src,
 )
+from kernelevolve.bench.kernelbench.judge.second_judge import KernelBenchJudge
 from kernelevolve.bench.kernelbench.judge.values import (
     COMPILE_ERROR,
     CORRECT,
@@ -377,7 +378,7 @@ def test_verify_takes_the_judge_path_and_prints_its_verdict_beside_ours(
     from kernelevolve.verify import format_result, main, parse_args, verify
 
     args = parse_args(["k.py", "+spec=x", "kernelbench.judge=/kb", "kernelbench.judge_timeout_s=30"])
-    assert args.judge == JudgeSettings("/kb", 30.0)
+    assert args.judge == KernelBenchJudge(JudgeSettings("/kb", 30.0))
     assert parse_args(["k.py", "+spec=x"]).judge is None
     kernel = tmp_path / "k.py"
     kernel.write_text(add_kernel_source())
@@ -408,9 +409,13 @@ def test_verify_takes_the_judge_path_and_prints_its_verdict_beside_ours(
 
     checkout = fake_kernelbench(tmp_path / "KernelBench")
     result = verify(
-        add_kernel_source(), spec, platform, platform_settings("cpu"), judge=JudgeSettings(str(checkout))
+        add_kernel_source(),
+        spec,
+        platform,
+        platform_settings("cpu"),
+        judge=KernelBenchJudge(JudgeSettings(str(checkout))),
     )
-    assert not result.ok and result.kernelbench is not None and result.kernelbench.correct
+    assert not result.ok and result.second is not None and result.second.correct
     text = format_result(result, spec, platform)
     assert "verdict:  INCORRECT" in text
     assert "KernelBench's evaluator: correct (5 / 5), 0.5 ms vs its reference's 2 ms: 4.00x" in text

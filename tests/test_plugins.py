@@ -97,3 +97,25 @@ def test_an_unknown_or_missing_source_is_one_line(monkeypatch: pytest.MonkeyPatc
     message = str(raised.value)
     assert "\n" not in message and message.startswith("'kernelbench:1/19': spec source 'kernelbench'")
     assert "No module named 'kernelevolve.bench'" in message
+
+
+# ----------------------------------------------------------------------------------- second judges
+def test_verify_without_the_judges_plug_in_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kernelevolve.verify import UsageError, main, parse_args
+
+    _declare(
+        monkeypatch,
+        "kernelevolve.judges",
+        _Point(
+            "kernelbench", _missing_module, "kernelevolve.bench.kernelbench.judge.second_judge:second_judge"
+        ),
+    )
+    with pytest.raises(UsageError) as raised:
+        parse_args(["k.py", "+spec=softmax", "kernelbench.judge=/kb"])
+    assert "\n" not in str(raised.value) and "kernelbench.judge needs the kernelbench second judge" in str(
+        raised.value
+    )
+    assert main(["k.py", "+spec=softmax", "kernelbench.judge=/kb"]) == 2
+    assert "No module named 'kernelevolve.bench'" in capsys.readouterr().err

@@ -129,3 +129,11 @@ class KernelBenchVerdict:
             if self.reference_ms is not None and self.speedup is not None:
                 text += f" vs its reference's {self.reference_ms:.4g} ms: {self.speedup:.2f}x"
         return text + (f" ({self.error})" if self.error else "")
+
+    def report_lines(self) -> list[str]:
+        """What `python -m kernelevolve.verify` prints of it, below our verdict."""
+        lines = [f"KernelBench's evaluator: {self.line()}"]
+        if self.kernelbench_path:
+            commit = self.kernelbench_commit
+            lines.append(f"  from {self.kernelbench_path}" + (f" at {commit}" if commit else ""))
+        return lines

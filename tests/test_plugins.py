@@ -119,3 +119,17 @@ def test_verify_without_the_judges_plug_in_is_a_usage_error(
     )
     assert main(["k.py", "+spec=softmax", "kernelbench.judge=/kb"]) == 2
     assert "No module named 'kernelevolve.bench'" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------- folder reports
+def test_a_sweep_folder_needs_the_reports_plug_in(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    from kernelevolve.results.report import ReportError, write_report
+
+    (tmp_path / "summary.json").write_text("{}")
+    _declare(
+        monkeypatch,
+        "kernelevolve.reports",
+        _Point("sweep", _missing_module, "kernelevolve.bench.sweep.report:write_folder_report"),
+    )
+    with pytest.raises(ReportError, match="neither a run directory"):
+        write_report(tmp_path)

@@ -19,9 +19,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 from kernelevolve.api import OptimizeResult, optimize  # noqa: E402
+from kernelevolve.bench.sweep.report import write_sweep_report  # noqa: E402
 from kernelevolve.bench.sweep.run import record_from_results  # noqa: E402
 from kernelevolve.bench.sweep.summary import write_summary  # noqa: E402
-from kernelevolve.results.report import ReportError, write_report, write_run_report, write_sweep_report  # noqa: E402
+from kernelevolve.results.report import ReportError, write_report, write_run_report  # noqa: E402
 
 FAST = (
     "kb.enabled=false",

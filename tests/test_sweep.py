@@ -502,7 +502,7 @@ def test_permissive_sweep_summary_has_strict_and_permissive_tables(tmp_path: Pat
         )
     assert write_summary(sweep)["modes"]["strict"]["overall"]["correct"] == 2
     assert "permissive mode" in (sweep / "summary.md").read_text()
-    from kernelevolve.results.report import render_sweep_report
+    from kernelevolve.bench.sweep.report import render_sweep_report
 
     html = render_sweep_report(sweep)
     assert "Strict (own kernels only): against PyTorch eager" in html

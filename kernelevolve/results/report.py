@@ -4,8 +4,8 @@
 
 A run report shows fitness over time, the search graph, the best kernel's speedup per shape vs
 eager and torch.compile, evaluations by status and operator with the commonest failure reasons,
-and the best kernel's source. A sweep report renders the sweep's summary.json (correctness rate,
-fast_p tables, geomeans, per-problem results). Plots are matplotlib PNGs embedded as base64 (the
+and the best kernel's source. Other folders go to report plug-ins (`FOLDER_REPORTS`): a sweep folder's
+report is the bench's (bench/sweep/report.py). Plots are matplotlib PNGs embedded as base64 (the
 `report` extra); without matplotlib the report still has every table and says what is missing.
 `write_run_report(run_dir)` is what a search calls at its end.
 """
@@ -13,83 +13,35 @@ fast_p tables, geomeans, per-problem results). Plots are matplotlib PNGs embedde
 from __future__ import annotations
 
 import argparse
-import html
 import json
 import logging
 import sys
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.bench.sweep.summary import MODES, metric_groups
+from kernelevolve.registry import PluginUnavailableError, Registry
 from kernelevolve.results.format import format_ms as _ms
-from kernelevolve.results.format import format_own
 from kernelevolve.results.format import format_percent as _pct
 from kernelevolve.results.format import format_speedup as _x
+from kernelevolve.results.html import escape as _e
+from kernelevolve.results.html import figure as _figure
+from kernelevolve.results.html import load_plots as _plots
+from kernelevolve.results.html import page as _page
+from kernelevolve.results.html import table as _table
+from kernelevolve.results.html import write_atomic as _write
 
 log = logging.getLogger(__name__)
 
 REPORT_FILE = "report.html"
-_STYLE = """
-body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
-h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
-td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}th{background:#f4f4f4}
-td:first-child,th:first-child{text-align:left}
-pre{background:#f7f7f7;border:1px solid #ddd;padding:.8em;overflow-x:auto;font-size:.82em}
-img{max-width:100%;margin:.5em 0}.note{color:#777;font-size:.9em}
-"""
+# Reports of other folders than run directories (the bench's sweeps): name -> writer(folder, output), which
+# returns the report's path, or None where the folder is not of its kind. Entry point group kernelevolve.reports.
+FOLDER_REPORTS: Registry[Path | None] = Registry("folder report", group="kernelevolve.reports")
 
 
 class ReportError(ValueError):
     """The folder is neither a run directory nor a sweep folder."""
-
-
-# ------------------------------------------------------------------------------------------ html
-
-
-def _e(value: Any) -> str:
-    return html.escape(str(value))
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
-def _page(title: str, sections: Sequence[str]) -> str:
-    return (
-        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{_e(title)}</title>"
-        f"<style>{_STYLE}</style></head><body><h1>{_e(title)}</h1>" + "\n".join(sections) + "</body></html>\n"
-    )
-
-
-def _plots() -> Any:
-    try:
-        from kernelevolve.results import report_plots
-    except ImportError as exc:
-        log.warning("report without plots: %s (install the `report` extra: matplotlib)", exc)
-        return None
-    return report_plots
-
-
-def _figure(plots: Any, draw: Callable[[Any], str], alt: str) -> str:
-    if plots is None:
-        return f"<p class='note'>[{_e(alt)}: plots need matplotlib, the `report` extra]</p>"
-    try:
-        return f"<img alt='{_e(alt)}' src='data:image/png;base64,{draw(plots)}'>"
-    except Exception as exc:  # a broken plot must not cost the rest of the report
-        log.warning("plot %r failed: %s", alt, exc, exc_info=True)
-        return f"<p class='note'>[{_e(alt)} failed: {_e(type(exc).__name__)}: {_e(exc)}]</p>"
-
-
-def _write(path: Path, text: str) -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
 
 
 # ------------------------------------------------------------------------------------------ runs
@@ -302,162 +254,19 @@ def write_run_report(run_dir: Path | str, output: Path | str | None = None) -> P
     return _write(Path(output) if output else run / REPORT_FILE, render_run_report(run))
 
 
-# ------------------------------------------------------------------------------------------ sweeps
-
-
-def _sweep_summary(sweep: Path) -> dict[str, Any]:
-    path = sweep / "summary.json"
-    if path.is_file():
-        data: dict[str, Any] = json.loads(path.read_text())
-        return data
-    if (sweep / "results").is_dir():
-        from kernelevolve.bench.sweep.summary import load_records, summarize
-
-        return summarize(load_records(sweep))
-    raise ReportError(f"{sweep}: no summary.json and no results/ folder (not a sweep folder)")
-
-
-_PERMISSIVE_COLUMNS = ("strict vs eager", "strict vs compile", "own kernels", "library time")
-
-
-def _permissive_cells(row: Mapping[str, Any]) -> list[str]:
-    """A permissive sweep's problem row: the strict winner's speedups and how the winner runs."""
-    return [
-        _x(row.get("strict_speedup_vs_eager")),
-        _x(row.get("strict_speedup_vs_compile")),
-        format_own(row.get("own_kernels_only")),
-        _pct(row.get("library_share")),
-    ]
-
-
-def _mode_sections(metrics: Mapping[str, Any], mode_label: str, fast_p: Sequence[str]) -> list[str]:
-    groups = metric_groups(metrics)
-    return [
-        f"<h2>{_e(mode_label[0].upper() + mode_label[1:])}: against {label}</h2>"
-        + _table(
-            ["group", "correct", "geomean speedup", *(f"fast_{p}" for p in fast_p)],
-            [
-                [
-                    name,
-                    _pct(m.get("correctness_rate")),
-                    _x(m.get(f"geomean_speedup_vs_{baseline}")),
-                    *(_pct((m.get(f"fast_p_vs_{baseline}") or {}).get(p)) for p in fast_p),
-                ]
-                for name, m in groups
-            ],
-        )
-        for baseline, label in (("eager", "PyTorch eager"), ("compile", "torch.compile"))
-    ]
-
-
-def render_sweep_report(sweep_dir: Path | str) -> str:
-    sweep = Path(sweep_dir)
-    summary = _sweep_summary(sweep)
-    plots = _plots()
-    fast_p = [f"{p:g}" for p in summary.get("fast_p", [])]
-    # strict (own kernels only) always, permissive when the sweep ran in permissive mode
-    modes = summary.get("modes") or {
-        "strict": {"overall": summary["overall"], "levels": summary.get("levels")}
-    }
-    groups = [
-        (f"{name} ({mode})" if len(modes) > 1 else name, metrics)
-        for mode, metrics_of_mode in modes.items()
-        for name, metrics in metric_groups(metrics_of_mode)
-    ]
-    settings = summary.get("settings") or {}
-    sections = []
-    if settings:
-        sections.append(
-            "<h2>Settings</h2>" + _table(["setting", "value"], sorted((k, v) for k, v in settings.items()))
-        )
-    sections.append(
-        "<h2>Correctness</h2>"
-        + _table(
-            ["group", "problems", "correct", "correctness rate", "statuses"],
-            [
-                [
-                    name,
-                    m["problems"],
-                    m["correct"],
-                    _pct(m.get("correctness_rate")),
-                    ", ".join(f"{k}={v}" for k, v in sorted((m.get("statuses") or {}).items())),
-                ]
-                for name, m in groups
-            ],
-        )
-    )
-    for mode, mode_label in MODES.items():
-        if mode in modes:
-            sections += _mode_sections(modes[mode], mode_label, fast_p)
-    sections.append("<h2>fast_p</h2>" + _figure(plots, lambda p: p.fast_p_curves(summary), "fast_p curves"))
-    problems = summary.get("problems") or []
-    permissive = summary.get("mode") == "permissive"
-    if problems:
-        sections.append(
-            "<h2>Problems</h2>"
-            + _figure(plots, lambda p: p.problem_speedups(problems), "per-problem speedup")
-            + _table(
-                [
-                    "problem",
-                    "name",
-                    "status",
-                    "best ms",
-                    "eager ms",
-                    "compile ms",
-                    "vs eager",
-                    "vs compile",
-                    "evals",
-                    *(_PERMISSIVE_COLUMNS if permissive else ()),
-                ],
-                [
-                    [
-                        r.get("problem"),
-                        r.get("name"),
-                        r.get("status"),
-                        _ms(r.get("best_ms")),
-                        _ms(r.get("eager_ms")),
-                        _ms(r.get("compile_ms")),
-                        _x(r.get("speedup_vs_eager")),
-                        _x(r.get("speedup_vs_compile")),
-                        r.get("evaluations") or 0,
-                        *(_permissive_cells(r) if permissive else ()),
-                    ]
-                    for r in problems
-                ],
-            )
-        )
-    failures = summary.get("failures") or []
-    if failures:
-        sections.append(
-            "<h2>Failures</h2>"
-            + _table(
-                ["problem", "name", "status", "evals", "detail"],
-                [
-                    [f["problem"], f.get("name"), f["status"], f.get("evaluations", 0), f.get("detail", "")]
-                    for f in failures
-                ],
-            )
-        )
-    if summary.get("pending"):
-        sections.append(
-            f"<h2>Not run yet ({len(summary['pending'])})</h2><p>{_e(', '.join(summary['pending']))}</p>"
-        )
-    return _page(f"kernelevolve sweep: {sweep.name}", sections)
-
-
-def write_sweep_report(sweep_dir: Path | str, output: Path | str | None = None) -> Path:
-    """Write report.html into the sweep folder (or `output`) from its summary.json; returns its path."""
-    sweep = Path(sweep_dir)
-    return _write(Path(output) if output else sweep / REPORT_FILE, render_sweep_report(sweep))
-
-
 def write_report(folder: Path | str, output: Path | str | None = None) -> Path:
-    """A run directory (results.json) or a sweep folder (summary.json / results/) -> its report."""
+    """A run directory (results.json) or a folder a report plug-in knows (a sweep's) -> its report."""
     path = Path(folder)
     if (path / "results.json").is_file():
         return write_run_report(path, output)
-    if (path / "summary.json").is_file() or (path / "results").is_dir():
-        return write_sweep_report(path, output)
+    for name in FOLDER_REPORTS.names():
+        try:
+            written = FOLDER_REPORTS.get(name)(path, output)
+        except PluginUnavailableError as exc:
+            log.warning("%s", exc)
+            continue
+        if written is not None:
+            return written
     raise ReportError(f"{path}: neither a run directory (results.json) nor a sweep folder (summary.json)")
 
 

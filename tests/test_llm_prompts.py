@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelevolve.llm.diagnosis import IOSummary, diagnose, estimate_traffic, telling_line
+from kernelevolve.llm.diagnosis import diagnose, telling_line
 from kernelevolve.llm.prompts import (
     MODES,
     ParentInfo,
@@ -23,6 +23,7 @@ from kernelevolve.llm.prompts import (
     build_prompt,
 )
 from kernelevolve.platforms import load_platform
+from kernelevolve.specs.traffic import IOSummary, estimate_traffic
 from kernelevolve.types import (
     Baseline,
     EvalReport,

@@ -685,7 +685,7 @@ def _reference_flops(spec: KernelSpec, shape: ShapeCase) -> float | None:
     """The reference's matmul/convolution FLOPs at `shape` (counted on meta tensors), once per process."""
     key = (spec.reference_source, f"{shape.name} {sorted(shape.params.items())}")
     if key not in _FLOPS:
-        from kernelevolve.llm.diagnosis import estimate_traffic
+        from kernelevolve.specs.traffic import estimate_traffic
 
         try:
             _FLOPS[key] = estimate_traffic(spec, shape)[1]

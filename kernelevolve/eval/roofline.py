@@ -1,6 +1,6 @@
 """How close a winner is to the platform's limit: the least time any kernel could take at a spec's shape
 (the reference's bytes moved and matmul/convolution FLOPs, counted on meta tensors by
-`llm.diagnosis.describe_io`, at the platform's datasheet peaks for the spec's dtype), and the fraction
+`specs.traffic.describe_io`, at the platform's datasheet peaks for the spec's dtype), and the fraction
 of that floor a measured time reaches (1.0: at the limit)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from kernelevolve.types import KernelSpec
 
 def floors_ms(spec: KernelSpec, platform: Platform) -> dict[str, float]:
     """Per shape name, the roofline floor in ms; shapes the meta device cannot count are left out."""
-    from kernelevolve.llm.diagnosis import estimate_traffic, peak_key
+    from kernelevolve.specs.traffic import estimate_traffic, peak_key
 
     if platform.peak_bandwidth_gbs <= 0:
         return {}

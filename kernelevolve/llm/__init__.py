@@ -1,5 +1,6 @@
 """LLM access: an OpenAI-compatible client (and a scripted one for tests), response cache,
-token/cost accounting, reply parsing, bottleneck diagnosis and prompt building.
+token/cost accounting, reply parsing, bottleneck diagnosis and prompt building (bytes and FLOPs:
+`specs.traffic`).
 
 Nothing here imports `openai` at module level; the client imports it on its first request.
 """
@@ -16,7 +17,7 @@ from kernelevolve.llm.client import (
     OpenAICompatibleClient,
     ScriptedClient,
 )
-from kernelevolve.llm.diagnosis import Diagnosis, diagnose, estimate_traffic
+from kernelevolve.llm.diagnosis import Diagnosis, diagnose
 from kernelevolve.llm.parsing import ParsedReply, ParseFailure, parse_reply
 from kernelevolve.llm.prompts import MODES, Prompt, PromptInputs, build_prompt, gather_inputs
 
@@ -39,7 +40,6 @@ __all__ = [
     "build_prompt",
     "cache_key",
     "diagnose",
-    "estimate_traffic",
     "gather_inputs",
     "parse_reply",
 ]

@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kernelevolve.llm.diagnosis import Diagnosis, IOSummary, describe_io, diagnose, telling_line
+from kernelevolve.llm.diagnosis import Diagnosis, diagnose, telling_line
+from kernelevolve.specs.traffic import IOSummary, describe_io
 from kernelevolve.types import Baseline, EvalReport, FitnessValue, KernelSpec
 
 if TYPE_CHECKING:

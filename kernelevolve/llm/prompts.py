@@ -16,7 +16,7 @@ from importlib import resources
 from string import Template
 from typing import TYPE_CHECKING
 
-from kernelevolve.llm.diagnosis import Diagnosis, IOSummary, peak_key
+from kernelevolve.llm.diagnosis import Diagnosis
 from kernelevolve.llm.prompt_inputs import (
     ParentInfo,
     PromptInputs,
@@ -26,6 +26,7 @@ from kernelevolve.llm.prompt_inputs import (
     backend_guidance,
     gather_inputs,
 )
+from kernelevolve.specs.traffic import IOSummary, peak_key
 from kernelevolve.types import EvalReport, KernelSpec
 
 if TYPE_CHECKING:

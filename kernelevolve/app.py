@@ -14,10 +14,8 @@ from typing import Any
 
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.results.outputs import (
-    best_strict,
     build_results,
     confirmed_fitness,
-    own_kernels_only,
     summary_table,
     write_best,
     write_results,
@@ -30,7 +28,7 @@ from kernelevolve.results.winners import (
     with_distribution_checks,
 )
 from kernelevolve.search.engine import PROPOSAL_DRAIN_S, Engine, EngineSettings, Scheduler
-from kernelevolve.search.graph import Node, SearchGraph
+from kernelevolve.search.graph import Node, SearchGraph, best_strict, own_kernels_only
 from kernelevolve.search.interfaces import Evaluator, Operator
 from kernelevolve.specs.input_distributions import NORMAL, failed_distributions
 from kernelevolve.types import Baseline, EvalReport, EvalRequest, EvalSettings, KernelSpec

@@ -19,8 +19,8 @@ from kernelevolve.eval.time_split import (
     summarise,
 )
 from kernelevolve.platforms import Platform, load_platform
-from kernelevolve.results.outputs import best_strict, build_results, summary_table
-from kernelevolve.search.graph import SearchGraph
+from kernelevolve.results.outputs import build_results, summary_table
+from kernelevolve.search.graph import SearchGraph, best_strict
 from kernelevolve.types import (
     Baseline,
     Candidate,

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from kernelevolve.eval import harness, timers
+from kernelevolve.eval.timers import CUT_SHORT_FLAG
 from kernelevolve.platforms import Platform
 from kernelevolve.search.engine import incumbent_ms
-from kernelevolve.search.fitness import CUT_SHORT_FLAG
 from kernelevolve.search.graph import SearchGraph
 from kernelevolve.types import (
     Candidate,

@@ -36,7 +36,7 @@ from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure, failure_fie
 from kernelevolve.eval.runner_channel import ReplyError
 from kernelevolve.eval.runner_client import RunnerGone, RunnerTimeout
 from kernelevolve.eval.shared_tensors import SharedArena
-from kernelevolve.search.fitness import CUT_SHORT_FLAG
+from kernelevolve.eval.timers import CUT_SHORT_FLAG
 from kernelevolve.specs import precision, reference
 from kernelevolve.specs.reference import ReferenceSpecError
 from kernelevolve.types import (

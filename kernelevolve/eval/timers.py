@@ -20,6 +20,7 @@ MIN_FLUSH_BYTES = 256 << 20
 WARMUP_MIN_CALLS = 3  # the first call pays one-off costs (module load, autotune); two more settle it
 LONG_CALL_MIN_TRIALS = 10  # where settling may first stop a timing of long calls (`Settle.long_call_ms`)
 RACE_STOP = "race"  # TimingStats.stopped_by: a loser given up on (the report is flagged timing_cut_short)
+CUT_SHORT_FLAG = "timing_cut_short"  # the report flag of a candidate whose timing a race stopped early
 SETTLED_STOP = "settled"  # TimingStats.stopped_by: the median known to the precision asked for
 _perf_counter = time.perf_counter
 _clocks: dict[str, Callable[..., Any]] = {}

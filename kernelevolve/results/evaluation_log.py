@@ -3,7 +3,7 @@ directory stays on the GPU machine (results.json `evaluation_log`, a sweep recor
 
 Every field is read from the graph as the run recorded it (candidate, metadata, report, fitness);
 nothing is re-measured. Whether a kernel does all its work in our own kernels is given for correct
-candidates only: `outputs.best_strict` has classified those already (`own_kernels.kernel_use`, cached),
+candidates only: `graph.best_strict` has classified those already (`own_kernels.kernel_use`, cached),
 and a failed one's answer would cost a static check for nothing.
 """
 

@@ -12,7 +12,7 @@ from kernelevolve.eval.own_kernels import kernel_use
 from kernelevolve.results.evaluation_log import evaluation_log
 from kernelevolve.results.format import first_line
 from kernelevolve.search.fitness import VERIFIED_FLAG, score
-from kernelevolve.search.graph import Node, SearchGraph
+from kernelevolve.search.graph import Node, SearchGraph, best_strict
 from kernelevolve.specs.input_distributions import distribution_outcomes, failed_distributions
 from kernelevolve.types import Baseline, EvalReport, FitnessValue, KernelSpec, Status, TimingStats
 
@@ -243,16 +243,6 @@ def _confirmation_summary(confirmation: EvalReport | None, used: bool) -> dict[s
         # distribution name -> passed / failed / unchecked, for the checks on other inputs
         "input_distributions": distribution_outcomes(confirmation.flags),
     }
-
-
-def own_kernels_only(node: Node) -> bool:
-    """Whether the node's source passes the strict static checks (does all its work in our kernels)."""
-    return kernel_use(node.candidate).own_kernels_only
-
-
-def best_strict(graph: SearchGraph) -> Node | None:
-    """The best feasible node whose source passes the strict static checks (own kernels only)."""
-    return graph.best_where(own_kernels_only)
 
 
 def write_results(run_dir: Path, results: dict[str, Any]) -> Path:

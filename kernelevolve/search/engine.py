@@ -16,10 +16,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kernelevolve.eval.timers import CUT_SHORT_FLAG
 from kernelevolve.platforms import Platform
-from kernelevolve.results.outputs import best_strict
-from kernelevolve.search.fitness import CUT_SHORT_FLAG, score
-from kernelevolve.search.graph import Node, SearchGraph
+from kernelevolve.search.fitness import score
+from kernelevolve.search.graph import Node, SearchGraph, best_strict
 from kernelevolve.search.interfaces import (
     Evaluator,
     FollowsUp,

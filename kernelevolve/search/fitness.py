@@ -27,7 +27,6 @@ log = logging.getLogger(__name__)
 
 UNVERIFIED_FLAG = "excessive_speedup"
 VERIFIED_FLAG = "reverified"
-CUT_SHORT_FLAG = "timing_cut_short"  # racing stopped timing a clear loser early (eval/timers.Race)
 
 
 def geomean(values: list[float]) -> float:

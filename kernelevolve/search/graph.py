@@ -321,3 +321,15 @@ class SearchGraph:
             self._events.append({"kind": record["kind"], "payload": record.get("payload", {})})
         else:
             log.warning("%s: record %d has unknown type %r; skipped", path, lineno, kind)
+
+
+def own_kernels_only(node: Node) -> bool:
+    """Whether the node's source passes the strict static checks (does all its work in our kernels)."""
+    from kernelevolve.eval.own_kernels import kernel_use
+
+    return kernel_use(node.candidate).own_kernels_only
+
+
+def best_strict(graph: SearchGraph) -> Node | None:
+    """The best feasible node whose source passes the strict static checks (own kernels only)."""
+    return graph.best_where(own_kernels_only)

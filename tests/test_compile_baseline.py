@@ -165,17 +165,17 @@ def _baselines_where_compiling_fails(
 ) -> Any:
     """The spec's baselines with compiling on placeholders failing, and with `first_call_too` the
     fallback's plain torch.compile as well."""
-    from kernelevolve.eval import harness
+    from kernelevolve.eval import baseline_timing
     from kernelevolve.types import EvalSettings
 
     def fails(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(message)
 
-    monkeypatch.setattr(harness, "compile_before_running", fails)
+    monkeypatch.setattr(baseline_timing, "compile_before_running", fails)
     if first_call_too:
         monkeypatch.setattr(torch, "compile", fails)
     settings = EvalSettings(timing_trials=3, warmup_trials=1, measure_compile_baseline=True)
-    return harness.measure_baselines(spec, platform, settings)
+    return baseline_timing.measure_baselines(spec, platform, settings)
 
 
 def test_baseline_compiles_on_its_first_call_where_compiling_on_placeholders_fails(

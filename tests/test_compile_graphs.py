@@ -19,7 +19,7 @@ from kernelevolve.types import Baseline, EvalSettings, KernelSpec, TimingStats
 
 torch = pytest.importorskip("torch")
 
-from kernelevolve.eval import harness  # noqa: E402
+from kernelevolve.eval import baseline_timing  # noqa: E402
 from kernelevolve.platforms import Platform  # noqa: E402
 
 
@@ -33,10 +33,10 @@ def test_a_timing_is_host_bound_when_issuing_a_call_takes_half_its_gpu_time() ->
 
 
 def test_graphs_are_timed_only_for_a_host_bound_default_on_a_gpu() -> None:
-    assert harness._graphs_worth_timing(_timing(1.0, 0.8), "cuda:0")
-    assert not harness._graphs_worth_timing(_timing(1.0, 0.1), "cuda:0")  # the kernels set its time
-    assert not harness._graphs_worth_timing(_timing(1.0, 0.8), "cpu")
-    assert not harness._graphs_worth_timing(None, "cuda:0")  # torch.compile failed
+    assert baseline_timing._graphs_worth_timing(_timing(1.0, 0.8), "cuda:0")
+    assert not baseline_timing._graphs_worth_timing(_timing(1.0, 0.1), "cuda:0")  # the kernels set its time
+    assert not baseline_timing._graphs_worth_timing(_timing(1.0, 0.8), "cpu")
+    assert not baseline_timing._graphs_worth_timing(None, "cuda:0")  # torch.compile failed
 
 
 ELEMENTWISE = KernelSpec(
@@ -55,19 +55,19 @@ def test_the_graphs_baseline_is_compiled_with_inductors_cuda_graphs_and_timed(
     """Made to apply on the CPU (where Inductor skips the graphs): a compile of its own, with the flag
     mode="reduce-overhead" sets, timed like the default one; JSON keeps it."""
     seen: list[bool] = []
-    real_compile = harness.compile_before_running
+    real_compile = baseline_timing.compile_before_running
 
     def spy(*args: Any, cuda_graphs: bool = False, **kwargs: Any) -> Any:
         seen.append(cuda_graphs)
         return real_compile(*args, cuda_graphs=cuda_graphs, **kwargs)
 
-    monkeypatch.setattr(harness, "compile_before_running", spy)
+    monkeypatch.setattr(baseline_timing, "compile_before_running", spy)
     settings = EvalSettings(timing_trials=3, warmup_trials=1, measure_compile_baseline=True)
-    (plain,) = harness.measure_baselines(ELEMENTWISE, cpu_platform, settings).values()
+    (plain,) = baseline_timing.measure_baselines(ELEMENTWISE, cpu_platform, settings).values()
     assert plain.compiled is not None and plain.compiled_graphs is None and seen == [False]
 
-    monkeypatch.setattr(harness, "_graphs_worth_timing", lambda compiled, device: True)
-    (graphed,) = harness.measure_baselines(ELEMENTWISE, cpu_platform, settings).values()
+    monkeypatch.setattr(baseline_timing, "_graphs_worth_timing", lambda compiled, device: True)
+    (graphed,) = baseline_timing.measure_baselines(ELEMENTWISE, cpu_platform, settings).values()
     assert graphed.compiled_graphs is not None and graphed.compiled_graphs.median_ms > 0
     assert seen == [False, False, True]
     assert Baseline.from_json(graphed.to_json()) == graphed
@@ -76,7 +76,7 @@ def test_the_graphs_baseline_is_compiled_with_inductors_cuda_graphs_and_timed(
 def test_a_graphs_baseline_that_fails_loses_only_itself(
     cpu_platform: Platform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_compile = harness.compile_before_running
+    real_compile = baseline_timing.compile_before_running
 
     def capture_fails(*args: Any, cuda_graphs: bool = False, **kwargs: Any) -> Any:
         if cuda_graphs:
@@ -91,11 +91,11 @@ def test_a_graphs_baseline_that_fails_loses_only_itself(
             raise RuntimeError("operation not permitted when stream is capturing")
         return real_torch_compile(*args, options=options, **kwargs)
 
-    monkeypatch.setattr(harness, "compile_before_running", capture_fails)
+    monkeypatch.setattr(baseline_timing, "compile_before_running", capture_fails)
     monkeypatch.setattr(torch, "compile", plain_compile_capture_fails)
-    monkeypatch.setattr(harness, "_graphs_worth_timing", lambda compiled, device: True)
+    monkeypatch.setattr(baseline_timing, "_graphs_worth_timing", lambda compiled, device: True)
     settings = EvalSettings(timing_trials=3, warmup_trials=1, measure_compile_baseline=True)
-    (baseline,) = harness.measure_baselines(ELEMENTWISE, cpu_platform, settings).values()
+    (baseline,) = baseline_timing.measure_baselines(ELEMENTWISE, cpu_platform, settings).values()
     assert baseline.compiled is not None and baseline.compiled_graphs is None
 
 
@@ -169,7 +169,7 @@ def test_on_the_gpu_a_host_bound_compile_baseline_gets_its_cuda_graph_timing() -
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
     settings = EvalSettings(timing_trials=30, warmup_trials=5, measure_compile_baseline=True)
-    (baseline,) = harness.measure_baselines(
+    (baseline,) = baseline_timing.measure_baselines(
         HOST_BOUND_CHAIN, load_platform(gpu_platform_name()), settings
     ).values()
     assert baseline.compiled is not None and baseline.compiled.host_bound

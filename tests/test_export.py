@@ -176,7 +176,7 @@ def test_verification_checks_as_the_search_does(
     cache: Path, add_spec: KernelSpec, add_kernel: Callable[..., str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The harness's input maker and trial seeds, the platform's trial count, the spec's tolerance."""
-    from kernelevolve.eval import correctness, harness
+    from kernelevolve.eval import correctness, stages
     from kernelevolve.verify import platform_settings
 
     calls: list[tuple[Any, ...]] = []
@@ -192,10 +192,10 @@ def test_verification_checks_as_the_search_does(
     assert op.verify(seed=5) == {"n100": ""}
     (_, _, make_inputs, seeds, atol, rtol) = calls[0]
     trials = platform_settings("cpu").correctness_trials
-    assert seeds == [harness.trial_seed(5, 1, t) for t in range(trials)]  # n100 is the spec's shape 1
+    assert seeds == [stages.trial_seed(5, 1, t) for t in range(trials)]  # n100 is the spec's shape 1
     assert (atol, rtol) == (add_spec.atol, add_spec.rtol)
     namespace = op._namespace("n100")
-    searched = harness.input_maker(namespace, "cpu", torch.float32)(seeds[0])
+    searched = stages.input_maker(namespace, "cpu", torch.float32)(seeds[0])
     for got, expected in zip(make_inputs(seeds[0]), searched, strict=True):
         assert torch.equal(got, expected)
 

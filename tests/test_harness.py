@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from kernelevolve.backends.triton import BACKEND, TritonBackend
-from kernelevolve.eval import correctness, harness, timers
+from kernelevolve.eval import baseline_timing, correctness, harness, timers
 from kernelevolve.platforms import Platform
 from kernelevolve.specs.reference import ReferenceSpecError, apply_shape, load_reference
 from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
@@ -130,7 +130,7 @@ def test_broken_reference_raises_spec_error(
 def test_measure_baselines_times_eager_per_shape(
     add_spec: KernelSpec, cpu_platform: Platform, fast_settings: EvalSettings
 ) -> None:
-    baselines = harness.measure_baselines(add_spec, cpu_platform, fast_settings)
+    baselines = baseline_timing.measure_baselines(add_spec, cpu_platform, fast_settings)
     assert set(baselines) == {"n64", "n100"}
     for baseline in baselines.values():
         assert baseline.eager.trials == 3 and baseline.eager.median_ms > 0

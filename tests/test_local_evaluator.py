@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from kernelevolve.eval.baselines import BaselineCache
-from kernelevolve.eval.harness import trial_seed
 from kernelevolve.eval.local import LocalEvaluator, normalise_devices
+from kernelevolve.eval.stages import trial_seed
 from kernelevolve.platforms import Platform
 from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 

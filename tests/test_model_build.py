@@ -8,7 +8,7 @@ import types
 import pytest
 import torch
 
-from kernelevolve.eval import harness
+from kernelevolve.eval import stages
 from kernelevolve.specs import reference
 from kernelevolve.specs.reference import ReferenceSpecError, build_model, build_model_on, load_reference
 from kernelevolve.types import ShapeCase
@@ -106,7 +106,7 @@ _HOST_ONLY = (
 def _pair(
     module: types.ModuleType, prologue: str, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[list[bool], object]:
-    """`harness._build_pair` with a real runner, on-device builds pretended on the CPU (a device context
+    """`stages._build_pair` with a real runner, on-device builds pretended on the CPU (a device context
     entered for them); returns the judge's routes for the reference and the pair (or the Stop raised)."""
     from kernelevolve.eval import runner_client
     from kernelevolve.eval.shared_tensors import SharedArena
@@ -135,7 +135,7 @@ def _pair(
         assert runner.request(load, 60)["ok"] is True
         deadline = time.monotonic() + 60
         try:
-            ref_model, remote = harness._build_pair(
+            ref_model, remote = stages._build_pair(
                 module,
                 ShapeCase("default", {}),
                 0,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import torch
 
-from kernelevolve.eval import harness
+from kernelevolve.eval import baseline_timing, harness, stages
 from kernelevolve.platforms import Platform
 from kernelevolve.specs import precision
 from kernelevolve.types import Baseline, Candidate, EvalRequest, EvalSettings, KernelSpec, Status
@@ -33,15 +33,15 @@ def test_candidates_run_exact_and_baselines_at_the_default(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     timed: dict[str, bool] = {}  # model class timed -> cuDNN TF32 allowed while it ran
-    real_time = harness._time
+    real_time = baseline_timing._time
 
     def spy(fn: Any, *args: Any, **kwargs: Any) -> Any:
         timed[type(fn).__name__] = torch.backends.cudnn.allow_tf32
         return real_time(fn, *args, **kwargs)
 
-    monkeypatch.setattr(harness, "_time", spy)
+    monkeypatch.setattr(baseline_timing, "_time", spy)
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    harness.measure_baselines(add_spec, cpu_platform, fast_settings)
+    baseline_timing.measure_baselines(add_spec, cpu_platform, fast_settings)
     assert timed == {"Model": precision.PYTORCH_DEFAULT_CUDNN_TF32}
     # The candidate runs in its runner: a forward that refuses TF32 convolutions passes only at exact fp32.
     refusing = add_kernel(
@@ -90,19 +90,19 @@ def test_only_gpu_convolutions_get_an_eager_timing_at_the_candidates_precision(
     assert not precision.precision_differs(convolution, "cpu")
     assert not precision.precision_differs(torch.nn.Linear(2, 2), "cuda:0")
 
-    plain = harness.measure_baselines(add_spec, cpu_platform, fast_settings)
+    plain = baseline_timing.measure_baselines(add_spec, cpu_platform, fast_settings)
     assert all(b.eager_exact is None for b in plain.values())
     # Where precision differs, eager is timed a second time, with cuDNN's TF32 off.
     timed_tf32: list[bool] = []
-    real_time = harness._time
+    real_time = baseline_timing._time
 
     def spy(fn: Any, *args: Any, **kwargs: Any) -> Any:
         timed_tf32.append(torch.backends.cudnn.allow_tf32)
         return real_time(fn, *args, **kwargs)
 
-    monkeypatch.setattr(harness, "_time", spy)
+    monkeypatch.setattr(baseline_timing, "_time", spy)
     monkeypatch.setattr(precision, "precision_differs", lambda model, device: True)
-    both = harness.measure_baselines(add_spec, cpu_platform, fast_settings)
+    both = baseline_timing.measure_baselines(add_spec, cpu_platform, fast_settings)
     assert all(b.eager_exact is not None and b.eager_exact.median_ms > 0 for b in both.values())
     assert timed_tf32 == [precision.PYTORCH_DEFAULT_CUDNN_TF32, False] * len(add_spec.shapes)
     shape = next(iter(both))
@@ -114,11 +114,11 @@ def test_baselines_record_whether_their_own_output_meets_the_tolerance(cpu_platf
     """torch.compile reorders a sum that cancels (as L2/14's does) beyond 1e-4: its timing is then that of an
     output a candidate would be rejected for, and the baseline says so."""
     settings = EvalSettings(timing_trials=3, warmup_trials=1, measure_compile_baseline=True)
-    (cancelling,) = harness.measure_baselines(CANCELLING, cpu_platform, settings).values()
+    (cancelling,) = baseline_timing.measure_baselines(CANCELLING, cpu_platform, settings).values()
     assert cancelling.eager_within_tolerance is True and cancelling.eager_max_error == 0.0
     assert cancelling.compiled_within_tolerance is False
     assert cancelling.compiled_max_error is not None and cancelling.compiled_max_error > 1e-3
-    (elementwise,) = harness.measure_baselines(ELEMENTWISE, cpu_platform, settings).values()
+    (elementwise,) = baseline_timing.measure_baselines(ELEMENTWISE, cpu_platform, settings).values()
     assert elementwise.eager_within_tolerance is True and elementwise.compiled_within_tolerance is True
     assert Baseline.from_json(cancelling.to_json()) == cancelling
     older = {k: v for k, v in cancelling.to_json().items() if "tolerance" not in k and "max_error" not in k}
@@ -132,24 +132,24 @@ def test_a_compile_baseline_missing_the_tolerance_is_compiled_again_at_the_candi
     to differ here), it is compiled and timed again at the candidates' precision, with its accuracy; where
     its output meets the tolerance, or the precision does not differ, it is not."""
     settings = EvalSettings(timing_trials=3, warmup_trials=1, measure_compile_baseline=True)
-    (cancelling,) = harness.measure_baselines(CANCELLING, cpu_platform, settings).values()
+    (cancelling,) = baseline_timing.measure_baselines(CANCELLING, cpu_platform, settings).values()
     assert cancelling.compiled_within_tolerance is False and cancelling.compiled_exact is None  # CPU: same
 
     tf32_while_compiled: list[bool] = []
-    real_compile = harness.compile_before_running
+    real_compile = baseline_timing.compile_before_running
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         tf32_while_compiled.append(torch.backends.cudnn.allow_tf32)
         return real_compile(*args, **kwargs)
 
-    monkeypatch.setattr(harness, "compile_before_running", spy)
+    monkeypatch.setattr(baseline_timing, "compile_before_running", spy)
     monkeypatch.setattr(precision, "precision_differs", lambda model, device: True)
-    (cancelling,) = harness.measure_baselines(CANCELLING, cpu_platform, settings).values()
+    (cancelling,) = baseline_timing.measure_baselines(CANCELLING, cpu_platform, settings).values()
     assert cancelling.compiled_exact is not None and cancelling.compiled_exact.median_ms > 0
     assert cancelling.compiled_exact_within_tolerance is False  # the sum is reordered at any precision
     assert tf32_while_compiled == [precision.PYTORCH_DEFAULT_CUDNN_TF32, False]
     assert Baseline.from_json(cancelling.to_json()) == cancelling
-    (elementwise,) = harness.measure_baselines(ELEMENTWISE, cpu_platform, settings).values()
+    (elementwise,) = baseline_timing.measure_baselines(ELEMENTWISE, cpu_platform, settings).values()
     assert elementwise.compiled_within_tolerance is True and elementwise.compiled_exact is None
 
 
@@ -167,7 +167,7 @@ def test_a_reference_drawing_in_forward_meets_its_own_tolerance(cpu_platform: Pl
     """Eager against the reference: both forwards draw from the generator seeded alike (as candidates'
     correctness does), so a reference with random draws in forward (L3/35) is not reported as missing."""
     settings = EvalSettings(timing_trials=2, warmup_trials=1, measure_compile_baseline=False)
-    (baseline,) = harness.measure_baselines(RANDOM_IN_FORWARD, cpu_platform, settings).values()
+    (baseline,) = baseline_timing.measure_baselines(RANDOM_IN_FORWARD, cpu_platform, settings).values()
     assert baseline.eager_within_tolerance is True and baseline.eager_max_error == 0.0
 
 
@@ -193,14 +193,14 @@ def test_on_the_gpu_a_convolutions_compile_baseline_gets_its_exact_fp32_timing(
 
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
-    real_of = harness._BaselineAccuracy.of
+    real_of = baseline_timing._BaselineAccuracy.of
 
     def default_compile_misses(self: Any, model: Any, label: str) -> tuple[bool | None, float | None]:
         return (False, 1.0) if label == "torch.compile" else real_of(self, model, label)
 
-    monkeypatch.setattr(harness._BaselineAccuracy, "of", default_compile_misses)
+    monkeypatch.setattr(baseline_timing._BaselineAccuracy, "of", default_compile_misses)
     settings = EvalSettings(timing_trials=20, warmup_trials=3, measure_compile_baseline=True)
-    (baseline,) = harness.measure_baselines(
+    (baseline,) = baseline_timing.measure_baselines(
         CONVOLUTION, load_platform(gpu_platform_name()), settings
     ).values()
     assert baseline.compiled is not None and baseline.compiled_exact is not None
@@ -249,11 +249,11 @@ def test_under_the_frameworks_defaults_the_exact_fp32_verdict_is_recorded_beside
     status, flags = flags_of(add_kernel(result="x - y"), default)
     assert status is Status.INCORRECT and precision.EXACT_FP32_INCORRECT in flags
 
-    class Rounded(harness._AtExactFp32):  # exact fp32 gives another answer: a TF32-only kernel
+    class Rounded(stages._AtExactFp32):  # exact fp32 gives another answer: a TF32-only kernel
         def __call__(self, *args: Any) -> Any:
             return super().__call__(*args) + 1.0
 
-    monkeypatch.setattr(harness, "_AtExactFp32", Rounded)
+    monkeypatch.setattr(stages, "_AtExactFp32", Rounded)
     fast_settings = dataclasses.replace(fast_settings, seed=fast_settings.seed + 1)  # no kept outputs
     assert flags_of(add_kernel(), default) == (
         Status.OK,

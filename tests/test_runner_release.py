@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from kernelevolve.backends.triton import BACKEND
-from kernelevolve.eval import harness, runner, runner_client, shared_tensors, worker
+from kernelevolve.eval import device_memory, harness, runner, runner_client, shared_tensors, worker
 from kernelevolve.platforms import Platform
 from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 
@@ -92,12 +92,12 @@ def test_the_device_is_let_go_only_after_the_runner_is_dead(
 
 def test_a_judge_holding_device_memory_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
     report = EvalReport(candidate_id="c", status=Status.OK)
-    monkeypatch.setattr(harness, "device_memory_stranded", lambda device: True)
+    monkeypatch.setattr(device_memory, "device_memory_stranded", lambda device: True)
     assert worker._needs_recycle(report, "cuda:0") is True
-    monkeypatch.setattr(harness, "device_memory_stranded", lambda device: False)
+    monkeypatch.setattr(device_memory, "device_memory_stranded", lambda device: False)
     assert worker._needs_recycle(report, "cuda:0") is False
     assert worker._needs_recycle(report, "cpu") is False
-    assert harness.device_memory_stranded("cpu") is False
+    assert device_memory.device_memory_stranded("cpu") is False
 
 
 _TANH = """
@@ -159,7 +159,7 @@ def test_a_gigabyte_evaluation_leaves_the_judge_nothing_allocated(monkeypatch: p
     assert report.status is Status.OK, report.feedback
     leftover: Any = torch.cuda.memory_allocated() - before
     assert leftover < (256 << 20), f"{leftover / 2**30:.2f} GiB still allocated after a 1 GiB evaluation"
-    assert not harness.device_memory_stranded("cuda:0")
+    assert not device_memory.device_memory_stranded("cuda:0")
 
 
 def test_the_zygote_pays_tritons_cache_key_once_for_every_runner() -> None:
@@ -212,8 +212,8 @@ def test_the_full_collection_runs_after_the_device_is_let_go(
         return real_collect(generation)
 
     monkeypatch.setattr(harness, "_device_held", recorded)
-    monkeypatch.setattr(harness, "FULL_GC_EVERY", 1)
-    monkeypatch.setattr(harness.gc, "collect", collect)
+    monkeypatch.setattr(device_memory, "FULL_GC_EVERY", 1)
+    monkeypatch.setattr(device_memory.gc, "collect", collect)
     request = EvalRequest(Candidate(add_kernel(), "triton", "t"), add_spec, cpu_platform.name, fast_settings)
     report = harness.evaluate(request, cpu_platform)
     assert report.status is Status.OK, report.feedback
@@ -251,5 +251,5 @@ def test_warming_a_judge_on_the_gpu_raises_nothing(caplog: pytest.LogCaptureFixt
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
     with caplog.at_level("INFO"):
-        harness.warm_device("cuda:0")
+        device_memory.warm_device("cuda:0")
     assert "warming cuda:0 failed" not in caplog.text

@@ -152,7 +152,7 @@ class _Runner:
         self.models.clear()
         drop_mapped()
         # Young cycles only: a full pass costs this process ~0.1 s, under the device lock. A tensor an old
-        # cycle still holds stays allocated in the judge, which `harness.device_memory_stranded` notices.
+        # cycle still holds stays allocated in the judge, which `device_memory.device_memory_stranded` notices.
         gc.collect(1)
         self._finish_device_work()
         return {"ok": True}

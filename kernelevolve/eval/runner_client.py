@@ -124,7 +124,7 @@ class Runner:
         """Ask an idle runner to drop the judge's device tensors it mapped; whether it did. CUDA IPC keeps a
         block allocated in the judge while a runner holds it, and a killed runner's references are never
         dropped: the judge would keep every input and slot of the evaluation (a busy or unwilling runner's
-        are left for `harness.device_memory_stranded` to notice)."""
+        are left for `device_memory.device_memory_stranded` to notice)."""
         if not self.answered or not self.alive():
             return False
         try:

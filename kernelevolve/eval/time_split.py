@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kernelevolve.eval import device_lock
-from kernelevolve.eval.harness import drain_device
+from kernelevolve.eval.device_memory import drain_device
 from kernelevolve.specs import precision, reference
 from kernelevolve.types import EvalRequest
 

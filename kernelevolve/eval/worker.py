@@ -101,11 +101,11 @@ def worker_main(conn: Connection, device: str, platform_name: str, log_path: str
             get_backend(name).prepare_process(local_device)
         except (ImportError, KeyError) as exc:  # a backend module not present in this install
             log.info("backend %s not prepared: %s", name, exc)
-    from kernelevolve.eval import harness, runner_client
+    from kernelevolve.eval import device_memory, harness, runner_client
     from kernelevolve.eval.baselines import environment_info
 
     runner_client.pool().prewarm()
-    harness.warm_device(local_device)
+    device_memory.warm_device(local_device)
 
     info = environment_info(local_device)
     info["worker"] = harness.worker_label(device)
@@ -127,7 +127,7 @@ def worker_main(conn: Connection, device: str, platform_name: str, log_path: str
 def _handle(
     message: dict[str, Any], platforms: dict[str, Any], local_device: str, device: str
 ) -> dict[str, Any]:
-    from kernelevolve.eval import harness
+    from kernelevolve.eval import baseline_timing, harness
     from kernelevolve.platforms import load_platform
     from kernelevolve.specs.reference import ReferenceSpecError
     from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec
@@ -149,7 +149,7 @@ def _handle(
         if op == "baselines":
             spec = KernelSpec.from_json(message["spec"])
             settings = EvalSettings.from_json(message["settings"])
-            baselines = harness.measure_baselines(spec, platform, settings, local_device)
+            baselines = baseline_timing.measure_baselines(spec, platform, settings, local_device)
             return {"op": "baselines", "baselines": {k: v.to_json() for k, v in baselines.items()}}
         if op == "profile":
             return {"op": "profile", "split": _profile_in_runner(message, platform, local_device)}
@@ -193,12 +193,12 @@ def _profile_in_runner(message: dict[str, Any], platform: Any, local_device: str
 
 
 def _needs_recycle(report: Any, local_device: str) -> bool:
-    from kernelevolve.eval import harness
+    from kernelevolve.eval import device_memory
     from kernelevolve.types import Status
 
     if local_device.startswith("cuda"):
         try:
-            stranded = harness.device_memory_stranded(local_device)
+            stranded = device_memory.device_memory_stranded(local_device)
         except Exception:  # noqa: BLE001 - a device this process can no longer use: replace it
             return True
         if stranded:

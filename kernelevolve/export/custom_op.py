@@ -392,7 +392,7 @@ class KernelOp:
     ) -> str:
         import torch
 
-        from kernelevolve.eval import correctness, harness
+        from kernelevolve.eval import correctness, stages
         from kernelevolve.specs import reference
 
         namespace = self._namespace(shape)
@@ -414,8 +414,8 @@ class KernelOp:
             verdict = correctness.check_correctness(
                 lambda *x: self._reference_call(x, weights, config),
                 lambda *x: self._kernel_call(shape, x, weights),
-                harness.input_maker(namespace, device, self.dtype),
-                [harness.trial_seed(seed, index, t) for t in range(trials)],
+                stages.input_maker(namespace, device, self.dtype),
+                [stages.trial_seed(seed, index, t) for t in range(trials)],
                 self.spec.atol,
                 self.spec.rtol,
             )

@@ -15,10 +15,10 @@ from __future__ import annotations
 import ast
 
 from kernelevolve.eval.static.flow import Flow
+from kernelevolve.eval.static.kinds import EMPTY, INPUT, A, D, Kinds, Shape, T
 from kernelevolve.eval.static.module import Module, callee_name, is_static, positional
 from kernelevolve.eval.static.module_rules import ModuleRules, syntactic_compute
 from kernelevolve.eval.static.rules import MEMOIZERS
-from kernelevolve.eval.static.values import EMPTY, INPUT, A, D, Kinds, Shape, T
 from kernelevolve.types import StaticIssue
 
 

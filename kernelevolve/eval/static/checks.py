@@ -7,8 +7,8 @@ the public API; the work is split by concern into sibling modules:
 - ``module``: import-alias resolution and the candidate's definitions and kernels;
 - ``module_rules``: rules over the whole module (banned names, module-level compute);
 - ``callpath``: the call path from ``ModelNew.forward`` and the backend-kernel check;
-- ``values`` / ``flow``: what each name may hold along that path (expressions and
-  stores / statements).
+- ``values`` (with ``calls`` for calls, ``kinds`` for the kinds) / ``flow``: what each name may hold
+  along that path (expressions and stores / statements).
 
 Every rule works on the syntax tree (never on the text) with import aliases resolved (so
 ``F.softmax`` after ``import torch.nn.functional as F`` reads as ``torch.nn.functional.softmax``;

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import ast
 
+from kernelevolve.eval.static.kinds import EMPTY, A, F, Kinds, S, T
 from kernelevolve.eval.static.module import callee_name, positional
-from kernelevolve.eval.static.values import EMPTY, A, F, Kinds, S, T, Values
+from kernelevolve.eval.static.values import Values
 
 
 class Flow(Values):

@@ -7,17 +7,17 @@ import math
 import pytest
 import torch
 
-from kernelevolve.eval import correctness
+from kernelevolve.eval import correctness, tensor_guards, value_scan
 
 
 @pytest.fixture(params=[1 << 24, 7], ids=["whole", "chunks_of_7"])
 def chunked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
-    monkeypatch.setattr(correctness, "COMPARE_CHUNK_ELEMENTS", request.param)
+    monkeypatch.setattr(value_scan, "COMPARE_CHUNK_ELEMENTS", request.param)
     return int(request.param)
 
 
 def _compare(ref: torch.Tensor, out: torch.Tensor) -> tuple[str, str, float]:
-    return correctness._value_problem("output", ref, out, atol=1e-4, rtol=1e-4)
+    return value_scan._value_problem("output", ref, out, atol=1e-4, rtol=1e-4)
 
 
 def test_close_values_pass_with_their_max_error(chunked: int) -> None:
@@ -80,7 +80,7 @@ def test_unchanged_inputs_of_every_kind_pass() -> None:
         torch.randn(4, 6).t(),  # not contiguous
         torch.randn(3, dtype=torch.float16),
     ]
-    assert correctness._mutation_problem(inputs, correctness.clone_tree(inputs)) == ""
+    assert correctness._mutation_problem(inputs, tensor_guards.clone_tree(inputs)) == ""
 
 
 @pytest.mark.parametrize(
@@ -162,7 +162,7 @@ def test_one_pass_summary_agrees_with_the_torch_comparison(dtype: torch.dtype) -
 
     for case, ref, out in _edge_pairs(dtype):
         summary = compare_kernel.summarise(ref, out, 1e-4, 1e-4)
-        torch_scan = correctness._chunked_scan(ref, out, 1e-4, 1e-4)
+        torch_scan = value_scan._chunked_scan(ref, out, 1e-4, 1e-4)
         torch_passes = (
             torch_scan.all_close and not torch_scan.unwritten and not torch_scan.non_finite_mismatch
         )

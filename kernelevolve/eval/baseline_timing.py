@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelevolve.eval import (
     correctness,
+    tensor_guards,
     timers,
 )
 from kernelevolve.eval.compile_baseline import compile_before_running
@@ -69,7 +70,7 @@ def _timing_inputs(
         made = {0: first}
         return lambda call: made.pop(call) if call in made else make(call)
     log.info("get_inputs() takes %.2f s: timing rotates %d input sets", cost, TIMING_INPUT_SETS)
-    size = sum(t.numel() * t.element_size() for t in correctness._tensor_leaves(first))
+    size = sum(t.numel() * t.element_size() for t in tensor_guards._tensor_leaves(first))
     count = TIMING_INPUT_SETS if size * TIMING_INPUT_SETS <= _MAX_ROTATED_INPUT_BYTES else 1
     return [first] + [make(k) for k in range(1, count)]
 
@@ -284,7 +285,7 @@ class _BaselineAccuracy:
         try:
             with torch.no_grad(), precision.exact_fp32():
                 correctness.seed_forward(0)  # random draws in forward alike (L3/35)
-                self.expected: Any = model(*correctness.clone_tree(inputs))
+                self.expected: Any = model(*tensor_guards.clone_tree(inputs))
         except Exception as exc:
             log.warning("baseline accuracy not checked: the reference raised %s: %s", type(exc).__name__, exc)
             self.expected = None
@@ -297,7 +298,7 @@ class _BaselineAccuracy:
         try:
             with torch.no_grad():
                 correctness.seed_forward(0)
-                got = model(*correctness.clone_tree(self.inputs))
+                got = model(*tensor_guards.clone_tree(self.inputs))
             within, worst = correctness.within_tolerance(self.expected, got, self.spec.atol, self.spec.rtol)
         except Exception as exc:
             log.warning("%s's accuracy not checked: %s: %s", label, type(exc).__name__, exc)

@@ -89,7 +89,7 @@ def reference_against_fp64(spec: KernelSpec, shape: ShapeCase, device: str, seed
 
 def _tensors(value: Any) -> list[Any]:
     """The floating tensors of an output, found as the correctness check finds them."""
-    from kernelevolve.eval.correctness import _tensor_leaves
+    from kernelevolve.eval.tensor_guards import _tensor_leaves
 
     return [t.detach() for t in _tensor_leaves(value) if t.is_floating_point()]
 

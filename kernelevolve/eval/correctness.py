@@ -6,34 +6,36 @@ the result and writes past it are seen) with the allocator poisoned (freed NaN b
 NaN-filled `torch.empty`, so outputs written only in part show up as non-finite). Its output must
 match the reference's structure, shape, dtype and values, must not alias an input, and the inputs
 must come back unchanged. Candidate exceptions come out wrapped in `CandidateFailure`.
+
+The guard bands and poisoning are `tensor_guards.py`, the chunked value comparison `value_scan.py`.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kernelevolve.eval import module_state
-from kernelevolve.specs.reference import ReferenceSpecError, map_tensors
+from kernelevolve.eval.tensor_guards import (
+    _guards_intact,
+    _is_tensor,
+    _layout,
+    _tensor_leaves,
+    clone_tree,
+    guard_inputs,
+    poison_allocator,
+    synchronize_current_stream,
+)
+from kernelevolve.eval.value_scan import _scan_values, _value_problem
+from kernelevolve.specs.reference import ReferenceSpecError
 
 if TYPE_CHECKING:
     import torch
 
 log = logging.getLogger(__name__)
-
-# Guard bands are wide on GPUs (tile kernels overrun by whole rows) and small on the CPU, where the
-# interpreter is the bottleneck and the bands are for tests of the plumbing.
-GUARD_BYTES = {"cuda": 64 << 10, "cpu": 4 << 10}
-POISON_BYTE = 0xFF  # as float32/float16/bfloat16/float64 every all-ones pattern is a NaN
-_MIN_POISON_BYTES = {"cuda": 64 << 20, "cpu": 64 << 10}
-
-
-def _guard_bytes(device: torch.device) -> int:
-    return GUARD_BYTES.get(device.type, GUARD_BYTES["cuda"])
 
 
 class CandidateFailure(Exception):
@@ -380,274 +382,3 @@ def _bits(tensor: torch.Tensor) -> torch.Tensor:
     if tensor.is_complex():
         tensor = torch.view_as_real(tensor)
     return tensor.contiguous().view(getattr(torch, _BITS_OF_SIZE[tensor.element_size()]))
-
-
-# ---------------------------------------------------------------------------------------------
-# Values
-
-
-# Values are compared a slice at a time: KernelBench's level-1 outputs reach 6.4 GB, and whole-tensor
-# temporaries (differences, masks, fp32 copies) would need several times that next to the inputs and
-# outputs, enough to run a GPU shared by several evaluations out of memory.
-COMPARE_CHUNK_ELEMENTS = 1 << 24
-
-
-@dataclass
-class _ValueScan:
-    """What a chunked pass over reference and output finds (flat indices into the whole tensor)."""
-
-    unwritten: int = 0  # reference finite, output not
-    first_unwritten: int = -1
-    max_error: float = 0.0  # over positions where both are finite
-    all_close: bool = True
-    out_of_tolerance: int = 0  # finite positions beyond atol + rtol*|ref|
-    worst_excess: float = -math.inf
-    worst_excess_at: int = -1
-    non_finite_mismatch: int = 0  # reference non-finite and output different
-    first_non_finite_mismatch: int = -1
-
-
-def _scan_values(ref: torch.Tensor, out: torch.Tensor, atol: float, rtol: float) -> _ValueScan:
-    summary = _one_pass_summary(ref, out, atol, rtol)
-    if summary is not None and summary.passes:
-        return _ValueScan(max_error=summary.max_error)
-    return _chunked_scan(ref, out, atol, rtol)  # on the CPU, and where a value fails: its indices and values
-
-
-_one_pass_broken: list[str] = []  # why the GPU summary is off in this process, once it has failed
-
-
-def _one_pass_summary(ref: torch.Tensor, out: torch.Tensor, atol: float, rtol: float) -> Any:
-    """The GPU's one-pass `compare_kernel.ValueSummary`, or None where it does not apply or cannot run."""
-    if ref.device.type != "cuda" or _one_pass_broken:
-        return None
-    try:
-        from kernelevolve.eval import compare_kernel
-
-        if not compare_kernel.applies(ref, out):
-            return None
-        return compare_kernel.summarise(ref, out, atol, rtol)
-    except Exception as exc:  # noqa: BLE001 - the torch comparison below gives the verdict anyway
-        if is_device_fault(exc):
-            raise  # a fault of the candidate's kernels surfacing here is the candidate's
-        _one_pass_broken.append(f"{type(exc).__name__}: {exc}")
-        log.warning("one-pass value comparison off in this process: %s", _one_pass_broken[0])
-        return None
-
-
-_DEVICE_FAULT = re.compile(
-    r"CUDA error|HIP error|illegal memory access|device-side assert|misaligned address"
-)
-
-
-def is_device_fault(exc: BaseException) -> bool:
-    """A device error (a kernel's fault, possibly surfacing late), not a Python one."""
-    return type(exc).__name__ == "AcceleratorError" or bool(_DEVICE_FAULT.search(str(exc)))
-
-
-def _chunked_scan(ref: torch.Tensor, out: torch.Tensor, atol: float, rtol: float) -> _ValueScan:
-    import torch
-
-    work = torch.float64 if ref.dtype == torch.float64 else torch.float32
-    ref_flat, out_flat = ref.detach().reshape(-1), out.detach().reshape(-1)
-    scan = _ValueScan()
-    for start in range(0, ref_flat.numel(), COMPARE_CHUNK_ELEMENTS):
-        ref_w = ref_flat[start : start + COMPARE_CHUNK_ELEMENTS].to(work)
-        out_w = out_flat[start : start + COMPARE_CHUNK_ELEMENTS].to(work)
-        ref_finite, out_finite = torch.isfinite(ref_w), torch.isfinite(out_w)
-        unwritten = ref_finite & ~out_finite
-        count = int(unwritten.sum())
-        if count and scan.first_unwritten < 0:
-            scan.first_unwritten = start + int(torch.nonzero(unwritten)[0])
-        scan.unwritten += count
-        both = ref_finite & out_finite
-        diff = torch.where(both, (out_w - ref_w).abs(), torch.zeros_like(ref_w))
-        scan.max_error = max(scan.max_error, float(diff.max()))
-        if scan.unwritten or bool(torch.isclose(out_w, ref_w, atol=atol, rtol=rtol, equal_nan=True).all()):
-            continue
-        scan.all_close = False
-        excess = torch.where(both, diff - (atol + rtol * ref_w.abs()), torch.full_like(ref_w, -math.inf))
-        scan.out_of_tolerance += int((excess > 0).sum())
-        worst = int(torch.argmax(excess))
-        if float(excess[worst]) > scan.worst_excess:
-            scan.worst_excess, scan.worst_excess_at = float(excess[worst]), start + worst
-        mismatch = ~ref_finite & (out_w != ref_w) & ~(torch.isnan(out_w) & torch.isnan(ref_w))
-        count = int(mismatch.sum())
-        if count and scan.first_non_finite_mismatch < 0:
-            scan.first_non_finite_mismatch = start + int(torch.nonzero(mismatch)[0])
-        scan.non_finite_mismatch += count
-    return scan
-
-
-def _value_problem(path: str, ref: Any, out: Any, atol: float, rtol: float) -> tuple[str, str, float]:
-    import torch
-
-    if not isinstance(ref, torch.Tensor):
-        equal = ref == out or (
-            isinstance(ref, float)
-            and isinstance(out, (int, float))
-            and math.isclose(out, ref, rel_tol=rtol, abs_tol=atol)
-        )
-        return ("", "", 0.0) if equal else (f"{path}: got {out!r}, expected {ref!r}", "mismatch", 0.0)
-    if ref.numel() == 0:
-        return "", "", 0.0
-    scan = _scan_values(ref, out, atol, rtol)
-
-    def value_at(tensor: torch.Tensor, flat: int) -> float:
-        return float(tensor.detach().reshape(-1)[flat].item())
-
-    if scan.unwritten:
-        flat = scan.first_unwritten
-        return (
-            f"{path}: {scan.unwritten} of {ref.numel()} values are non-finite where the reference is finite, "
-            f"first at index {_unravel(flat, tuple(ref.shape))}: got {value_at(out, flat):.6g} expected "
-            f"{value_at(ref, flat):.6g} (output not fully written, out-of-bounds reads, or overflow)",
-            "nonfinite",
-            scan.max_error,
-        )
-    if scan.all_close:
-        return "", "", scan.max_error
-    flat = max(0, scan.first_non_finite_mismatch if scan.non_finite_mismatch else scan.worst_excess_at)
-    bad = scan.out_of_tolerance + scan.non_finite_mismatch
-    return (
-        f"{path}: max abs error {scan.max_error:.3g} > atol {atol:g} + rtol {rtol:g}*|ref| at index "
-        f"{_unravel(flat, tuple(ref.shape))}: got {value_at(out, flat):.6g} expected "
-        f"{value_at(ref, flat):.6g}; {bad} of {ref.numel()} elements out of tolerance",
-        "mismatch",
-        scan.max_error,
-    )
-
-
-def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
-    index = []
-    for size in reversed(shape):
-        index.append(flat % size)
-        flat //= size
-    return tuple(reversed(index))
-
-
-# ---------------------------------------------------------------------------------------------
-# Inputs: copies and guard bands
-
-
-def _is_tensor(value: Any) -> bool:
-    import torch
-
-    return isinstance(value, torch.Tensor)
-
-
-def tensor_leaves(value: Any) -> list[torch.Tensor]:
-    if _is_tensor(value):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for item in value for t in tensor_leaves(item)]
-    if isinstance(value, dict):
-        return [t for item in value.values() for t in tensor_leaves(item)]
-    return []
-
-
-_tensor_leaves = tensor_leaves
-
-
-def tensor_bytes(value: Any) -> int:
-    """Bytes held by the tensors in a (nested) output."""
-    return sum(t.numel() * t.element_size() for t in _tensor_leaves(value))
-
-
-def clone_tree(value: Any) -> Any:
-    return map_tensors(lambda tensor: tensor.clone(), value)
-
-
-def _layout(value: Any) -> Any:
-    """Structure, tensor shapes/dtypes/devices and plain values: equal layouts can share storage."""
-    if _is_tensor(value):
-        return ("tensor", tuple(value.shape), value.dtype, value.device)
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, tuple(_layout(v) for v in value))
-    if isinstance(value, dict):
-        return ("dict", tuple((k, _layout(v)) for k, v in value.items()))
-    return ("value", repr(value))
-
-
-def guard_inputs(inputs: list[Any], arena: Any = None) -> tuple[list[Any], list[Any]]:
-    """Copies of the top-level tensor inputs placed between poison-filled guard bands.
-
-    Returns the new inputs and, per tensor leaf, the backing byte buffer (None when the tensor
-    is not contiguous and was merely cloned). With `arena` (`shared_tensors.SharedArena`) the copies
-    live where a runner can map them.
-    """
-    import torch
-
-    guards: list[Any] = []
-
-    def place(value: Any) -> Any:
-        if isinstance(value, torch.Tensor):
-            if not value.is_contiguous() or value.numel() == 0:
-                guards.append(None)
-                return value.clone() if arena is None else arena.copy_of(value)
-            nbytes = value.numel() * value.element_size()
-            guard = _guard_bytes(value.device)
-            size = 2 * guard + nbytes
-            if arena is None:
-                buffer = torch.full((size,), POISON_BYTE, dtype=torch.uint8, device=value.device)
-            else:
-                buffer = arena.empty_strided((size,), (1,), torch.uint8)
-                buffer.fill_(POISON_BYTE)
-            view = buffer[guard : guard + nbytes].view(value.dtype).view(value.shape)
-            view.copy_(value)
-            if arena is not None:
-                arena.register_view(buffer, view)
-            guards.append(buffer)
-            return view
-        if isinstance(value, (list, tuple)):
-            return type(value)(place(v) for v in value)
-        if isinstance(value, dict):
-            return {k: place(v) for k, v in value.items()}
-        return value
-
-    placed = [place(v) for v in inputs]
-    return placed, guards
-
-
-def _guards_intact(buffer: torch.Tensor) -> bool:
-    import torch
-
-    guard = _guard_bytes(buffer.device)
-    bands = torch.cat([buffer[:guard], buffer[-guard:]])
-    return bool((bands == POISON_BYTE).all())
-
-
-# ---------------------------------------------------------------------------------------------
-# Poisoning
-
-
-_POISON_BUDGET_BYTES = 4 << 30
-
-
-def poison_allocator(like: Sequence[torch.Tensor]) -> None:
-    """Leave freed, NaN-filled blocks in the allocator's cache, sized like the expected outputs.
-
-    The CUDA caching allocator hands a freed block of the right size to the next request, so an
-    output the candidate allocates and then writes only in part keeps NaN where it did not write
-    (rather than, say, the reference's result from a moment ago).
-    """
-    import torch
-
-    if not like:
-        return
-    device = like[0].device
-    floor = _MIN_POISON_BYTES.get(device.type, _MIN_POISON_BYTES["cuda"])
-    total = sum(t.numel() * t.element_size() for t in like)
-    sizes = [max(2 * total, floor)] + [t.numel() * t.element_size() for t in like for _ in range(2)]
-    if sum(sizes) > _POISON_BUDGET_BYTES:  # multi-GB outputs: one block each, or the pool alone fills the GPU
-        sizes = [t.numel() * t.element_size() for t in like]
-    blocks = [torch.full((max(size, 1),), POISON_BYTE, dtype=torch.uint8, device=device) for size in sizes]
-    del blocks
-
-
-def synchronize_current_stream(tensors: list[torch.Tensor]) -> None:
-    import torch
-
-    device = next((t.device for t in tensors if t.device.type == "cuda"), None)
-    if device is not None:
-        torch.cuda.current_stream(device).synchronize()

@@ -27,6 +27,7 @@ from kernelevolve.eval import (
     judged_run,
     runner_client,
     timers,
+    value_scan,
 )
 from kernelevolve.eval.device_memory import (
     _collect_fully_when_due,
@@ -118,7 +119,7 @@ def _report(
 
 def _unexpected_error_fields(exc: Exception, candidate_id: str) -> dict[str, Any]:
     """An exception from the harness's own code: a kernel's late device fault, or a harness bug."""
-    if correctness.is_device_fault(exc):
+    if value_scan.is_device_fault(exc):
         return _fail(
             Status.RUNTIME_ERROR,
             type(exc).__name__,

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernelevolve.eval import correctness, input_refresh, timers
+from kernelevolve.eval import correctness, input_refresh, tensor_guards, timers
 from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure, failure_fields
 from kernelevolve.eval.runner_channel import ReplyError, finite_numbers
 from kernelevolve.eval.runner_client import Runner, RunnerGone, RunnerTimeout
@@ -113,8 +113,8 @@ def time_shape(
     setup_started = time.perf_counter()
     first = make_set(0)
     with torch.no_grad():  # the output's layout, for the ring's slots; the values are not kept
-        expected_like = [t.to("meta") for t in correctness.tensor_leaves(shape.reference_model(*first))]
-    shape.output_bytes = correctness.tensor_bytes(expected_like)
+        expected_like = [t.to("meta") for t in tensor_guards.tensor_leaves(shape.reference_model(*first))]
+    shape.output_bytes = tensor_guards.tensor_bytes(expected_like)
     sets, structure = _timing_sets(first, make_set, arena, device, calls)
     del first
     patterns = input_refresh.make_patterns(sets[0], seed)
@@ -287,7 +287,7 @@ class _OutputCheck:
         import torch
 
         set_index = call % self.set_count
-        start = correctness.tensor_leaves(self.make_set(set_index))  # seeded: the set's first values again
+        start = tensor_guards.tensor_leaves(self.make_set(set_index))  # seeded: the set's first values again
         leaves = input_refresh.inputs_at(start, self.set_count, set_index, call, self.plan, self.patterns)
         arguments = _rebuild(self.structure, leaves)
         got = self.ring[call % len(self.ring)]
@@ -317,13 +317,13 @@ def _timing_sets(
     call, at least one) and the arguments' structure with tensor positions marked. A set's first values
     are made again from its seed when a check needs them (`make_set`), so none are kept here."""
     structure = _structure(first)
-    size = max(1, correctness.tensor_bytes(first))
+    size = max(1, tensor_guards.tensor_bytes(first))
     budget = TIMING_SET_BUDGET_BYTES["cuda" if device.startswith("cuda") else "cpu"]
     count = max(1, min(calls, budget // size))
     sets: list[list[Any]] = []
     for k in range(count):
         made = first if k == 0 else make_set(k)
-        sets.append([_shared(arena, leaf) for leaf in correctness.tensor_leaves(made)])
+        sets.append([_shared(arena, leaf) for leaf in tensor_guards.tensor_leaves(made)])
     return sets, structure
 
 

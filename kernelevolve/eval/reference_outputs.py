@@ -24,7 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernelevolve.eval.correctness import clone_tree, run_reference, tensor_bytes
+from kernelevolve.eval.correctness import run_reference
+from kernelevolve.eval.tensor_guards import clone_tree, tensor_bytes
 
 
 @dataclass(frozen=True)

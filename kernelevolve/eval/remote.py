@@ -14,10 +14,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from kernelevolve.eval.correctness import POISON_BYTE
 from kernelevolve.eval.runner_channel import ReplyError
 from kernelevolve.eval.runner_client import Runner
 from kernelevolve.eval.shared_tensors import SharedArena
+from kernelevolve.eval.tensor_guards import POISON_BYTE
 from kernelevolve.specs.reference import map_tensors
 
 _MAX_DIMS = 16
@@ -87,7 +87,7 @@ class RemoteCandidate:
         return reply
 
     def call(self, inputs: list[Any], expected: Any, seed: int) -> Any:
-        from kernelevolve.eval.correctness import tensor_leaves
+        from kernelevolve.eval.tensor_guards import tensor_leaves
 
         expected_leaves = tensor_leaves(expected)
         slots = [self.arena.empty_like(leaf) for leaf in expected_leaves]

@@ -168,26 +168,26 @@ class _Runner:
     def op_call(self, message: dict[str, Any]) -> dict[str, Any]:
         import torch
 
-        from kernelevolve.eval import correctness
+        from kernelevolve.eval import correctness, tensor_guards
 
         model = self.models[message["index"]]
         inputs = _open_tree(message["inputs"])
         slots = [ref.open() for ref in message["slots"]]
-        correctness.poison_allocator([s for s in slots if s.device.type != "meta"])
+        tensor_guards.poison_allocator([s for s in slots if s.device.type != "meta"])
         launches_before = _LAUNCHES[0]
         trace = OpTrace() if message.get("strict") else contextlib.nullcontext()
         try:
             with torch.no_grad(), trace:
                 correctness.seed_forward(message["seed"])
                 got = model(*inputs)
-            correctness.synchronize_current_stream(
-                correctness.tensor_leaves(got) + correctness.tensor_leaves(inputs)
+            tensor_guards.synchronize_current_stream(
+                tensor_guards.tensor_leaves(got) + tensor_guards.tensor_leaves(inputs)
             )
         except (Exception, SystemExit) as exc:
             return self.failure(exc, "run", f"running ModelNew{message.get('where', '')}")
-        leaves = _describe(got, correctness.tensor_leaves(inputs))
+        leaves = _describe(got, tensor_guards.tensor_leaves(inputs))
         _fill_slots(got, leaves, slots)
-        correctness.synchronize_current_stream(slots)
+        tensor_guards.synchronize_current_stream(slots)
         reply = {"ok": True, "leaves": leaves, "launches": _LAUNCHES[0] - launches_before}
         if isinstance(trace, OpTrace):
             reply["compute_ops"] = sorted(trace.compute_ops)[:20]
@@ -195,7 +195,7 @@ class _Runner:
         return reply
 
     def op_time(self, message: dict[str, Any]) -> dict[str, Any]:
-        from kernelevolve.eval import correctness, input_refresh, timers
+        from kernelevolve.eval import input_refresh, tensor_guards, timers
 
         model = self.models[message["index"]]
         sets = [[ref.open() for ref in refs] for refs in message["input_sets"]]
@@ -211,7 +211,7 @@ class _Runner:
             return rebuild_arguments(structure, leaves)
 
         def after_call(call: int, output: Any) -> None:
-            for slot, leaf in zip(ring[call % len(ring)], correctness.tensor_leaves(output), strict=True):
+            for slot, leaf in zip(ring[call % len(ring)], tensor_guards.tensor_leaves(output), strict=True):
                 slot.copy_(leaf)
 
         def completed(calls: int) -> None:
@@ -511,9 +511,9 @@ def _storage_range(tensor: Any) -> tuple[int, int]:
 def _fill_slots(got: Any, leaves: list[dict[str, Any]], slots: list[Any]) -> None:
     """Copy each plain output tensor whose shape and dtype match its slot; the judge reads the rest from
     the description."""
-    from kernelevolve.eval import correctness
+    from kernelevolve.eval import tensor_guards
 
-    tensors = correctness.tensor_leaves(got)
+    tensors = tensor_guards.tensor_leaves(got)
     described = [leaf for leaf in leaves if leaf["kind"] == "tensor"]
     for tensor, leaf, slot in zip(tensors, described, slots, strict=False):
         if leaf["plain"] and tuple(slot.shape) == tuple(tensor.shape) and slot.dtype == tensor.dtype:

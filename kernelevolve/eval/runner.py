@@ -24,11 +24,12 @@ import itertools
 import logging
 import os
 import pickle
-import re
 import sys
 import traceback
 from multiprocessing.connection import Connection
 from typing import Any
+
+from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, _count_launches
 
 log = logging.getLogger(__name__)
 
@@ -298,107 +299,7 @@ class _Runner:
         return {"ok": False, **fields}
 
 
-_LAUNCHES = [0]
 _SANDBOX: dict[str, bool] = {}  # what took effect at the runner's start
-
-# ATen ops that allocate, view, copy, fill or read metadata: what strict mode lets PyTorch do in forward
-# (the runtime counterpart of the static checks' TORCH_OK). A dispatched op computes if PyTorch tags it
-# pointwise or a reduction, or it belongs to a compute family below; metadata queries (promote_types,
-# sym_size) and the rest pass.
-_DATA_MOVEMENT_OPS = frozenset(
-    [
-        "clone",
-        "copy_",
-        "_to_copy",
-        "contiguous",
-        "fill_",
-        "zero_",
-        "lift_fresh",
-        "lift_fresh_copy",
-        "detach",
-        "alias",
-    ]
-)
-_COMPUTE_FAMILY = re.compile(
-    r"mm|matmul|addmm|baddbmm|addmv|\bdot|^mv$|conv|linear|softmax|norm|attention|einsum|lstm|gru|rnn|"
-    r"embedding|pool|upsample|interpolate|grid_sampler|cum(sum|prod|max|min)|sort|topk|kthvalue|median|"
-    r"scatter|gather|index_(add|put|select|copy|fill|reduce)|take|put_|bucketize|searchsorted|histc|"
-    r"bincount|unique|nonzero|masked_select|dropout|bernoulli|multinomial|fft|linalg|cholesky|svd|qr|"
-    r"solve|inverse|det|tril|triu|flip|roll|diag|trace|kron|cross|cdist|pdist|polar|logcumsumexp"
-)
-
-
-class OpTrace:
-    """PyTorch ops dispatched during one checked call (strict mode): compute ops by name, and copies of
-    host data onto the device (host-side computation copied in)."""
-
-    def __init__(self) -> None:
-        self.compute_ops: set[str] = set()
-        self.host_copies = 0
-        self._mode: Any = None
-
-    def __enter__(self) -> OpTrace:
-        from torch.utils._python_dispatch import TorchDispatchMode
-
-        trace = self
-
-        class _Recorder(TorchDispatchMode):
-            def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-                trace.record(func, args, kwargs or {})
-                return func(*args, **(kwargs or {}))
-
-        self._mode = _Recorder()
-        self._mode.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._mode.__exit__(*exc)
-
-    def record(self, func: Any, args: Any, kwargs: dict[str, Any]) -> None:
-        import torch
-
-        name = func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else str(func)
-        tags = set(getattr(func, "tags", ()))
-        computes = (
-            torch.Tag.pointwise in tags or torch.Tag.reduction in tags or bool(_COMPUTE_FAMILY.search(name))
-        )
-        if computes and name not in _DATA_MOVEMENT_OPS:
-            self.compute_ops.add(name)
-            return
-        if name in ("_to_copy", "copy_") and args:
-            tensors = [a for a in args[:2] if isinstance(a, torch.Tensor)]
-            devices = {t.device.type for t in tensors} | {str(kwargs.get("device", ""))[:4]}
-            if "cpu" in {t.device.type for t in tensors} and ("cuda" in devices):
-                self.host_copies += 1
-
-
-def _count_launches() -> None:
-    """Count Triton kernel launches (compiled or interpreted), wrapped before the candidate is imported:
-    the judge requires its kernels to run, not merely to appear in the source."""
-    try:
-        from triton.runtime import jit
-    except ImportError:
-        return
-    kinds: list[Any] = [jit.JITFunction]
-    try:
-        from triton.runtime import interpreter
-
-        kinds.append(interpreter.InterpretedFunction)
-    except ImportError:
-        pass
-    for kind in kinds:
-        run = kind.run
-        if getattr(run, "_kernelevolve_counted", False):
-            continue
-
-        def counted(self: Any, *args: Any, _run: Any = run, **kwargs: Any) -> Any:
-            result = _run(self, *args, **kwargs)
-            if not kwargs.get("warmup"):
-                _LAUNCHES[0] += 1  # a launch that raised did no work
-            return result
-
-        counted._kernelevolve_counted = True  # type: ignore[attr-defined]
-        kind.run = counted
 
 
 def _failed(status: str, error_name: str, feedback: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelevolve.eval import containment
+from kernelevolve.eval import containment, landlock
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux process containment")
 
@@ -311,7 +311,7 @@ def test_rss_bytes_sees_a_child_tree_memory() -> None:
 
 _LANDLOCK = """
 import json, os, sys
-from kernelevolve.eval import containment as c
+from kernelevolve.eval import landlock as c
 
 allowed, other = sys.argv[1:3]
 existing = os.path.join(other, "existing.txt")
@@ -357,7 +357,7 @@ print(json.dumps(result))
 """
 
 needs_landlock = pytest.mark.skipif(
-    containment.landlock_abi() == 0, reason="Landlock unavailable (kernel < 5.13 or LSM not enabled)"
+    landlock.landlock_abi() == 0, reason="Landlock unavailable (kernel < 5.13 or LSM not enabled)"
 )
 
 
@@ -387,7 +387,7 @@ def test_restrict_writes_allows_only_the_given_dirs(tmp_path: Path) -> None:
 
 _THREADED = """
 import json, threading, time
-from kernelevolve.eval import containment as c
+from kernelevolve.eval import landlock as c
 
 threading.Thread(target=time.sleep, args=(5,), daemon=True).start()
 try:
@@ -407,12 +407,12 @@ def test_restrict_writes_refuses_a_multithreaded_process() -> None:
 
 def test_restrict_writes_handles_every_abi() -> None:
     # What each ABI may handle is a superset of the previous one, and ABI 1 knows no REFER/TRUNCATE.
-    masks = [containment._handled_write_access(abi) for abi in range(1, 8)]
+    masks = [landlock._handled_write_access(abi) for abi in range(1, 8)]
     assert all(later & earlier == earlier for earlier, later in zip(masks, masks[1:], strict=False))
-    assert masks[0] & (containment._ACCESS_FS_REFER | containment._ACCESS_FS_TRUNCATE) == 0
-    assert masks[2] & containment._ACCESS_FS_TRUNCATE
-    assert [containment._ruleset_size(abi) for abi in (1, 3, 4, 5, 6, 7)] == [8, 8, 16, 16, 24, 24]
-    assert containment.ctypes.sizeof(containment._PathBeneathAttr) == 12  # packed, as the kernel's
+    assert masks[0] & (landlock._ACCESS_FS_REFER | landlock._ACCESS_FS_TRUNCATE) == 0
+    assert masks[2] & landlock._ACCESS_FS_TRUNCATE
+    assert [landlock._ruleset_size(abi) for abi in (1, 3, 4, 5, 6, 7)] == [8, 8, 16, 16, 24, 24]
+    assert landlock.ctypes.sizeof(landlock._PathBeneathAttr) == 12  # packed, as the kernel's
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -480,10 +480,10 @@ def test_a_runner_cannot_write_where_the_search_keeps_its_files(
 ) -> None:
     """A candidate writing next to the search's files (a run directory under the temp folder) at import:
     the runner's sandbox refuses the write, and the kernel is still judged on its merits."""
-    from kernelevolve.eval import containment, harness
+    from kernelevolve.eval import harness
     from kernelevolve.types import Candidate, EvalRequest, Status
 
-    if containment.landlock_abi() == 0:
+    if landlock.landlock_abi() == 0:
         pytest.skip("the kernel offers no Landlock")
     target = tmp_path / "runs" / "graph.jsonl"
     target.parent.mkdir()

@@ -309,12 +309,12 @@ def _failed(status: str, error_name: str, feedback: str) -> dict[str, Any]:
 def _sandbox(writable_dirs: list[str], host_memory_bytes: int | None) -> dict[str, bool]:
     """Before the candidate is imported: no new privileges, writes only where the judge allows (Landlock,
     where the kernel has it), a host memory ceiling. What took effect is reported to the judge."""
-    from kernelevolve.eval import containment
+    from kernelevolve.eval import containment, landlock
 
     containment.no_new_privileges()
     limited = containment.limit_memory(host_memory_bytes) if host_memory_bytes else False
     try:
-        restricted = containment.restrict_writes(writable_dirs) if writable_dirs else False
+        restricted = landlock.restrict_writes(writable_dirs) if writable_dirs else False
     except (OSError, RuntimeError) as exc:  # reported to the judge as unrestricted, with the reason logged
         log.warning("writes not restricted: %s", exc)
         restricted = False

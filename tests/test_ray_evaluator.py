@@ -20,12 +20,8 @@ from kernelevolve.types import Candidate, EvalRequest, EvalSettings, KernelSpec,
 
 ray = pytest.importorskip("ray")
 
-from kernelevolve.eval.ray_evaluator import (  # noqa: E402  (after the importorskip)
-    ACTOR_NAME_PREFIX,
-    RayEvaluator,
-    child_devices,
-    cluster_accelerators,
-)
+from kernelevolve.eval.ray_actor import child_devices, cluster_accelerators  # noqa: E402
+from kernelevolve.eval.ray_evaluator import ACTOR_NAME_PREFIX, RayEvaluator  # noqa: E402  (after the importorskip)
 from tests.hydra_config import FAST_RUN, compose_run_config  # noqa: E402
 from tests.kernelbench_data import KERNELBENCH  # noqa: E402
 

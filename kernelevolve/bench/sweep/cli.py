@@ -379,7 +379,7 @@ def shared_ray_cluster(address: str | None) -> Iterator[None]:
     own processes inherit it and `ray.init` reads it, so every problem's actors come from one cluster."""
     import ray
 
-    from kernelevolve.eval.ray_evaluator import connect
+    from kernelevolve.eval.ray_actor import connect
 
     connect(address)
     before = os.environ.get("RAY_ADDRESS")

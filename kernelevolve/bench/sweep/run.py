@@ -140,7 +140,7 @@ def device_slots(base: dict[str, Any], options: SweepOptions) -> list[str | None
     """One entry per concurrent problem: a device for the local evaluator, None where Ray places runs."""
     platform_cfg = base["platform"]
     if options.evaluator == "ray":
-        from kernelevolve.eval.ray_evaluator import connect
+        from kernelevolve.eval.ray_actor import connect
 
         connect((base.get("evaluator") or {}).get("address"))  # once, here, before runs start in threads
         return [None] * (options.parallel or _ray_accelerators(base))
@@ -173,7 +173,7 @@ def _visible_gpus() -> list[str]:
 
 
 def _ray_accelerators(base: dict[str, Any]) -> int:
-    from kernelevolve.eval.ray_evaluator import cluster_accelerators
+    from kernelevolve.eval.ray_actor import cluster_accelerators
 
     evaluator = base.get("evaluator") or {}
     if str(base["platform"]["name"]) == "cpu" and not evaluator.get("num_gpus_per_actor"):

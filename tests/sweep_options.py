@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.bench.sweep.cli import SweepOptions
+from kernelevolve.bench.sweep.run import SweepOptions
 from tests.hydra_config import FAST_RUN
 from tests.kernelbench_data import KERNELBENCH
 

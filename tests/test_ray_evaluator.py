@@ -231,7 +231,7 @@ def test_killed_actor_is_replaced_and_the_search_finishes(ray_cluster: None, tmp
 @pytest.mark.parametrize("isolate", [False, True], ids=["threads", "processes"])
 def test_sweep_on_ray_runs_problems_side_by_side(ray_cluster: None, tmp_path: Path, isolate: bool) -> None:
     """In processes of their own (--isolate) the problems join this cluster through RAY_ADDRESS."""
-    from kernelevolve.bench.sweep.cli import Sweep
+    from kernelevolve.bench.sweep.driver import Sweep
     from kernelevolve.bench.sweep.run import SweepOptions
     from kernelevolve.bench.sweep.summary import load_records
 

@@ -16,14 +16,8 @@ from typing import Any
 import pytest
 
 from kernelevolve.bench.kernelbench.problems import list_problems
-from kernelevolve.bench.sweep.cli import (
-    Sweep,
-    build_parser,
-    finished_before,
-    main,
-    parse_ids,
-    select_problems,
-)
+from kernelevolve.bench.sweep.cli import build_parser, main
+from kernelevolve.bench.sweep.driver import Sweep, finished_before, parse_ids, select_problems
 from kernelevolve.bench.sweep.run import (
     SweepError,
     compose_base_config,

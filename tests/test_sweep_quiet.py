@@ -223,7 +223,7 @@ def test_the_summary_shows_both_measurements_and_flags_unchecked_ones(config_for
 def test_a_sweep_call_measures_its_folders_host_bound_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, add_spec: KernelSpec
 ) -> None:
-    from kernelevolve.bench.sweep.cli import Sweep
+    from kernelevolve.bench.sweep.driver import Sweep
     from kernelevolve.bench.sweep.run import SweepOptions
 
     out = tmp_path / "sweep"
@@ -249,7 +249,7 @@ def test_a_sweep_call_measures_its_folders_host_bound_records(
 def test_a_sweep_calls_own_problems_are_measured_again_before_older_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, add_spec: KernelSpec
 ) -> None:
-    from kernelevolve.bench.sweep.cli import Sweep
+    from kernelevolve.bench.sweep.driver import Sweep
     from kernelevolve.bench.sweep.run import SweepOptions
 
     out = tmp_path / "sweep"

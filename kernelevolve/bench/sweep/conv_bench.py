@@ -329,7 +329,7 @@ def format_table(problem: Problem, lines: list[dict[str, Any]]) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from kernelevolve.bench.sweep.cli import DEFAULT_KERNELBENCH
+    from kernelevolve.bench.sweep.driver import DEFAULT_KERNELBENCH
 
     parser = argparse.ArgumentParser(
         prog="python -m kernelevolve.bench.sweep.conv_bench", description=__doc__.split("\n\n")[0]

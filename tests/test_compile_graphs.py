@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from kernelevolve.bench.sweep.run import record_from_results
-from kernelevolve.bench.sweep.summary import summarize, summary_markdown
+from kernelevolve.bench.sweep.summary import summarize
+from kernelevolve.bench.sweep.summary_markdown import summary_markdown
 from kernelevolve.types import Baseline, EvalSettings, KernelSpec, TimingStats
 
 torch = pytest.importorskip("torch")

@@ -32,7 +32,8 @@ from kernelevolve.bench.kernelbench.judge.values import (
     KernelBenchVerdict,
 )
 from kernelevolve.bench.kernelbench.judge.winners import RECORD_KEY, judged_problem
-from kernelevolve.bench.sweep.summary import summarize, summary_markdown
+from kernelevolve.bench.sweep.summary import summarize
+from kernelevolve.bench.sweep.summary_markdown import summary_markdown
 from kernelevolve.types import Candidate, EvalReport, KernelSpec, Status
 from tests.conftest import ADD_REFERENCE, add_kernel_source
 from tests.kernelbench_data import KERNELBENCH_SRC, needs_kernelbench_src

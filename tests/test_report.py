@@ -21,7 +21,7 @@ pytest.importorskip("triton")
 from kernelevolve.api import OptimizeResult, optimize  # noqa: E402
 from kernelevolve.bench.sweep.report import write_sweep_report  # noqa: E402
 from kernelevolve.bench.sweep.run import record_from_results  # noqa: E402
-from kernelevolve.bench.sweep.summary import write_summary  # noqa: E402
+from kernelevolve.bench.sweep.summary_markdown import write_summary  # noqa: E402
 from kernelevolve.results.report import ReportError, write_report, write_run_report  # noqa: E402
 
 FAST = (
@@ -113,7 +113,7 @@ def test_sweep_report_renders_summary_json(run: OptimizeResult, tmp_path: Path) 
     }
     for record in (solved, failed):
         (sweep / "results" / f"L1_{record['problem_id']:03d}.json").write_text(json.dumps(record))
-    summary = write_summary(sweep)  # kernelevolve.bench.sweep.summary writes summary.json
+    summary = write_summary(sweep)  # writes summary.json
     assert summary["overall"]["correctness_rate"] == 0.5
     path = write_sweep_report(sweep)
     text = path.read_text()

@@ -32,9 +32,8 @@ from kernelevolve.bench.sweep.summary import (
     eager_within_tolerance_ms,
     load_records,
     summarize,
-    summary_markdown,
-    write_summary,
 )
+from kernelevolve.bench.sweep.summary_markdown import summary_markdown, write_summary
 from tests.gpu import gpu_platform_name, needs_cuda
 from tests.kernelbench_data import KERNELBENCH, needs_kernelbench
 from tests.sweep_options import FAST_SETS, problem_record, sweep_options

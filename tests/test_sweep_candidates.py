@@ -14,7 +14,8 @@ import pytest
 
 from kernelevolve.bench.sweep.candidates import main as candidates_main
 from kernelevolve.bench.sweep.driver import Sweep, select_problems
-from kernelevolve.bench.sweep.summary import load_records, write_summary
+from kernelevolve.bench.sweep.summary import load_records
+from kernelevolve.bench.sweep.summary_markdown import write_summary
 from kernelevolve.results.evaluation_log import FEEDBACK_CHARS, ID_CHARS, entry, feedback_excerpt
 from kernelevolve.search.graph import SearchGraph
 from kernelevolve.search.interfaces import ProposalContext

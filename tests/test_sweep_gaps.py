@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kernelevolve.bench.sweep.gaps import behind_lines, furthest_behind
-from kernelevolve.bench.sweep.summary import summarize, summary_markdown
+from kernelevolve.bench.sweep.summary import summarize
+from kernelevolve.bench.sweep.summary_markdown import summary_markdown
 from tests.sweep_options import problem_record
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from kernelevolve.bench.sweep import quiet as sweep_quiet
 from kernelevolve.bench.sweep.run import record_from_results
-from kernelevolve.bench.sweep.summary import summarize, summary_markdown
+from kernelevolve.bench.sweep.summary import summarize
+from kernelevolve.bench.sweep.summary_markdown import summary_markdown
 from kernelevolve.types import Baseline, KernelSpec, TimingStats
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from kernelevolve.bench.sweep.rate import evaluation_rate, gpu_share_from_settings, rate_lines
 from kernelevolve.bench.sweep.run import gpu_share
-from kernelevolve.bench.sweep.summary import summarize, summary_markdown
+from kernelevolve.bench.sweep.summary import summarize
+from kernelevolve.bench.sweep.summary_markdown import summary_markdown
 from tests.sweep_options import problem_record, sweep_options
 
 

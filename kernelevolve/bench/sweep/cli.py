@@ -41,7 +41,7 @@ from kernelevolve.bench.sweep.run import (
     record_key,
 )
 from kernelevolve.bench.sweep.sample import read_sample
-from kernelevolve.bench.sweep.summary import write_summary
+from kernelevolve.bench.sweep.summary_markdown import write_summary
 
 log = logging.getLogger("kernelevolve.bench.sweep")
 

@@ -41,7 +41,8 @@ from kernelevolve.bench.sweep.run import (
     run_problem_isolated,
 )
 from kernelevolve.bench.sweep.sample import read_sample
-from kernelevolve.bench.sweep.summary import MANIFEST, RESULTS_DIR, load_records, write_summary
+from kernelevolve.bench.sweep.summary import MANIFEST, RESULTS_DIR, load_records
+from kernelevolve.bench.sweep.summary_markdown import write_summary
 from kernelevolve.paths import PROJECT_ROOT
 
 log = logging.getLogger("kernelevolve.bench.sweep")

@@ -70,7 +70,7 @@ def templates(selected: list[str]) -> list[tuple[Path, str, str]]:
 
 def jobs_for(args: argparse.Namespace) -> list[Job]:
     from kernelevolve.platforms import load_platform
-    from kernelevolve.specs import resolve_spec
+    from kernelevolve.specs.loading import resolve_spec
 
     platform = load_platform(args.platform)
     jobs = []
@@ -287,7 +287,7 @@ def measure_row(
     """Fill `row` step by step, cheap steps first; `save()` after each so a kill keeps what was measured."""
     import torch
 
-    from kernelevolve.eval.reference import apply_shape, build_model, load_reference, make_inputs, torch_dtype
+    from kernelevolve.specs.reference import apply_shape, build_model, load_reference, make_inputs, torch_dtype
     from kernelevolve.eval.timers import time_callable
 
     def stage(name: str) -> None:
@@ -351,7 +351,7 @@ def child_main(args: argparse.Namespace) -> int:
 
     from kernelevolve.backends.cute import BACKEND, describe_exception
     from kernelevolve.platforms import load_platform
-    from kernelevolve.specs import resolve_spec
+    from kernelevolve.specs.loading import resolve_spec
 
     try:
         if not torch.cuda.is_available():

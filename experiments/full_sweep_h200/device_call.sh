@@ -66,7 +66,7 @@ if [ $# -gt 0 ]; then
   conv_gpu=$((gpus - 1))
   run_conv_bench() {
     # its results say per variant whether the kernel compiled and matched; PREFLIGHT can test first
-    CUDA_VISIBLE_DEVICES=$conv_gpu PYTHONUNBUFFERED=1 timeout $((conv_limit_s + 40)) python3 -m kernelevolve.conv_bench \
+    CUDA_VISIBLE_DEVICES=$conv_gpu PYTHONUNBUFFERED=1 timeout $((conv_limit_s + 40)) python3 -m kernelevolve.bench.sweep.conv_bench \
       --platform h200 --kernelbench-path .kbdata/problems.jsonl --out "$out/conv_bench" \
       --time-limit-s "$conv_limit_s" --eval timeout_s=90 --problems "$@" ${CONV_VARIANTS:+--variants $CONV_VARIANTS} \
       ${CONV_ARGS:-} > "$out/conv_bench.log" 2>&1
@@ -85,7 +85,7 @@ fi
 
 # The sweep's limit only stops new problems from starting; a level-3 problem can run 130 s past it, so
 # a hard cut keeps the tarball below from being lost to the call's own limit (finished results are files).
-CUDA_VISIBLE_DEVICES=$sweep_gpus timeout -k 10 $((time_limit_s + ${OVERRUN_S:-120})) python3 -m kernelevolve.sweep --kernelbench-path .kbdata/problems.jsonl \
+CUDA_VISIBLE_DEVICES=$sweep_gpus timeout -k 10 $((time_limit_s + ${OVERRUN_S:-120})) python3 -m kernelevolve.bench.sweep --kernelbench-path .kbdata/problems.jsonl \
   --levels 1 2 3 --platform h200 --budget-evals 12 --budget-seconds 40 --baseline-allowance-s 45 \
   --out "$sweep_dir" --time-limit-s "$time_limit_s" --retry-failed --evaluator ray \
   --set +evaluator.num_gpus_per_actor=0.5 --permissive ${SWEEP_ARGS:-} > "$out/$call_name.log" 2>&1

@@ -31,8 +31,8 @@ def main() -> int:
     import triton
     from torch._inductor.utils import run_and_get_code
 
-    from kernelevolve.eval.reference import build_model, load_reference, make_inputs
-    from kernelevolve.kernelbench import load_problem
+    from kernelevolve.specs.reference import build_model, load_reference, make_inputs
+    from kernelevolve.bench.kernelbench.problems import load_problem
 
     cli.out.mkdir(parents=True, exist_ok=True)
     device = torch.cuda.get_device_name(0)

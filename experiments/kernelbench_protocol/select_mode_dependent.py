@@ -13,8 +13,8 @@ import sys
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from kernelevolve.kernelbench import list_problems
-from kernelevolve.reference_module import load_reference_module
+from kernelevolve.bench.kernelbench.problems import list_problems
+from kernelevolve.specs.reference_module import load_reference_module
 
 _MODE_OPS = ("batch_norm", "instance_norm", "dropout", "bernoulli", "native_dropout")
 

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from kernelevolve.eval.local import LocalEvaluator  # noqa: E402
 from kernelevolve.platforms import load_platform  # noqa: E402
-from kernelevolve.specs import resolve_spec, shipped_spec_names  # noqa: E402
+from kernelevolve.specs.loading import resolve_spec, shipped_spec_names  # noqa: E402
 from kernelevolve.types import Candidate, EvalRequest, EvalSettings  # noqa: E402
 from kernelevolve.variation.template_library import templates_for  # noqa: E402
 

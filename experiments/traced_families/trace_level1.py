@@ -13,9 +13,9 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from kernelevolve.kernelbench import list_problems, problem_tags
-from kernelevolve.reference_module import load_reference_module
-from kernelevolve.traced_families import FAMILIES
+from kernelevolve.bench.kernelbench.problems import list_problems, problem_tags
+from kernelevolve.specs.reference_module import load_reference_module
+from kernelevolve.specs.traced_families import FAMILIES
 
 
 def _shown(value: Any) -> Any:

@@ -1,5 +1,5 @@
 import json, sys, time, logging, collections
-from kernelevolve.kernelbench import list_problems, problem_to_spec, scale_for_cpu
+from kernelevolve.bench.kernelbench.problems import list_problems, problem_to_spec, scale_for_cpu
 from kernelevolve.variation.compiler.capture import capture, CaptureError
 from kernelevolve.variation.compiler.program import parse, Unsupported
 logging.disable(logging.WARNING)

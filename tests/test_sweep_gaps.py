@@ -1,4 +1,4 @@
-"""The problems furthest behind torch.compile, with their facts (sweep_gaps.py), in sweep summaries."""
+"""The problems furthest behind torch.compile, with their facts (bench/sweep/gaps.py), in sweep summaries."""
 
 from __future__ import annotations
 

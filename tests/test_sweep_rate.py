@@ -1,4 +1,4 @@
-"""Evaluations per GPU-minute of search (sweep_rate.py) and the GPU share a sweep records per problem."""
+"""Evaluations per GPU-minute of search (bench/sweep/rate.py) and the GPU share a sweep records per problem."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The reference check waits for another thread's FX trace instead of running inside it (tracing.py)."""
+"""The reference check waits for another thread's FX trace instead of running inside it (specs/tracing.py)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ median wall time of the level's finished problems where that is longer (level 3'
 baselines take minutes), or, for a re-run, the problem's own last wall time where that is longer still.
 `--retry-failed` runs failed runs again; `--rerun-before TIME` runs again results older than TIME
 (after a fix), each once, while results.jsonl keeps the older records. `--isolate` runs each problem's
-search in a process of its own (`sweep_run.run_problem_isolated`). `--kernelbench-judge PATH` also runs
+search in a process of its own (`run.run_problem_isolated`). `--kernelbench-judge PATH` also runs
 each problem's winners through KernelBench's own evaluator (`kernelevolve.bench.kernelbench.judge`).
 
 By default problems are searched in strict mode (every FLOP in our own kernels) and the summary

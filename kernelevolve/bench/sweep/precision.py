@@ -1,6 +1,6 @@
 """The sweep summary's "both protocols" section: where KernelBench's protocol (PyTorch's defaults, TF32 cuDNN
 convolutions on GPUs) and exact fp32 give a candidate different verdicts, both are shown per problem
-(`sweep_run.precision_verdicts`, from the harness's exact-fp32 flags)."""
+(`run.precision_verdicts`, from the harness's exact-fp32 flags)."""
 
 from __future__ import annotations
 

@@ -137,7 +137,7 @@ DISAGREEMENT = 1.25
 
 def quiet_measurement(baselines: dict[str, Baseline]) -> dict[str, Any]:
     """One measurement's baselines summed over shapes as a record's own fields are
-    (`sweep_run.record_from_results`), with their host issue times and when it was taken."""
+    (`run.record_from_results`), with their host issue times and when it was taken."""
     summed = record_from_results({"baselines": {shape: b.to_json() for shape, b in baselines.items()}})
     quiet: dict[str, Any] = {key: summed[key] for key in (*_KEPT_FASTER, *_HOST_TIMES)}
     quiet["measured_at"] = time.strftime(TIME_FORMAT)

@@ -15,7 +15,7 @@ MODE_ENTRY = {"strict": "strict", "permissive": "best"}
 
 def judge_agreement(views: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
     """Counts and geomeans per mode, and a row per judged winner; `views` are the summary's records per
-    mode (`sweep_summary.mode_record`). None where no record was judged."""
+    mode (`bench.sweep.summary.mode_record`). None where no record was judged."""
     if not any(r.get(RECORD_KEY) for view in views.values() for r in view):
         return None
     modes: dict[str, Any] = {}

@@ -30,7 +30,13 @@ def _missing_module() -> Any:
     raise ModuleNotFoundError("No module named 'kernelevolve.bench'")
 
 
-def _declare(monkeypatch: pytest.MonkeyPatch, group: str, *points: _Point) -> None:
+def _declare(
+    monkeypatch: pytest.MonkeyPatch, group: str, *points: _Point, registry: Registry[Any] | None = None
+) -> None:
+    """Installed packages declare `points` in `group`; a factory `registry` already imported for one of
+    their names (an earlier test's) is forgotten for this test."""
+    for point in points if registry is not None else ():
+        monkeypatch.delitem(registry._factories, point.name, raising=False)
     real = importlib.metadata.entry_points
 
     def entry_points(group: str | None = None, **kw: Any) -> Any:
@@ -91,6 +97,7 @@ def test_an_unknown_or_missing_source_is_one_line(monkeypatch: pytest.MonkeyPatc
         monkeypatch,
         "kernelevolve.spec_sources",
         _Point("kernelbench", _missing_module, "kernelevolve.bench.kernelbench.source:resolve"),
+        registry=SPEC_SOURCES,
     )
     with pytest.raises(SpecError) as raised:
         resolve_spec("kernelbench:1/19", cpu)
@@ -103,7 +110,7 @@ def test_an_unknown_or_missing_source_is_one_line(monkeypatch: pytest.MonkeyPatc
 def test_verify_without_the_judges_plug_in_is_a_usage_error(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from kernelevolve.verify import UsageError, main, parse_args
+    from kernelevolve.verify import SECOND_JUDGES, UsageError, main, parse_args
 
     _declare(
         monkeypatch,
@@ -111,6 +118,7 @@ def test_verify_without_the_judges_plug_in_is_a_usage_error(
         _Point(
             "kernelbench", _missing_module, "kernelevolve.bench.kernelbench.judge.second_judge:second_judge"
         ),
+        registry=SECOND_JUDGES,
     )
     with pytest.raises(UsageError) as raised:
         parse_args(["k.py", "+spec=softmax", "kernelbench.judge=/kb"])
@@ -123,13 +131,14 @@ def test_verify_without_the_judges_plug_in_is_a_usage_error(
 
 # ----------------------------------------------------------------------------------- folder reports
 def test_a_sweep_folder_needs_the_reports_plug_in(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    from kernelevolve.results.report import ReportError, write_report
+    from kernelevolve.results.report import FOLDER_REPORTS, ReportError, write_report
 
     (tmp_path / "summary.json").write_text("{}")
     _declare(
         monkeypatch,
         "kernelevolve.reports",
         _Point("sweep", _missing_module, "kernelevolve.bench.sweep.report:write_folder_report"),
+        registry=FOLDER_REPORTS,
     )
     with pytest.raises(ReportError, match="neither a run directory"):
         write_report(tmp_path)

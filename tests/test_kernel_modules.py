@@ -32,7 +32,9 @@ def test_every_golden_is_a_case() -> None:
 
 
 def test_the_kernel_modules_are_shipped() -> None:
-    assert {"gemm", "conv", "attention", "encoder", "tf32_split"} <= set(kernel_names())
+    assert {"gemm", "conv", "attention", "encoder", "tf32_split", "elementwise", "tanh"} <= set(
+        kernel_names()
+    )
 
 
 @pytest.mark.parametrize("name", kernel_names())
@@ -85,11 +87,11 @@ def _render(text: str) -> str:
 def test_rendering_drops_scaffolding_and_pastes_includes() -> None:
     text = (
         '"""Doc."""\n# fmt: off\n\nimport triton\n\n# ke:stand-in begin\nX = 1\n# ke:stand-in end\n\n'
-        "# ke:tunables begin\nBLOCK = 4  # tune: 4, 8\n# ke:tunables end\n\n# ke:include tf32_split\n\n\n"
+        "# ke:tunables begin\nBLOCK = 4  # tune: 4, 8\n# ke:tunables end\n\n# ke:include tanh\n\n\n"
         "def f():\n    return X\n"
     )
     code, tunables = render_module(text, "probe", kernel_source)
-    assert code == kernel_source("tf32_split") + "\n\ndef f():\n    return X\n"
+    assert code == kernel_source("tanh") + "\n\ndef f():\n    return X\n"
     assert tunables == ("BLOCK = 4  # tune: 4, 8",)
 
 
@@ -99,7 +101,7 @@ def test_rendering_drops_scaffolding_and_pastes_includes() -> None:
         "# ke:stand-in begin\nX = 1\n",  # no end
         "X = 1\n# ke:stand-in end\n",  # no begin
         "# ke:stand-in begin\n# ke:tunables begin\n# ke:tunables end\n# ke:stand-in end\nX = 1\n",  # nested
-        "# ke:stand-in begin\n# ke:include tf32_split\n# ke:stand-in end\nX = 1\n",  # an include in a section
+        "# ke:stand-in begin\n# ke:include tanh\n# ke:stand-in end\nX = 1\n",  # an include in a section
         "# ke:standin begin\nX = 1\n# ke:standin end\n",  # misspelt
         "# ke:include no_such_module\nX = 1\n",
         '"""Only a docstring."""\nimport torch\n',

@@ -14,6 +14,7 @@ from kernelevolve.variation.compiler import own_attention, own_conv, own_encoder
 from kernelevolve.variation.compiler.program import parse
 from kernelevolve.variation.compiler.render import INTERPRETER_REDUCTIONS_SOURCE, ShapeProgram, render
 from kernelevolve.variation.elementwise_seed import elementwise_candidate
+from kernelevolve.variation.kernels import kernel_source
 from kernelevolve.variation.recurrent_seed import recurrent_candidate
 
 GOLDENS = Path(__file__).parent / "fixtures" / "kernel_goldens"
@@ -88,7 +89,7 @@ def _sources() -> dict[str, str]:
         "tf32_split": tf32_split.TF32_SPLIT_SOURCE,
         "tf32_split_kernel": tf32_split.TF32_SPLIT_KERNEL_SOURCE,
         "interpreter_reductions": INTERPRETER_REDUCTIONS_SOURCE,
-        "tanh": elementwise_source.TANH_SOURCE,
+        "tanh": "\n" + kernel_source("tanh"),  # pasted by the elementwise and recurrent modules
         "elementwise": elementwise_source.ELEMENTWISE_SOURCE,
         "recurrent": recurrent_source.RECURRENT_SOURCE,
         "own_rnn_matmul": recurrent_source.OWN_RNN_MATMUL,

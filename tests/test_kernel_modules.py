@@ -32,9 +32,7 @@ def test_every_golden_is_a_case() -> None:
 
 
 def test_the_kernel_modules_are_shipped() -> None:
-    assert {"gemm", "conv", "attention", "encoder", "tf32_split", "elementwise", "tanh"} <= set(
-        kernel_names()
-    )
+    assert {"gemm", "conv", "attention", "encoder", "elementwise", "recurrent", "tanh"} <= set(kernel_names())
 
 
 @pytest.mark.parametrize("name", kernel_names())

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from kernelevolve.variation.kernels import kernel_source
 
-# tanh, which recurrent_source pastes in too (kernels/tanh.py)
-TANH_SOURCE = "\n" + kernel_source("tanh")
 # activation name -> constexpr code
 ACTIVATIONS = {"relu": 0, "tanh": 1, "sigmoid": 2, "relu6": 3}
 # BinOp name -> constexpr code (a division is sent as a multiplication by the reciprocal)

@@ -4,9 +4,11 @@ and to the text their string literals had."""
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import pytest
 
+import kernelevolve
 from kernelevolve.variation.kernels import (
     KernelModuleError,
     kernel_names,
@@ -76,6 +78,25 @@ def test_tunables_are_declared_with_their_choices(name: str) -> None:
     declared = [t.name for t in find_tunables("\n".join(lines)) if t.declared]
     assignments = [line for line in lines if not line.startswith("#")]
     assert len(declared) == len(assignments)
+
+
+def test_kernels_are_no_longer_string_literals() -> None:
+    """Python code with Triton in it, of eight lines or more, is a kernel module, not a string."""
+    package = Path(kernelevolve.__file__).parent
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if {"kernels", "templates"} & set(path.relative_to(package).parts):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+                continue
+            if node.value.count("\n") >= 7 and ("tl." in node.value or "@triton" in node.value):
+                try:
+                    ast.parse(node.value)
+                except SyntaxError:
+                    continue  # prose: a docstring about kernels
+                found.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert not found
 
 
 def _render(text: str) -> str:

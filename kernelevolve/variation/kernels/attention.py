@@ -22,6 +22,7 @@ ATTN_STAGES = 2  # tune: 1, 2, 3
 ATTN_FP32_PRECISION = "tf32x3"  # tune: "tf32x3", "ieee"
 # ke:tunables end
 
+
 @triton.jit
 def _ke_attention_kernel(
     q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr,

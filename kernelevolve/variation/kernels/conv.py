@@ -40,6 +40,7 @@ DW_BLOCK = 256  # tune: 128, 256, 512, 1024
 DW_WARPS = 4  # tune: 1, 2, 4, 8
 # ke:tunables end
 
+
 @triton.jit
 def _ke_output_position(offs, OD, OH, OW):
     """(batch, depth, row, column) of flat output-pixel indices, the column fastest."""

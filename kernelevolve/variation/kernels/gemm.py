@@ -40,6 +40,7 @@ MM_FP32_PRECISION = "ieee"  # tune: "ieee", "tf32x3", "bf16x3"
 MM_SPLIT_K = 0  # tune: 0, 1, 4, 16
 # ke:tunables end
 
+
 @triton.jit
 def _ke_operand_ptrs(base, offs_rows, offs_cols, stride_rows, stride_cols, TRANSPOSED: tl.constexpr):
     """Pointers to a [rows, cols] operand tile; laid out [cols, rows] when TRANSPOSED, so the tile's

@@ -1,7 +1,8 @@
 """What the kernels in kernelevolve/variation/kernels render to, case by case, for the golden comparison
 (test_kernel_modules.py): each kernel source as the seeds take it, and whole candidates of the seeds
 that paste them in. The goldens under fixtures/kernel_goldens/ are these cases' text as the string
-literals the kernel modules replaced gave it (captured before the move)."""
+literals the kernel modules replaced gave it (captured before the move); a deliberate change to what
+candidates get rewrites them (`python -m tests.kernel_goldens`), and their diff shows the change."""
 
 from __future__ import annotations
 
@@ -133,7 +134,7 @@ def cases() -> dict[str, str]:
     return {**_sources(), **{name: make() for name, make in CANDIDATES.items()}}
 
 
-if __name__ == "__main__":  # writes the goldens: only ever from the string literals' code (see above)
+if __name__ == "__main__":  # rewrites the goldens: for a deliberate change only (see above)
     GOLDENS.mkdir(parents=True, exist_ok=True)
     for name, text in cases().items():
         (GOLDENS / f"{name}.txt").write_text(text)

@@ -476,8 +476,16 @@ FAMILIES: dict[str, Callable[[TracedProgram], bool]] = {
 
 def traced_families(code: str, params: Mapping[str, Any] | None = None) -> tuple[str, ...]:
     """The template families the reference's traced program (at these size constants) is an instance of."""
+    program = cached_program(code, params)
+    if program is None:
+        return ()
+    return tuple(family for family, matches in FAMILIES.items() if matches(program))
+
+
+def cached_program(code: str, params: Mapping[str, Any] | None = None) -> TracedProgram | None:
+    """`trace_program`, kept per (source, size constants): operators ask about one spec over and over."""
     values = dict(params or {})
-    return _families(code, _Params(repr(sorted(values.items())), values))
+    return _cached_program(code, _Params(repr(sorted(values.items())), values))
 
 
 @dataclass(frozen=True)
@@ -488,12 +496,9 @@ class _Params:
     values: Mapping[str, Any] = field(hash=False, compare=False)
 
 
-@functools.lru_cache(maxsize=1024)
-def _families(code: str, params: _Params) -> tuple[str, ...]:
-    program = trace_program(code, params.values)
-    if program is None:
-        return ()
-    return tuple(family for family, matches in FAMILIES.items() if matches(program))
+@functools.lru_cache(maxsize=256)
+def _cached_program(code: str, params: _Params) -> TracedProgram | None:
+    return trace_program(code, params.values)
 
 
 def spec_families(spec: KernelSpec) -> frozenset[str]:

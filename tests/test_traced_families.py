@@ -216,3 +216,28 @@ def test_a_layer_of_several_ops_is_one_program_however_written(family: str, code
 )  # fmt: skip
 def test_the_layer_computing_something_else_or_holding_other_state_is_not_the_template(code: str) -> None:
     assert traced_families(code) == ()
+
+
+def test_coarse_tags_come_from_the_program_not_the_name() -> None:
+    """The hints past wins and knowledge-base queries use (gemm, pooling, attention, ...)."""
+    product = _reference(
+        "",
+        "    def forward(self, a, b):\n        return torch.relu(a @ b)",
+        "torch.randn(8, 16), torch.randn(16, 4)",
+        "",
+    )
+    assert problem_tags(Problem(2, 999, "999_anything", product)) == ("gemm",)
+    relu = _reference("", "    def forward(self, x):\n        return torch.relu(x)", "torch.randn(8, 64)", "")
+    assert problem_tags(Problem(3, 1, "1_Matmul_Conv_AvgPool_LayerNorm_Attention_MSELoss", relu)) == ()
+    pooled = _reference(
+        "", "    def forward(self, x):\n        return x.mean(dim=(2, 3))", "torch.randn(2, 3, 8, 8)", ""
+    )
+    assert "pooling" in problem_tags(Problem(2, 5, "5_x", pooled))  # a global average pool
+    attention = _module(
+        "",
+        "",
+        ", q, k):\n        return torch.softmax(q @ k.transpose(-2, -1), -1) @ k",
+        "torch.randn(2, 3, 10, 16), torch.randn(2, 3, 10, 16)",
+        "",
+    )
+    assert "attention" in problem_tags(Problem(3, 9, "9_x", attention))

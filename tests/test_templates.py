@@ -376,7 +376,8 @@ def test_templates_for_matches_the_traced_program_and_declared_tags_never_the_na
     assert {t.name for t in templates_for(untagged, "triton")} == {"softmax_rowwise", "softmax_online"}
     relu = softmax.reference_source.replace("torch.softmax(x, dim=1)", "torch.relu(x)")
     assert relu != softmax.reference_source
-    assert templates_for(KernelSpec(name="softmax", reference_source=relu), "triton") == []  # a name is no program
+    named = KernelSpec(name="softmax", reference_source=relu)
+    assert templates_for(named, "triton") == []  # a name is no program
     declared = KernelSpec(name="my_op", reference_source=relu, tags=("softmax", "rowwise"))
     assert {t.name for t in templates_for(declared, "triton")} == {"softmax_rowwise", "softmax_online"}
     assert all(t.backend == "cute" for t in templates_for(softmax, "cute"))

@@ -3,7 +3,8 @@
 The engine keeps the evaluator busy: operator calls (LLM calls are slow) run on a small thread
 pool, evaluations run wherever the evaluator runs them, and both are consumed in completion order.
 Every candidate and every report goes into the graph's append-only checkpoint as soon as it
-exists, so a killed run resumes without re-evaluating anything.
+exists, so a killed run resumes without re-evaluating anything. What to evaluate and propose next is
+decided in `dispatch`, not here.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from kernelevolve.dispatch import STRICT_TURN, Dispatch, Scheduler
 from kernelevolve.fitness import CUT_SHORT_FLAG, score
 from kernelevolve.graph import Node, SearchGraph
 from kernelevolve.interfaces import (
     Evaluator,
-    FollowsUp,
     Operator,
     ParentSet,
     ProposalContext,
@@ -28,28 +29,15 @@ from kernelevolve.interfaces import (
     SelectionPolicy,
     TerminationRule,
 )
-from kernelevolve.outputs import best_strict
 from kernelevolve.platforms import Platform
-from kernelevolve.ready_queue import ReadyQueue
 from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 
 log = logging.getLogger(__name__)
 
-BARREN_PROPOSAL_COST = 1e-3  # a proposal that gave nothing new: the floor cost of an evaluated child
 # How long a finished search waits for proposals still running: a level-3 network's capture, not an LLM's
 # full timeout
 PROPOSAL_DRAIN_S = 120.0
-STRICT_TURN = 3  # permissive runs: every third one-parent job tunes the best own-kernel node
-
-
-class Scheduler(Protocol):
-    """Chooses the next operator (a bandit over improvement per cost)."""
-
-    def choose(self, available: list[Operator], rng: random.Random) -> Operator: ...
-
-    def update(self, operator_name: str, reward: float, cost: float) -> None: ...
-
-    def to_json(self) -> dict[str, Any]: ...
+__all__ = ["STRICT_TURN", "Engine", "EngineSettings", "Scheduler", "SearchOutcome", "incumbent_ms"]
 
 
 @dataclass(frozen=True)
@@ -73,11 +61,6 @@ class SearchOutcome:
     elapsed_s: float
     baselines: dict[str, Baseline]
     scheduler: dict[str, Any] = field(default_factory=dict)
-
-
-def _arities(operator: Operator) -> tuple[int, ...]:
-    """Parent counts an operator accepts: its `arities` when it declares several, else its `arity`."""
-    return tuple(getattr(operator, "arities", (operator.arity,)))
 
 
 def _crash_report(candidate: Candidate, exc: BaseException) -> EvalReport:
@@ -121,19 +104,11 @@ class Engine:
         self.scheduler = scheduler
         self.termination = termination
         self.eval_settings = eval_settings
-        self._one_parent_jobs = 0
-        self._followed_up: set[tuple[str, ParentSet]] = set()  # follow-up jobs already handed out
         self.backends = backends
         self.settings = settings
         self.on_report = on_report
         self.rng = random.Random(settings.seed)
-        self._ready = ReadyQueue()
-        self._barren_rounds = 0
-        # Operators whose proposals gave nothing new since the last report: the next jobs go to the
-        # others. Without this, an operator that declines (graph_replay on a parent that is not
-        # host-bound) stayed "untried" for the bandit, was chosen for every job and starved tune:
-        # 43 of the first 45 full-sweep problems stopped as proposals_exhausted after ~7 evaluations.
-        self._barren_operators: set[str] = set()
+        self.dispatch = Dispatch(operators, policy, scheduler, graph, self.rng, eval_settings.strict)
         self._best_objective: float | None = None
         self._since_improvement = 0
         self._session_evaluations = 0
@@ -151,7 +126,7 @@ class Engine:
             evaluations_since_improvement=self._since_improvement,
             # Barren rounds only mean "exhausted" once nothing is waiting for evaluation: a report
             # still in flight can give the operators new parents.
-            proposals_exhausted=idle and self._barren_rounds >= self.settings.max_barren_rounds,
+            proposals_exhausted=idle and self.dispatch.barren_rounds >= self.settings.max_barren_rounds,
             llm_cost_usd=sum(
                 float(getattr(getattr(op, "accounting", None), "cost_usd", 0.0) or 0.0)
                 for op in self.operators
@@ -192,16 +167,14 @@ class Engine:
     def _accept_children(self, candidates: list[Candidate]) -> list[Candidate]:
         fresh = self._accept(candidates)
         for candidate in fresh:
-            self._ready.add_child(candidate)
+            self.dispatch.ready.add_child(candidate)
         return fresh
 
     def _seed(self) -> None:
         if self.graph.events("seeded"):
             return  # resumed run: seeds were proposed before
         by_operator = []
-        for operator in self.operators:
-            if 0 not in _arities(operator):
-                continue
+        for operator in self.dispatch.seed_operators():
             try:
                 fresh = self._accept(operator.propose(self._context(())))
             except Exception:  # an operator bug must not end the run
@@ -209,66 +182,18 @@ class Engine:
                 fresh = []
             log.info("seed operator %s proposed %d new candidate(s)", operator.name, len(fresh))
             by_operator.append(fresh)
-        self._ready.add_seeds(by_operator)
+        self.dispatch.ready.add_seeds(by_operator)
         self.graph.record_event("seeded", {"candidates": len(self.graph)})
 
-    def _schedulable(self) -> list[Operator]:
-        # Seed-only operators (arity 0) ran in _seed; only those that can keep generating
-        # (`repeatable`, or operators accepting several arities like the LLM) are scheduled again.
-        return [op for op in self.operators if max(_arities(op)) > 0 or getattr(op, "repeatable", False)]
-
-    def _all_barren(self) -> bool:
-        return all(op.name in self._barren_operators for op in self._schedulable())
-
-    def _next_job(self, waiting: bool) -> tuple[Operator, ParentSet] | None:
-        """An operator and its parents, or None. `waiting`: evaluations are in flight, so operators
-        that just gave nothing sit out until their report; with nothing in flight all may try again."""
-        available = self._schedulable()
-        fresh = [op for op in available if op.name not in self._barren_operators]
-        if fresh or waiting:
-            available = fresh
-        while available:
-            operator = self.scheduler.choose(available, self.rng)
-            arities = list(_arities(operator))
-            self.rng.shuffle(arities)
-            for arity in sorted(arities, key=lambda a: a == 0):  # parents first; generate-from-spec last
-                parent_sets = self.policy.select(self.graph, self.rng, 1, arity)
-                if parent_sets and len(parent_sets[0]) == arity:
-                    return operator, self._with_strict_turn(parent_sets[0])
-            available.remove(operator)
-        return None
-
     def _follow_ups(self) -> None:
-        """Operators' own urgent jobs (`FollowsUp`), each (operator, parents) once, proposed here and not
-        in the proposal pool, their children ahead of every waiting candidate. In the pool they waited
-        whenever slow proposals (a network's captures, minutes each) held its slots, and their children
-        then alternated with waiting seeds (experiments/sweep_h200_7)."""
-        for operator in self._schedulable():
-            if not isinstance(operator, FollowsUp):
-                continue
-            parents = operator.follow_up(self.graph)
-            if not parents or (operator.name, parents) in self._followed_up:
-                continue
-            self._followed_up.add((operator.name, parents))
+        def propose(operator: Operator, parents: ParentSet) -> list[Candidate]:
             try:
-                children = self._accept(operator.propose(self._context(parents)))
+                return self._accept(operator.propose(self._context(parents)))
             except Exception:  # an operator bug must not end the run
                 log.exception("follow-up of operator %s failed", operator.name)
-                continue
-            for child in reversed(children):
-                self._ready.add_urgent(child)
+                return []
 
-    def _with_strict_turn(self, parents: ParentSet) -> ParentSet:
-        """In a permissive run the policy follows the best kernel, usually one that keeps library
-        calls, and the best own-kernel one (what the strict result reports) would get no tuning: every
-        STRICT_TURN-th one-parent job goes to it instead."""
-        if self.eval_settings.strict or len(parents) != 1:
-            return parents
-        self._one_parent_jobs += 1
-        if self._one_parent_jobs % STRICT_TURN:
-            return parents
-        strict = best_strict(self.graph)
-        return (strict.id,) if strict is not None else parents
+        self.dispatch.follow_ups(propose)
 
     # ------------------------------------------------------------ evaluation
     def _submit(self, candidate: Candidate) -> Future[EvalReport]:
@@ -281,16 +206,9 @@ class Engine:
     def _record(self, candidate: Candidate, report: EvalReport) -> Node:
         fitness = score(report, self._baselines)
         self.graph.record(candidate.id, report, fitness)
-        self._barren_operators.clear()  # the graph changed: every operator may have something again
-        self.policy.observe(self.graph, candidate.id)
         self._session_evaluations += 1
-        parent_fitness = [self.graph.node(p).fitness for p in candidate.parent_ids if p in self.graph]
-        parent_best = max((f.objective for f in parent_fitness if f is not None), default=0.0)
-        reward = 0.0
-        if fitness.feasible:
-            reward = fitness.objective / parent_best - 1.0 if parent_best > 0 else 1.0
         cost = report.wall_s + float(candidate.metadata.get("llm_cost_s", 0.0))
-        self.scheduler.update(candidate.operator, max(0.0, reward), max(cost, 1e-3))
+        self.dispatch.evaluated(candidate, fitness, cost)
         if fitness.feasible and (
             self._best_objective is None or fitness.objective > self._best_objective * 1.0001
         ):
@@ -315,7 +233,7 @@ class Engine:
         best = self.graph.best()
         self._best_objective = best.fitness.objective if best and best.fitness else None
         for node in self.graph.pending():  # resume: proposed, never evaluated
-            self._ready.add_pending(node.candidate)
+            self.dispatch.ready.add_pending(node.candidate)
         seed_start = time.monotonic()
         self._seed()
         self.seed_s = time.monotonic() - seed_start
@@ -328,38 +246,43 @@ class Engine:
         reason = ""
         try:
             while True:
-                idle = not evaluations and not self._ready
+                idle = not evaluations and not self.dispatch
                 stop, reason = self.termination.check(self._state(time.monotonic() - start, idle))
                 if stop:
                     break
                 self._follow_ups()
-                while self._ready and len(evaluations) < self.evaluator.capacity:
-                    candidate = self._ready.pop()
+                while len(evaluations) < self.evaluator.capacity:
+                    candidate = self.dispatch.next_candidate()
+                    if candidate is None:
+                        break
                     evaluations[self._submit(candidate)] = candidate
                 # Once every operator has given nothing since the last report, wait for the next one
                 # before asking again: until then the graph is unchanged and operators would only
                 # repeat themselves (and LLM calls cost).
-                stale = bool(evaluations) and self._all_barren()
+                stale = bool(evaluations) and self.dispatch.all_barren()
                 # Children are asked for while seeds still wait (the two take turns in the queue), but
                 # only once some report exists: until then operators that need parents can only decline.
                 can_ask = (
-                    not self._ready.seeds or self._session_evaluations > 0 or bool(self.graph.evaluated())
+                    not self.dispatch.ready.seeds
+                    or self._session_evaluations > 0
+                    or bool(self.graph.evaluated())
                 )
                 want_more = (
                     not stale
                     and can_ask
-                    and self._ready.children + len(evaluations) < 2 * self.evaluator.capacity
+                    and self.dispatch.ready.children + len(evaluations) < 2 * self.evaluator.capacity
                 )
                 while want_more and len(proposals) < self.settings.proposal_concurrency:
-                    job = self._next_job(waiting=bool(evaluations))
+                    job = self.dispatch.next_job(waiting=bool(evaluations))
                     if job is None:
                         break
                     operator, parents = job
                     proposals[pool.submit(operator.propose, self._context(parents))] = operator.name
                     want_more = (
-                        self._ready.children + len(evaluations) + len(proposals) < 2 * self.evaluator.capacity
+                        self.dispatch.ready.children + len(evaluations) + len(proposals)
+                        < 2 * self.evaluator.capacity
                     )
-                if not evaluations and not proposals and not self._ready:
+                if not evaluations and not proposals and not self.dispatch:
                     reason = "no operator can propose anything new"
                     break
                 pending: list[Future[Any]] = [*evaluations, *proposals]
@@ -379,11 +302,7 @@ class Engine:
                         except Exception:
                             log.exception("operator %s failed", name)
                             fresh = 0
-                        self._barren_rounds = 0 if fresh else self._barren_rounds + 1
-                        if not fresh:
-                            # a zero-reward pull, so the bandit learns that it declines here
-                            self.scheduler.update(name, 0.0, BARREN_PROPOSAL_COST)
-                            self._barren_operators.add(name)
+                        self.dispatch.proposal_done(name, fresh)
             self._drain(evaluations)
         finally:
             # Queued proposals are dropped; running ones are waited for, up to `proposal_drain_s`. A

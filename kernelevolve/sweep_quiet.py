@@ -12,7 +12,7 @@ same protocol, and the faster is the one less slowed by its neighbours (never to
 The record keeps both (`in_search_baselines`, `quiet_baselines`).
 
 Where the two disagree by more than `DISAGREEMENT` on eager or torch.compile, one of them was slowed by
-something, and the faster may be too (experiments/sweep_h200_10). Such a problem is measured
+something, and the faster may be too (experiments/sample_sweep_h200/run_10). Such a problem is measured
 alone a second time, and each baseline keeps the fastest of the three (`quiet_baselines["measurements"]`).
 """
 

@@ -470,6 +470,30 @@ def test_not_dumpable_hides_memory_from_a_same_user_process(protect: bool) -> No
     assert out["environ"] == expected
 
 
+def _write_beside_the_search(
+    tmp_path: Path,
+    platform: object,
+    add_kernel: object,
+    add_spec: object,
+    fast_settings: object,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kernelevolve.eval import containment, harness
+    from kernelevolve.types import Candidate, EvalRequest, Status
+
+    if containment.landlock_abi() == 0:
+        pytest.skip("the kernel offers no Landlock")
+    target = tmp_path / "runs" / "graph.jsonl"
+    target.parent.mkdir()
+    monkeypatch.setattr(harness, "_static_stage", lambda *args, **kwargs: None)
+    forging = f"try:\n    open({str(target)!r}, 'a').write('forged')\nexcept OSError:\n    pass\n"
+    source = add_kernel(prologue="pass").replace("import torch\n", "import torch\n" + forging, 1)  # type: ignore[operator]
+    request = EvalRequest(Candidate(source, "triton", "t"), add_spec, platform.name, fast_settings)  # type: ignore[attr-defined]
+    report = harness.evaluate(request, platform)  # type: ignore[arg-type]
+    assert report.status is Status.OK, report.feedback
+    assert not target.exists()
+
+
 def test_a_runner_cannot_write_where_the_search_keeps_its_files(
     tmp_path: Path,
     cpu_platform: object,
@@ -480,18 +504,24 @@ def test_a_runner_cannot_write_where_the_search_keeps_its_files(
 ) -> None:
     """A candidate writing next to the search's files (a run directory under the temp folder) at import:
     the runner's sandbox refuses the write, and the kernel is still judged on its merits."""
-    from kernelevolve.eval import containment, harness
-    from kernelevolve.types import Candidate, EvalRequest, Status
-
-    if containment.landlock_abi() == 0:
-        pytest.skip("the kernel offers no Landlock")
-    target = tmp_path / "runs" / "graph.jsonl"
-    target.parent.mkdir()
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    monkeypatch.setattr(harness, "_static_stage", lambda *args, **kwargs: None)
-    forging = f"try:\n    open({str(target)!r}, 'a').write('forged')\nexcept OSError:\n    pass\n"
-    source = add_kernel(prologue="pass").replace("import torch\n", "import torch\n" + forging, 1)  # type: ignore[operator]
-    request = EvalRequest(Candidate(source, "triton", "t"), add_spec, cpu_platform.name, fast_settings)  # type: ignore[attr-defined]
-    report = harness.evaluate(request, cpu_platform)  # type: ignore[arg-type]
-    assert report.status is Status.OK, report.feedback
-    assert not target.exists()
+    _write_beside_the_search(tmp_path, cpu_platform, add_kernel, add_spec, fast_settings, monkeypatch)
+
+
+@pytest.mark.gpu
+def test_a_gpu_runner_cannot_write_where_the_search_keeps_its_files(
+    tmp_path: Path,
+    add_kernel: object,
+    add_spec: object,
+    fast_settings: object,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same on a GPU, where a runner's temporary files are its own too (the machine's temp folder, which
+    may hold the search's runs, is not writable to it)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from tests.adversarial.test_hacks import _gpu_platform
+
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    _write_beside_the_search(tmp_path, _gpu_platform(), add_kernel, add_spec, fast_settings, monkeypatch)

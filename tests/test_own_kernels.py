@@ -304,11 +304,13 @@ def test_permissive_runs_give_every_third_one_parent_job_to_the_best_own_kernel_
         )
 
     permissive = engine(strict=False)
-    picks = [permissive._with_strict_turn((library.id,)) for _ in range(2 * STRICT_TURN)]
+    picks = [permissive.dispatch.with_strict_turn((library.id,)) for _ in range(2 * STRICT_TURN)]
     assert picks.count((own.id,)) == 2 and picks.count((library.id,)) == 2 * STRICT_TURN - 2
-    assert permissive._with_strict_turn((library.id, own.id)) == (
+    assert permissive.dispatch.with_strict_turn((library.id, own.id)) == (
         library.id,
         own.id,
     )  # two-parent jobs as chosen
     strict = engine(strict=True)
-    assert all(strict._with_strict_turn((library.id,)) == (library.id,) for _ in range(2 * STRICT_TURN))
+    assert all(
+        strict.dispatch.with_strict_turn((library.id,)) == (library.id,) for _ in range(2 * STRICT_TURN)
+    )

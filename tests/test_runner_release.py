@@ -234,7 +234,11 @@ def test_runners_and_the_judge_compile_into_caches_of_their_own(
     monkeypatch.setenv("TRITON_CACHE_DIR", "/runners/triton")
     monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
     runners = runner_client.separate_caches()
-    assert runners == {"TRITON_CACHE_DIR": "/runners/triton"}  # Inductor's default: the runner's temp folder
+    # Inductor's default is the temp folder, each runner's own: the runners share one beside the judge's
+    assert runners == {
+        "TRITON_CACHE_DIR": "/runners/triton",
+        "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "kernelevolve" / "runners" / "inductor"),
+    }
     judge = tmp_path / "kernelevolve" / "judge"
     assert runner_client.os.environ["TRITON_CACHE_DIR"] == str(judge / "triton")
     assert runner_client.os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(judge / "inductor")
@@ -244,6 +248,21 @@ def test_runners_and_the_judge_compile_into_caches_of_their_own(
     assert runner_client.separate_caches() == runners  # once per process
     writable = harness._runner_writable_dirs("cpu")
     assert not any(str(judge).startswith(path) or path.startswith(str(judge)) for path in writable)
+
+
+def test_no_runner_may_write_a_folder_holding_the_judges_files(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """A compile cache named above the working directory (runs, sweep records) or kernelevolve's cache
+    (baselines) is not made writable to runners: what the judge reads back stays out of their reach."""
+    monkeypatch.setattr(runner_client, "_RUNNER_CACHES", {})
+    monkeypatch.setenv("KERNELEVOLVE_CACHE", str(tmp_path / "home" / "cache"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))  # the working directory itself
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "home"))  # above kernelevolve's cache
+    writable = harness._runner_writable_dirs("cpu")
+    assert str(tmp_path) not in writable and str(tmp_path / "home") not in writable
+    assert writable  # the rest stays writable (/dev/null at least)
 
 
 @pytest.mark.gpu

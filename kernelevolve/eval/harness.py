@@ -14,6 +14,7 @@ import gc
 import itertools
 import logging
 import os
+import secrets
 import socket
 import time
 import traceback
@@ -298,11 +299,9 @@ def _run_stages(
         _static_stage(candidate.source, candidate.backend, settings.strict, spec.reference_source)
     deadline = time.monotonic() + settings.timeout_s - min(5.0, 0.1 * settings.timeout_s)
     runners = runner_client.pool()
-    gpu = device.startswith("cuda")
-    # GPU runners keep the machine's temp folder writable: the private one is verified on the CPU only
-    sandbox = runner_client.Sandbox(
-        _runner_writable_dirs(device), _host_memory_bytes(settings, device), not gpu
-    )
+    # Temporary files go to the runner's own folder: the machine's temp folder may hold this search's
+    # runs and caches, which a runner must not write
+    sandbox = runner_client.Sandbox(_runner_writable_dirs(device), _host_memory_bytes(settings, device), True)
     with _phase(phases, "runner"):
         runner = runners.take(device, sandbox)
     arena = SharedArena(device, runner.shared_dir)
@@ -398,13 +397,11 @@ UNSANDBOXED_FLAG = "writes_unrestricted"  # the kernel offers no Landlock: the r
 
 
 def _runner_writable_dirs(device: str) -> tuple[str, ...]:
-    """Where a runner may write besides its own shared-memory folder (which holds its temporary files on
-    the CPU platform): on GPUs the temp folder, the compilers' caches (made here
-    first, so a fresh machine's first candidate can compile) and, on GPUs, the device files (the driver
-    opens them for writing, and PyTorch's CUDA IPC keeps its reference counts in /dev/shm). Not the run
-    directory, the baseline cache or anything else the search reads back."""
-    import tempfile
-
+    """Where a runner may write besides its own shared-memory folder (which holds its temporary files): the
+    compilers' caches (made here first, so a fresh machine's first candidate can compile) and, on GPUs, the
+    device files (the driver opens them for writing, and PyTorch's CUDA IPC keeps its reference counts in
+    /dev/shm), /proc and /sys. Never a folder that holds what the judge reads back: kernelevolve's cache
+    (baselines, the judge's compile caches) or the working directory (runs, sweep records)."""
     caches = [
         *runner_client.separate_caches().values(),  # the runners' own: the judge's are not writable to them
         os.path.expanduser("~/.nv"),
@@ -417,9 +414,20 @@ def _runner_writable_dirs(device: str) -> tuple[str, ...]:
     # CUDA's start-up writes under /proc and /sys as well (without them cudaGetDeviceCount fails with
     # error 304 under Landlock: experiments/adversarial_gpu/sandbox_probe.txt)
     devices = ["/dev", "/proc", "/sys"] if device.startswith("cuda") else ["/dev/null"]
-    temporary = [tempfile.gettempdir()] if device.startswith("cuda") else []
-    writable = [*temporary, *devices, *caches]
-    return tuple(path for path in dict.fromkeys(writable) if path and os.path.exists(path))
+    writable = [path for path in dict.fromkeys([*devices, *caches]) if path and os.path.exists(path)]
+    return tuple(path for path in writable if not _covers_judge_files(path))
+
+
+def _covers_judge_files(path: str) -> bool:
+    """Whether a runner allowed to write beneath `path` could write what the judge reads back."""
+    from kernelevolve.paths import cache_dir
+
+    here = os.path.realpath(path)
+    protected = [os.path.realpath(cache_dir()), os.path.realpath(os.getcwd())]
+    covers = [p for p in protected if p == here or p.startswith(here.rstrip(os.sep) + os.sep)]
+    if covers:
+        log.warning("runners may not write %s: it holds %s, which the judge reads back", path, covers[0])
+    return bool(covers)
 
 
 # CUDA graphs capture what runs on their first call; a pass that runs nothing has nothing to capture
@@ -634,12 +642,17 @@ def _timing_stage(
         "settle": settle,
         "warmup_enough_ms": settings.warmup_enough_ms,
     }
+    # Timed calls' inputs follow from a seed drawn afresh for this evaluation, not the run's: a runner can
+    # leave files behind (its compiler cache is shared), and outputs an earlier candidate recorded for
+    # inputs every evaluation shares would answer a later one's timed calls with no work done
+    # (tests/adversarial/test_cross_evaluation.py).
+    timing_seed = secrets.randbits(62)
     for index, shape in enumerate(spec.shapes):
         reference.apply_shape(ref_module, shape)
         ref_model, remote = pairs[index]
 
         def make_set(k: int, index: int = index) -> list[Any]:
-            seed = trial_seed(settings.seed, index, 1000 + k)
+            seed = trial_seed(timing_seed, index, 1000 + k)
             try:
                 return reference.make_inputs(ref_module, seed, device, dtype, on_device=True)
             except Exception as exc:
@@ -655,7 +668,7 @@ def _timing_stage(
                 make_set,
                 spec.atol,
                 spec.rtol,
-                trial_seed(settings.seed, index, 7),
+                trial_seed(timing_seed, index, 7),
                 device,
                 settings.warmup_trials + settings.timing_trials,
             )

@@ -417,8 +417,11 @@ def separate_caches() -> dict[str, str]:
     runners = {
         "TRITON_CACHE_DIR": os.environ.get("TRITON_CACHE_DIR") or os.path.join(home, ".triton", "cache")
     }
-    if os.environ.get("TORCHINDUCTOR_CACHE_DIR"):  # else Inductor's default, in the runner's temp folder
-        runners["TORCHINDUCTOR_CACHE_DIR"] = os.environ["TORCHINDUCTOR_CACHE_DIR"]
+    # Inductor's default lives in the temp folder, which is each runner's own: name one they share, beside
+    # (never inside) the judge's
+    runners["TORCHINDUCTOR_CACHE_DIR"] = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or str(
+        cache_dir() / "runners" / "inductor"
+    )
     judge = cache_dir() / "judge"
     for name, folder in (("TRITON_CACHE_DIR", "triton"), ("TORCHINDUCTOR_CACHE_DIR", "inductor")):
         os.environ[name] = str(judge / folder)

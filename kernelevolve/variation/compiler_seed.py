@@ -187,7 +187,7 @@ TUNING_ONLY_PRECISIONS = frozenset({("LIBRARY_CONV_FP32_PRECISION", "tf32x3")})
 LIBRARY_SPLIT_PASSES = {"tf32_bf16": 2.0, LIBRARY_CONV_ONE_PASS: 2.0, "tf32x3": THREE_PASS_BREAK_EVEN}
 # cuDNN's split twins start with its algorithm timing on (library_conv's LIBRARY_CONV_BENCHMARK; tuning can
 # turn it off): its heuristics pick poorly for the split's doubled or tripled input channels, and a budget
-# full of seeds rarely reaches that tunable by tuning (experiments/sweep_h200_12).
+# full of seeds rarely reaches that tunable by tuning (experiments/sample_sweep_h200/run_12).
 TIMED_LIBRARY_CONV_PRECISIONS = frozenset({"tf32_bf16", LIBRARY_CONV_ONE_PASS})
 LIBRARY_CONV_TIMING_TUNABLE = "LIBRARY_CONV_BENCHMARK"
 
@@ -256,7 +256,7 @@ def by_promise(
     BF16 pass, into one TF32 pass over tripled channels, into three TF32 passes, and as it is, the splits before the plain call where they cost
     fewer TF32 passes than its exact fp32 takes (`exact_slowdown`: see `exact_fp32_slowdown`; unknown
     counts as paying), then our own kernels: fp32 dot products on 3xBF16 tensor cores, on 3xTF32, then
-    in exact fp32 (experiments/sweep_h200_3); a level-3 search has time for two or three seeds."""
+    in exact fp32 (experiments/sample_sweep_h200/run_03); a level-3 search has time for two or three seeds."""
     # (own kernels, fp32 precision; None: exact) in the order they are worth evaluating
     order: list[tuple[bool, str | None]]
     if eager_passes:  # the library's splits are dropped there (worth)
@@ -289,7 +289,7 @@ def by_promise(
             return False
         if not own and precision in LIBRARY_SPLIT_PASSES:
             # where one TF32 pass meets the tolerance it is cheaper than any split (tuning can still go
-            # there; experiments/sweep_h200_9)
+            # there; experiments/sample_sweep_h200/run_09)
             return not eager_passes
         if precision != EAGER_CONV_PRECISION:
             return True

@@ -39,7 +39,7 @@ _UNCAPTURABLE = (".item()", ".cpu()", ".tolist()", ".numpy()", "synchronize(")
 # the call (`TimingStats.host_bound`: many short kernels, each with its own launch gap on the GPU too).
 HOST_BOUND_MS = 0.5
 # Follow-ups: a host-bound kernel within this factor of the best gets its replay before anything else.
-# Replaying can shorten a call by more than the host's share suggests (experiments/sweep_h200_4).
+# Replaying can shorten a call by more than the host's share suggests (experiments/sample_sweep_h200/run_04).
 FOLLOW_UP_RANGE = 4.0
 
 _REPLAY_HELPERS = f'''
@@ -187,7 +187,7 @@ class GraphReplayOperator:
 
     def _layout_twin(self, graph: SearchGraph, best: Node) -> Node | None:
         """A host-bound seed's time is its host's issue time, which says little about its replay
-        (experiments/sweep_h200_8). So the winning replay's seed has its twin (the same capture
+        (experiments/sample_sweep_h200/run_08). So the winning replay's seed has its twin (the same capture
         settings, the other layout) replayed too, wherever it stands."""
         if not best.candidate.metadata.get("graph_replay") or not best.candidate.parent_ids:
             return None

@@ -1,7 +1,7 @@
 """Run 6 read with each problem's baselines at the fastest of runs 4, 5 and 6 (same protocol, same kind of
 machine), so a baseline slowed by the host's load in one run cannot inflate that run's speedups.
 
-    python experiments/sweep_h200_6/analysis/min_baselines.py OUT_DIR
+    python experiments/sample_sweep_h200/run_06/analysis/min_baselines.py OUT_DIR
     python -m kernelevolve.sweep --out OUT_DIR --summary-only --sample experiments/sweep_sample.md
 
 Prints, per problem whose baseline moves by more than 5%, the three runs' eager and torch.compile times.

@@ -3,10 +3,11 @@ H200's shapes), every KernelBench problem (as built for a GPU, and scaled for th
 the transformer example as `kernelevolve.optimize` turns them into specs.
 
     python experiments/traced_families/templates_check.py dump PROBLEMS_JSONL OUT.json
-    python experiments/traced_families/templates_check.py compare PROBLEMS_JSONL BEFORE.json [AFTER.json]
+    python experiments/traced_families/templates_check.py compare PROBLEMS_JSONL BEFORE.json [--untagged]
 
 `compare` exits 1 when a spec lost a template it had in BEFORE (after must be a superset), and lists the
-specs that gained some.
+specs that gained some. `--untagged` matches each spec with its tags removed and a neutral name: what the
+traced program alone gives.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # for examples.transformer_block
 
+from kernelevolve.types import KernelSpec  # noqa: E402
+
 BACKENDS = ("triton", "cute")
 
 
-def _specs(problems: str) -> dict[str, object]:
+def _specs(problems: str) -> dict[str, KernelSpec]:
     import torch
 
     from examples.transformer_block.model import RMSNorm, SwiGLU
@@ -31,7 +34,7 @@ def _specs(problems: str) -> dict[str, object]:
     from kernelevolve.platforms import load_platform
     from kernelevolve.specs import load_spec_file, shipped_spec_names
 
-    specs: dict[str, object] = {}
+    specs: dict[str, KernelSpec] = {}
     for platform in ("cpu", "h200"):
         for name in shipped_spec_names():
             specs[f"shipped:{name}@{platform}"] = load_spec_file(
@@ -48,12 +51,17 @@ def _specs(problems: str) -> dict[str, object]:
     return specs
 
 
-def templates_per_spec(problems: str) -> dict[str, list[str]]:
+def templates_per_spec(problems: str, untagged: bool = False) -> dict[str, list[str]]:
+    from dataclasses import replace
+
     from kernelevolve.variation.template_library import templates_for
 
+    specs = _specs(problems)
+    if untagged:
+        specs = {key: replace(spec, name="op", tags=()) for key, spec in specs.items()}
     return {
-        key: sorted(f"{t.backend}/{t.name}" for backend in BACKENDS for t in templates_for(spec, backend))  # type: ignore[arg-type]
-        for key, spec in _specs(problems).items()
+        key: sorted(f"{t.backend}/{t.name}" for backend in BACKENDS for t in templates_for(spec, backend))
+        for key, spec in specs.items()
     }
 
 
@@ -83,8 +91,7 @@ def main(argv: list[str]) -> int:
         Path(path).write_text(json.dumps(templates_per_spec(problems), indent=1, sort_keys=True) + "\n")
         return 0
     before = json.loads(Path(path).read_text())
-    after = json.loads(Path(argv[3]).read_text()) if len(argv) > 3 else templates_per_spec(problems)
-    return compare(before, after)
+    return compare(before, templates_per_spec(problems, untagged="--untagged" in argv[3:]))
 
 
 if __name__ == "__main__":

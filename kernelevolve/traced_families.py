@@ -28,7 +28,7 @@ class TracedOp:
     name: str
     sources: tuple[str, ...]
     arguments: dict[str, Any]
-    shapes: tuple[tuple[int, ...], ...] = ()  # its tensor outputs' shapes
+    shapes: tuple[tuple[int, ...] | None, ...] = ()  # its outputs' shapes (None: not a tensor)
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ class _Recorder(_recorder_base()):  # type: ignore[misc]
         result = func(*args, **kwargs)
         index = len(self.ops)
         outputs = result if isinstance(result, (tuple, list)) else (result,)
-        shapes = tuple(tuple(out.shape) for out in outputs if isinstance(out, torch.Tensor))
+        shapes = tuple(tuple(out.shape) if isinstance(out, torch.Tensor) else None for out in outputs)
         self.ops.append(TracedOp(str(func).removeprefix("aten."), sources, others, shapes))
         for k, out in enumerate(outputs):
             if isinstance(out, torch.Tensor):

@@ -9,12 +9,15 @@ and `torch.argmax(input=x, dim=d)` are one program. Evidence: experiments/traced
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from kernelevolve import traced_layers
 from kernelevolve.reference_module import load_reference_module
 from kernelevolve.tracing import TRACING_LOCK
+from kernelevolve.types import KernelSpec
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,7 @@ class TracedOp:
     name: str
     sources: tuple[str, ...]
     arguments: dict[str, Any]
+    shapes: tuple[tuple[int, ...] | None, ...] = ()  # its outputs' shapes (None: not a tensor)
 
 
 @dataclass(frozen=True)
@@ -37,19 +41,24 @@ class TracedProgram:
     # "fn2" naming the third call's result; grad-mode switches left out
     functions: tuple[TracedOp, ...] = ()
     function_output: str = ""
+    # the model's state_dict as (name, shape) in its order; a parameter or buffer an op reads is its source
+    # "state:<name>"
+    state: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
 
-def trace_program(code: str) -> TracedProgram | None:
-    """The reference's traced program, or None where it cannot be built or run on meta tensors."""
+def trace_program(code: str, params: Mapping[str, Any] | None = None) -> TracedProgram | None:
+    """The reference's traced program (at these size constants), or None where it cannot be built or run
+    on meta tensors."""
     import torch
 
     try:
-        module = load_reference_module(code)
+        module = load_reference_module(code, params)
         init = tuple(module.get_init_inputs())
         with TRACING_LOCK, torch.device("meta"):
             model = module.Model(*init)
             inputs = list(module.get_inputs())
-            recorder, calls = _Recorder(inputs), _Calls(inputs)
+            state = {f"state:{name}": value for name, value in model.state_dict(keep_vars=True).items()}
+            recorder, calls = _Recorder(inputs, state), _Calls(inputs, state)
             with torch.no_grad(), calls, recorder:
                 result = model(*inputs)
     except Exception:  # noqa: BLE001 - a reference meta tensors cannot run gets no traced family
@@ -57,7 +66,8 @@ def trace_program(code: str) -> TracedProgram | None:
     output = recorder.source(result) if isinstance(result, torch.Tensor) else "other"
     called = calls.source(result) if isinstance(result, torch.Tensor) else "other"
     shapes = tuple(tuple(x.shape) if isinstance(x, torch.Tensor) else None for x in inputs)
-    return TracedProgram(tuple(recorder.ops), init, shapes, output, tuple(calls.calls), called)
+    held = tuple((name.removeprefix("state:"), tuple(value.shape)) for name, value in state.items())
+    return TracedProgram(tuple(recorder.ops), init, shapes, output, tuple(calls.calls), called, held)
 
 
 def _calls_base() -> type:
@@ -69,11 +79,11 @@ def _calls_base() -> type:
 class _Calls(_calls_base()):  # type: ignore[misc]
     """Torch-level calls, as the forward makes them (before any decomposition)."""
 
-    def __init__(self, inputs: Sequence[Any]) -> None:
+    def __init__(self, inputs: Sequence[Any], state: Mapping[str, Any]) -> None:
         super().__init__()
         self.calls: list[TracedOp] = []
-        self._sources = {id(x): f"in{i}" for i, x in enumerate(inputs)}
-        self._keep = list(inputs)
+        self._sources = _named(inputs, state)
+        self._keep = [*inputs, *state.values()]
 
     def source(self, value: Any) -> str:
         return self._sources.get(id(value), "const")
@@ -103,11 +113,11 @@ def _recorder_base() -> type:
 
 
 class _Recorder(_recorder_base()):  # type: ignore[misc]
-    def __init__(self, inputs: Sequence[Any]) -> None:
+    def __init__(self, inputs: Sequence[Any], state: Mapping[str, Any]) -> None:
         super().__init__()
         self.ops: list[TracedOp] = []
-        self._sources = {id(x): f"in{i}" for i, x in enumerate(inputs)}
-        self._keep = list(inputs)  # ids stay valid while the tensors live
+        self._sources = _named(inputs, state)
+        self._keep = [*inputs, *state.values()]  # ids stay valid while the tensors live
 
     def source(self, value: Any) -> str:
         return self._sources.get(id(value), "const")
@@ -119,15 +129,26 @@ class _Recorder(_recorder_base()):  # type: ignore[misc]
         named = _named_arguments(func, args, kwargs)
         sources = tuple(self.source(v) for v in _tensors(list(args) + list(kwargs.values())))
         others = {k: _plain(v) for k, v in named.items() if not _is_tensors(v)}
+        for key, value in named.items():  # where a list of optional tensors has gaps (x[:, rows, cols])
+            if isinstance(value, (list, tuple)) and any(v is None for v in value) and _is_tensors(value):
+                others[key] = [None if v is None else self.source(v) for v in value]
         result = func(*args, **kwargs)
         index = len(self.ops)
-        self.ops.append(TracedOp(str(func).removeprefix("aten."), sources, others))
         outputs = result if isinstance(result, (tuple, list)) else (result,)
+        shapes = tuple(tuple(out.shape) if isinstance(out, torch.Tensor) else None for out in outputs)
+        self.ops.append(TracedOp(str(func).removeprefix("aten."), sources, others, shapes))
         for k, out in enumerate(outputs):
             if isinstance(out, torch.Tensor):
                 self._sources[id(out)] = f"op{index}" if len(outputs) == 1 else f"op{index}[{k}]"
                 self._keep.append(out)
         return result
+
+
+def _named(inputs: Sequence[Any], state: Mapping[str, Any]) -> dict[int, str]:
+    """Source names of the forward's inputs ("in0") and the model's state ("state:weight") by identity."""
+    named = {id(value): name for name, value in state.items()}
+    named.update({id(x): f"in{i}" for i, x in enumerate(inputs)})
+    return named
 
 
 def _named_arguments(func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -413,29 +434,74 @@ def _sdpa(program: TracedProgram) -> bool:
     return plain and program.function_output == f"fn{program.functions.index(call)}"
 
 
+def _stateless(matches: Callable[[TracedProgram], bool]) -> Callable[[TracedProgram], bool]:
+    """A family whose template holds no state: a reference with parameters or buffers is another program."""
+    return lambda program: not program.state and matches(program)
+
+
 FAMILIES: dict[str, Callable[[TracedProgram], bool]] = {
-    "argmax_dim": _reduction("argmax.default", keepdim=False),
-    "argmin_dim": _reduction("argmin.default", keepdim=False),
-    "sum_reduction": _reduction("sum.dim_IntList", keepdim=True),
-    "mean_dim": _reduction("mean.dim", keepdim=False),
-    "max_dim": _reduction("max.dim", keepdim=False, output="op0[0]"),
-    "min_dim": _reduction("min.dim", keepdim=False, output="op0[0]"),
-    "cumsum_dim": _scan("cumsum.default"),
-    "cumprod_dim": _scan("cumprod.default"),
-    "cumsum_reverse_dim": _reverse_cumsum,
-    "softmax": _softmax,
-    "l1norm_dim1": _l1norm_dim1,
-    "l2norm_dim1": _l2norm_dim1,
-    "matvec": _matvec,
-    "cumsum_exclusive_dim": _exclusive_cumsum,
-    "sdpa": _sdpa,
-    **{family: _pool(family) for family in POOLS},
+    **{
+        family: _stateless(matches)
+        for family, matches in {
+            "argmax_dim": _reduction("argmax.default", keepdim=False),
+            "argmin_dim": _reduction("argmin.default", keepdim=False),
+            "sum_reduction": _reduction("sum.dim_IntList", keepdim=True),
+            "mean_dim": _reduction("mean.dim", keepdim=False),
+            "max_dim": _reduction("max.dim", keepdim=False, output="op0[0]"),
+            "min_dim": _reduction("min.dim", keepdim=False, output="op0[0]"),
+            "cumsum_dim": _scan("cumsum.default"),
+            "cumprod_dim": _scan("cumprod.default"),
+            "cumsum_reverse_dim": _reverse_cumsum,
+            "softmax": _softmax,
+            "l1norm_dim1": _l1norm_dim1,
+            "l2norm_dim1": _l2norm_dim1,
+            "matvec": _matvec,
+            "cumsum_exclusive_dim": _exclusive_cumsum,
+            "sdpa": lambda program: _sdpa(program) or traced_layers.attention(program),
+            **{family: _pool(family) for family in POOLS},
+        }.items()
+    },
+    # the templates that hold state check it themselves
+    "rmsnorm": traced_layers.rmsnorm,
+    "swiglu": traced_layers.swiglu,
+    "layernorm": traced_layers.layernorm,
+    "log_softmax": traced_layers.log_softmax,
+    "batched_gemm": traced_layers.batched_gemm,
+    "gemm_bias_relu": traced_layers.gemm_bias_relu,
+    "elementwise_chain": traced_layers.elementwise_chain,
+    "embedding_bag_sum": traced_layers.embedding_bag_sum,
+    "dot_interaction": traced_layers.dot_interaction,
 }
 
 
-def traced_families(code: str) -> tuple[str, ...]:
-    """The template families the reference's traced program is an instance of."""
-    program = trace_program(code)
+def traced_families(code: str, params: Mapping[str, Any] | None = None) -> tuple[str, ...]:
+    """The template families the reference's traced program (at these size constants) is an instance of."""
+    program = cached_program(code, params)
     if program is None:
         return ()
     return tuple(family for family, matches in FAMILIES.items() if matches(program))
+
+
+def cached_program(code: str, params: Mapping[str, Any] | None = None) -> TracedProgram | None:
+    """`trace_program`, kept per (source, size constants): operators ask about one spec over and over."""
+    values = dict(params or {})
+    return _cached_program(code, _Params(repr(sorted(values.items())), values))
+
+
+@dataclass(frozen=True)
+class _Params:
+    """Size constants as a cache key (their values may be lists)."""
+
+    key: str
+    values: Mapping[str, Any] = field(hash=False, compare=False)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_program(code: str, params: _Params) -> TracedProgram | None:
+    return trace_program(code, params.values)
+
+
+def spec_families(spec: KernelSpec) -> frozenset[str]:
+    """The families the spec's reference is an instance of at every shape case it is evaluated at."""
+    found = [set(traced_families(spec.reference_source, shape.params)) for shape in spec.shapes]
+    return frozenset(set.intersection(*found) if found else traced_families(spec.reference_source))

@@ -96,7 +96,7 @@ def evaluate(
     # The device lock, taken for the checks and timing (`_judged_stages`) and let go only after the runner
     # is dead and this judge's memory is freed: one that let go first would still hold gigabytes (inputs,
     # ring, the runner's outputs) while the next allocates its own, and problems with multi-GB inputs ran
-    # out of device memory (experiments/adversarial_gpu, session 26).
+    # out of device memory (experiments/adversarial_gpu).
     hold = contextlib.ExitStack()
     try:
         with precision.reference_precision(request.spec.reference_precision):
@@ -138,7 +138,7 @@ def warm_device(device: str) -> None:
     evaluation: the context (outside the lock), then PyTorch's kernels for inputs and comparisons, cuBLAS
     and cuDNN handles and CUDA IPC export (under it: no kernel runs beside another evaluation's). A first
     evaluation in a sweep held the lock about 5 s against about 1 s for the next ones
-    (experiments/adversarial_gpu, session 27). A failure here is left for the first evaluation to report."""
+    (experiments/adversarial_gpu). A failure here is left for the first evaluation to report."""
     if not device.startswith("cuda"):
         return
     try:
@@ -440,7 +440,7 @@ def _precompile_mode(device: str, candidate: Candidate, settings: EvalSettings) 
     passes the strict checks; a faked pass stopped early gets a real one); FAKED_LIBRARY_WORK where it
     keeps library calls, which must never run unlocked; not at all for library-calling sources that
     capture CUDA graphs. Unlocked GPU work slows the evaluation holding the lock
-    (experiments/eval_throughput/2026-11-30_session13)."""
+    (experiments/eval_throughput)."""
     if not (device.startswith("cuda") and candidate.backend == "triton"):
         return None
     from kernelevolve.own_kernels import kernel_use
@@ -572,7 +572,7 @@ def _exact_opinion(
     """The reference's outputs at exact fp32, where the spec checks at PyTorch's defaults (KernelBench's
     protocol) and the two differ (cuDNN convolutions on a GPU in TF32): the verdict at the other precision,
     recorded beside the spec's and deciding nothing. The two disagree where a kernel matches one rounding and
-    not the other (L1/70, experiments/adversarial_gpu session 27)."""
+    not the other (L1/70, experiments/adversarial_gpu)."""
     if spec.reference_precision != precision.FRAMEWORK_DEFAULT or not precision.precision_differs(
         ref_model, device
     ):
@@ -1031,7 +1031,7 @@ def _compiled_timing(
         return run_and_time(compile_before_running(model, placeholders, device, cuda_graphs=cuda_graphs))
     except Exception as exc:
         # Compiling on placeholders fakes the device's work; a model whose Python reads what that work
-        # returned can fail there (L3/32 on the H200, sweep call 49) though it compiles for real. A
+        # returned can fail there (L3/32, experiments/full_sweep_h200) though it compiles for real. A
         # baseline is worth the lock held for its compile: compile as torch.compile does, on the first call.
         log.warning(
             "%s compiled on placeholders failed (%s: %s); compiling on its first call",

@@ -2,8 +2,8 @@
 
 Inductor leaves `F.scaled_dot_product_attention` (and nn.MultiheadAttention's fast path) as one fallback
 op: `_scaled_dot_product_efficient_attention` for fp32 on CUDA, `_scaled_dot_product_flash_attention` for
-fp16/bf16 there, `_scaled_dot_product_flash_attention_for_cpu` on the CPU. With it a seed could only run in permissive mode (KernelBench L3/28, VisionTransformer, had no
-strict result in the sample runs). Each such call in the host steps becomes a call of a helper with the
+fp16/bf16 there, `_scaled_dot_product_flash_attention_for_cpu` on the CPU. With it a seed could only run in permissive mode
+(experiments/own_attention_cpu). Each such call in the host steps becomes a call of a helper with the
 op's own signature and outputs, so the steps after it (`buf[0]`, views of it) read what they read before:
 the output in the layout the op gives (efficient attention's (B, M, H, Ev) storage seen as (B, H, M, Ev); the
 flash ops' `empty_like(query)`), its log-sum-exp where the op returns one, and empty RNG state: the layouts

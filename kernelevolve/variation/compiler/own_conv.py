@@ -19,7 +19,7 @@ for plain convolutions of fewer than 16 input channels per group, "taps" for the
 "taps" ran strided transposed convolutions 1.8-15.7x faster than "fused", stride-1 ones 0.89-3.4x as
 fast, and plain 1-D and 2-D convolutions of 16 or more channels 1.15-6.5x faster in Inductor's
 channels-last layout (3 of 4 faster in NCHW) (experiments/conv_loop_h200); on the 8-channel 3x3
-convolution of L2/82 "fused" took 18.3 ms to "taps"' 32.2 ms (3xBF16, full sweep call 28).
+convolution of L2/82 "fused" took 18.3 ms to "taps"' 32.2 ms (3xBF16, experiments/full_sweep_h200).
 
 A depthwise convolution (one input channel per group: MobileNet's, KernelBench L1/83) would use one
 of the GEMM tile's columns per group, so it goes to a direct kernel instead: each program sums the

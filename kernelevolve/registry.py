@@ -72,7 +72,10 @@ class Registry(Generic[T]):
             return {}
         from importlib.metadata import entry_points
 
-        return {point.name: point for point in entry_points(group=self.group)}
+        declared = {point.name: point for point in entry_points(group=self.group)}
+        for name, point in _source_tree_entry_points(self.group).items():
+            declared.setdefault(name, point)
+        return declared
 
     def _load(self, point: EntryPoint) -> Callable[..., T]:
         try:
@@ -83,3 +86,28 @@ class Registry(Generic[T]):
                 f"imported: {exc}"
             ) from exc
         return factory
+
+
+def _source_tree_entry_points(group: str) -> dict[str, EntryPoint]:
+    """The group's entry points from the checkout's pyproject.toml, where kernelevolve runs from a source
+    tree it was never installed from (`python -m kernelevolve` in a clone, a GPU machine given the working
+    tree): installed metadata is what declares them otherwise."""
+    from importlib.metadata import EntryPoint, PackageNotFoundError, distribution
+    from pathlib import Path
+
+    try:
+        installed = distribution("kernelevolve")
+        if Path(str(installed.locate_file("kernelevolve"))).resolve() == Path(__file__).resolve().parent:
+            return {}
+    except PackageNotFoundError:
+        pass
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: only an install declares entry points
+        return {}
+    try:
+        table = tomllib.loads(pyproject.read_text())["project"]["entry-points"].get(group, {})
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return {}
+    return {name: EntryPoint(name, value, group) for name, value in table.items()}

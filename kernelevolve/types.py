@@ -320,7 +320,7 @@ class EvalSettings:
     # Settling: a candidate's timing (never a baseline's) stops once the 95% confidence interval of its
     # median is within +-this fraction of it, checked from `settle_min_trials` calls on. 0: off.
     # At 20 calls the interval is the 5th to the 15th of them sorted, which holds the median with 96%
-    # probability; in sample run 7 a level-1 kernel's 30 settled calls were half its locked time.
+    # probability (experiments/sample_sweep_h200/run_07).
     settle_relative_halfwidth: float = 0.0
     settle_min_trials: int = 20
     # ...and from 10 calls on where the warm-up's calls took at least this long (0: always from

@@ -1,6 +1,6 @@
 """Family templates for KernelBench level-1 problems our fusion compiler does not cover.
 
-Sum, mean, max and min over a dim (47, 48, 49, 53), argmax/argmin over a dim (51, 52), the cumsum family (89-92) and 1D/2D/3D max/avg pooling (41-46):
+Sum, mean, max and min over a dim (47, 48, 49, 53), argmax/argmin over a dim (51, 52), the cumsum family (89-92), 1D/2D/3D max/avg pooling (41-46), the batched matmul (3), log-softmax (24) and layer norm (40):
 each problem is tagged with its template's family, finds the template, and the template
 matches the reference (fp32, 1e-4) at its CPU-scaled size and at other sizes and constructor
 arguments under the Triton interpreter. One problem also goes through the real harness.
@@ -30,7 +30,7 @@ from kernelevolve.platforms import load_platform  # noqa: E402
 from kernelevolve.specs.reference_module import load_reference_module  # noqa: E402
 from kernelevolve.types import Candidate, EvalRequest, EvalSettings, Status  # noqa: E402
 from kernelevolve.variation.template_library import Template, templates_for  # noqa: E402
-from kernelevolve.variation.tunables import apply_values  # noqa: E402
+from kernelevolve.variation.tunables import apply_values, find_tunables  # noqa: E402
 from tests.kernelbench_data import KERNELBENCH, needs_kernelbench  # noqa: E402
 
 # Triton 3.6's interpreter converts 1-element arrays with int(); NumPy 2.3 warns on every loop bound.
@@ -91,6 +91,14 @@ CASES: dict[int, tuple[str, list[tuple[dict[str, Any], list[Any] | None, dict[st
                          [(3, 2, 2), (2, 1, 3), (1, 0, 1), (2, 1, 1), True, True], {"BLOCK_SIZE": 32}),
                         ({"batch_size": 2, "channels": 2, "dim1": 6, "dim2": 5, "dim3": 7},
                          [2, None, 1, 1, True, False], {"BLOCK_SIZE": 16})]),
+    # Recognised from the traced program; served before only as the shipped batched_gemm, log_softmax and
+    # layernorm specs: odd sizes, blocks smaller than the sizes, another dim, other normalized shapes.
+    3: ("batched_gemm", [({"batch_size": 2, "m": 37, "k": 50, "n": 9}, None, {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16}),
+                         ({"batch_size": 3, "m": 20, "k": 24, "n": 40}, None, {})]),
+    24: ("log_softmax", [({"batch_size": 5, "dim": 37}, None, {"MAX_FUSED_SIZE": 16, "LOOP_BLOCK_SIZE": 16, "BLOCK_SIZE": 16}),
+                         ({"batch_size": 7, "dim": 30}, [0], {"ROWS_PER_PROGRAM": 2})]),
+    40: ("layernorm", [({"batch_size": 2, "features": 3, "dim1": 5, "dim2": 7}, None, {"MAX_FUSED_SIZE": 64, "LOOP_BLOCK_SIZE": 32, "BLOCK_SIZE": 32}),
+                       ({"batch_size": 2, "features": 3, "dim1": 5, "dim2": 7}, [(5, 7)], {})]),
     46: ("avg_pool3d", [({"batch_size": 2, "channels": 3, "depth": 7, "height": 8, "width": 9}, [3, 2, 1],
                          {"BLOCK_SIZE": 64}),
                         ({"batch_size": 1, "channels": 2, "depth": 9, "height": 6, "width": 7},
@@ -113,6 +121,12 @@ def _template(problem: Problem, family: str) -> Template:
     found = _family_templates(problem, family)
     assert len(found) == 1, f"{problem.name}: templates of {family}: {[t.name for t in found]}"
     return found[0]
+
+
+def _own(template: Template, tunables: dict[str, Any]) -> dict[str, Any]:
+    """The tunables this template has (the split twins have no ROWS_PER_PROGRAM, for one)."""
+    names = {t.name for t in find_tunables(template.source)}
+    return {k: v for k, v in tunables.items() if k in names}
 
 
 def _flat(value: Any) -> list[Any]:
@@ -158,10 +172,7 @@ def test_template_matches_kernelbench_problem(interpreter: None, problem_id: int
     for template in templates:
         _compare(problem, template, constants, None, {})
         for sizes, init, tunables in cases:
-            # the split twins have no ROWS_PER_PROGRAM
-            _compare(
-                problem, template, sizes, init, {k: v for k, v in tunables.items() if k in template.source}
-            )
+            _compare(problem, template, sizes, init, _own(template, tunables))
 
 
 @needs_kernelbench
@@ -190,7 +201,7 @@ def test_template_compiles_and_matches_on_the_gpu(monkeypatch: pytest.MonkeyPatc
     for template in _family_templates(problem, family):
         for sizes, init, tunables in cases:
             module = load_reference_module(problem.code, sizes)
-            tuned = {k: v for k, v in tunables.items() if k in template.source}
+            tuned = _own(template, tunables)
             candidate = _BACKEND.load(apply_values(template.source, tuned), f"kb_template_{next(_counter)}")
             args = module.get_init_inputs() if init is None else init
             torch.manual_seed(0)

@@ -9,6 +9,7 @@ otherwise skip. References, models and inputs are built by the harness's own hel
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import random
@@ -300,12 +301,9 @@ def test_every_shipped_spec_has_a_triton_template_and_every_template_a_spec() ->
     served = {spec_name for _, spec_name in PAIRS}
     assert served == set(CPU_SPECS), f"specs without a template: {sorted(set(CPU_SPECS) - served)}"
     used = {t.name for t, _ in PAIRS}
-    # Templates for KernelBench-only families (argmax, scans, pooling) serve no shipped spec; they are
-    # checked against the KernelBench references in tests/test_kb_templates.py.
-    # (sum_reduction serves both: the shipped row_sum spec and KernelBench 47.)
-    # (KernelBench families are found from the traced program, or for a few still from a source form.)
-    kernelbench_families = set(TRACED_FAMILIES) - {"softmax"}
-    kernelbench_only = {t.name for t in TRITON_TEMPLATES if t.family in kernelbench_families} - used
+    # Templates of families no shipped spec is an instance of (argmax, scans, pooling) are checked against
+    # the KernelBench references in tests/test_kb_templates.py.
+    kernelbench_only = {t.name for t in TRITON_TEMPLATES if t.family in TRACED_FAMILIES} - used
     assert used == {t.name for t in TRITON_TEMPLATES} - kernelbench_only
     assert set(SMALL) == used, "every template needs small tunables in SMALL"
 
@@ -367,18 +365,32 @@ def test_parse_tunables_reads_only_module_level_tune_comments() -> None:
     assert tunable_values(source) == {"BLOCK": 64, "MODE": "a"}
 
 
-def test_templates_for_matches_family_against_tags_and_name() -> None:
+def test_templates_for_matches_the_traced_program_and_declared_tags_never_the_name() -> None:
     softmax = CPU_SPECS["softmax"]
     assert {t.name for t in templates_for(softmax, "triton")} == {"softmax_rowwise", "softmax_online"}
     assert {t.name for t in templates_for(CPU_SPECS["row_sum"], "triton")} == {
         "sum_reduction",
         "sum_reduction_split",
     }
-    untagged = KernelSpec(name="softmax", reference_source=softmax.reference_source)
+    untagged = KernelSpec(name="my_op", reference_source=softmax.reference_source, shapes=softmax.shapes)
     assert {t.name for t in templates_for(untagged, "triton")} == {"softmax_rowwise", "softmax_online"}
-    other = KernelSpec(name="my_op", reference_source=softmax.reference_source, tags=("reduction", "rowwise"))
-    assert templates_for(other, "triton") == []
+    relu = softmax.reference_source.replace("torch.softmax(x, dim=1)", "torch.relu(x)")
+    assert relu != softmax.reference_source
+    named = KernelSpec(name="softmax", reference_source=relu)
+    assert templates_for(named, "triton") == []  # a name is no program
+    declared = KernelSpec(name="my_op", reference_source=relu, tags=("softmax", "rowwise"))
+    assert {t.name for t in templates_for(declared, "triton")} == {"softmax_rowwise", "softmax_online"}
     assert all(t.backend == "cute" for t in templates_for(softmax, "cute"))
+
+
+def test_every_shipped_spec_but_one_gets_its_templates_from_its_traced_program() -> None:
+    """The shipped specs' tags name their families too; the trace finds them without (all but the jagged
+    gather, whose program is a dozen index computations over the offsets)."""
+    for name, spec in CPU_SPECS.items():
+        untagged = dataclasses.replace(spec, name="op", tags=())
+        found = {t.name for backend in ("triton", "cute") for t in templates_for(untagged, backend)}
+        wanted = {t.name for backend in ("triton", "cute") for t in templates_for(spec, backend)}
+        assert found == (set() if name == "jagged_to_padded_dense" else wanted), name
 
 
 def _context(spec: KernelSpec, graph: SearchGraph, backends: tuple[str, ...]) -> ProposalContext:

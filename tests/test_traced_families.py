@@ -157,3 +157,87 @@ def test_attention_is_recognised_before_the_dispatcher_decomposes_it(forward: st
     assert traced_families(_reference("", forward, inputs, "")) == ("sdpa",)
     causal = forward.replace("value)", "value, is_causal=True)").replace("V)", "V, is_causal=True)")
     assert traced_families(_reference("", causal, inputs, "")) == ()  # the templates have no causal mask
+
+
+def _module(init: str, fields: str, forward: str, inputs: str, init_inputs: str) -> str:
+    body = (fields or "        pass") + f"\n    def forward(self{forward}"
+    return _reference(init, body, inputs, init_inputs, header="import math\n")
+
+
+_RMS = ", dim, eps=1e-6", "        self.eps = eps\n        self.weight = nn.Parameter(torch.ones(dim))"
+_LINEAR = ", i, o", "        self.linear = nn.Linear(i, o)"
+_CHAIN = (
+    ", dim",
+    "        self.scale = nn.Parameter(torch.randn(dim))\n        self.bias = nn.Parameter(torch.randn(dim))",
+)
+_QKV = "torch.randn(2, 3, 10, 16), torch.randn(2, 3, 10, 16), torch.randn(2, 3, 10, 16)"
+
+
+@pytest.mark.parametrize(
+    ("family", "code"),
+    [
+        ("rmsnorm", _module(*_RMS, ", x):\n        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight", "torch.randn(2, 8, 64)", "64")),
+        ("rmsnorm", _module(*_RMS, ", h):\n        return self.weight * (h / torch.sqrt((h * h).mean(dim=2, keepdim=True) + self.eps))", "torch.randn(2, 8, 64)", "64")),
+        ("rmsnorm", _module(*_RMS, ", x):\n        return F.rms_norm(x, (x.shape[-1],), self.weight, self.eps)", "torch.randn(8, 64)", "64")),
+        ("rmsnorm", _module(*_RMS, ", x):\n        xf = x.float()\n        n = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)\n        return n.type_as(x) * self.weight", "torch.randn(8, 64, dtype=torch.bfloat16)", "64")),
+        ("swiglu", _module("", "", ", x):\n        gate, up = x.chunk(2, dim=-1)\n        return F.silu(gate) * up", "torch.randn(8, 64)", "")),
+        ("swiglu", _module("", "", ", x):\n        h = x.shape[-1] // 2\n        a, b = x[..., :h], x[..., h:]\n        return a * torch.sigmoid(a) * b", "torch.randn(8, 64)", "")),
+        ("swiglu", _module("", "", ", x):\n        a, b = torch.split(x, 32, 1)\n        return b * F.silu(a)", "torch.randn(8, 64)", "")),
+        ("layernorm", _module(", d", "        self.ln = nn.LayerNorm(d)", ", x):\n        return self.ln(x)", "torch.randn(8, 64)", "64")),
+        ("layernorm", _module(", d", "        self.ln = nn.LayerNorm(d)", ", x):\n        return F.layer_norm(x, (64,), self.ln.weight, self.ln.bias)", "torch.randn(2, 8, 64)", "64")),
+        ("log_softmax", _module("", "        self.f = nn.LogSoftmax(dim=-1)", ", x):\n        return self.f(x)", "torch.randn(8, 64)", "")),
+        ("log_softmax", _module(", d", "        self.d = d", ", x):\n        return x.log_softmax(self.d)", "torch.randn(8, 64, 3)", "2")),
+        ("batched_gemm", _module("", "", ", a, b):\n        return a @ b", "torch.randn(4, 8, 16), torch.randn(4, 16, 5)", "")),
+        ("gemm_bias_relu", _module(*_LINEAR, ", x):\n        return F.relu(self.linear(x))", "torch.randn(2, 8, 64)", "64, 32")),
+        ("gemm_bias_relu", _module(*_LINEAR, ", x):\n        return (x @ self.linear.weight.T + self.linear.bias).clamp(min=0)", "torch.randn(8, 64)", "64, 32")),
+        ("elementwise_chain", _module(*_CHAIN, ", x):\n        return torch.sigmoid(x) * F.gelu(self.bias + self.scale * x)", "torch.randn(8, 64)", "64")),
+        ("dot_interaction", _module("", "", ", f):\n        n = f.shape[1]\n        idx = torch.triu_indices(n, n, 1)\n        return (f @ f.permute(0, 2, 1))[:, idx[0], idx[1]]", "torch.randn(4, 6, 8)", "")),
+        ("sdpa", _module("", "", ", q, k, v):\n        return torch.softmax(q @ k.transpose(2, 3) / math.sqrt(q.shape[-1]), dim=-1) @ v", _QKV, "")),
+    ],
+)  # fmt: skip
+def test_a_layer_of_several_ops_is_one_program_however_written(family: str, code: str) -> None:
+    assert traced_families(code) == (family,)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        _module(", dim", "        self.weight = nn.Parameter(torch.ones(dim))", ", x):\n        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * self.weight", "torch.randn(8, 64)", "64"),  # another eps than ModelNew(dim)'s
+        _module("", "", ", x):\n        gate, up = x.chunk(2, dim=-1)\n        return F.silu(up) * gate", "torch.randn(8, 64)", ""),  # the other half gates
+        _module(", d", "        self.norm = nn.LayerNorm(d)", ", x):\n        return self.norm(x)", "torch.randn(8, 64)", "64"),  # weights the template cannot take
+        _module(", i, o", "        self.linear = nn.Linear(i, o, bias=False)", ", x):\n        return F.relu(self.linear(x))", "torch.randn(8, 64)", "64, 32"),
+        _module("", "", ", a, b):\n        return torch.matmul(a, b)", "torch.randn(4, 8, 16), torch.randn(1, 16, 5)", ""),  # a broadcast
+        _module("", "", ", x):\n        return x.log_softmax(0)", "torch.randn(8, 64)", ""),
+        _module(*_CHAIN, ", x):\n        return torch.sigmoid(x) * F.gelu(self.bias + self.scale * x, approximate='tanh')", "torch.randn(8, 64)", "64"),
+        _module("", "", ", f):\n        n = f.shape[1]\n        idx = torch.tril_indices(n, n, -1)\n        return (f @ f.permute(0, 2, 1))[:, idx[0], idx[1]]", "torch.randn(4, 6, 8)", ""),
+        _module("", "", ", q, k, v):\n        return torch.softmax(q @ k.transpose(2, 3) / 2.0, dim=-1) @ v", _QKV, ""),  # another scale
+        _module("", "", ", q, k, v):\n        return torch.softmax(q @ k / 4.0, dim=-1) @ v", _QKV.replace("10, 16", "16, 16"), ""),
+    ],
+)  # fmt: skip
+def test_the_layer_computing_something_else_or_holding_other_state_is_not_the_template(code: str) -> None:
+    assert traced_families(code) == ()
+
+
+def test_coarse_tags_come_from_the_program_not_the_name() -> None:
+    """The hints past wins and knowledge-base queries use (gemm, pooling, attention, ...)."""
+    product = _reference(
+        "",
+        "    def forward(self, a, b):\n        return torch.relu(a @ b)",
+        "torch.randn(8, 16), torch.randn(16, 4)",
+        "",
+    )
+    assert problem_tags(Problem(2, 999, "999_anything", product)) == ("gemm",)
+    relu = _reference("", "    def forward(self, x):\n        return torch.relu(x)", "torch.randn(8, 64)", "")
+    assert problem_tags(Problem(3, 1, "1_Matmul_Conv_AvgPool_LayerNorm_Attention_MSELoss", relu)) == ()
+    pooled = _reference(
+        "", "    def forward(self, x):\n        return x.mean(dim=(2, 3))", "torch.randn(2, 3, 8, 8)", ""
+    )
+    assert "pooling" in problem_tags(Problem(2, 5, "5_x", pooled))  # a global average pool
+    attention = _module(
+        "",
+        "",
+        ", q, k):\n        return torch.softmax(q @ k.transpose(-2, -1), -1) @ k",
+        "torch.randn(2, 3, 10, 16), torch.randn(2, 3, 10, 16)",
+        "",
+    )
+    assert "attention" in problem_tags(Problem(3, 9, "9_x", attention))

@@ -90,7 +90,7 @@ def profile_problem(key: str, kb_path: str, trials: int, platform_name: str) -> 
     from kernelevolve.backends import get_backend
     from kernelevolve.eval import harness, reference, reference_outputs
     from kernelevolve.platforms import load_platform
-    from kernelevolve.specs import resolve_spec
+    from kernelevolve.specs.loading import resolve_spec
     from kernelevolve.types import Candidate, EvalRequest, EvalSettings
     from kernelevolve.variation.reference_copy import reference_statements, unparse
 

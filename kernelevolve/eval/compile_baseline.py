@@ -3,7 +3,7 @@
 torch.compile compiles on a model's first call and runs it in the same call, and Inductor's runtime
 autotuning benchmarks kernel configurations on that first run, so the first call used to be made under
 the device lock: 20-60 s of a level-3 network's compile during which no other evaluation could use the
-GPU (sample run 6: L3/28 got 3 evaluations in its 40 s, each waiting 23 s on average). Here the first
+GPU (experiments/sample_sweep_h200/run_06). Here the first
 call is made on placeholder inputs with the compiled graphs' execution answered from meta kernels
 (`precompile.device_work_faked`), so Dynamo traces and Inductor generates and compiles every kernel
 without running anything; the caller then makes the real first call, autotuning included, under the lock.

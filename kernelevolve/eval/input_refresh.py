@@ -83,7 +83,7 @@ def inputs_at(
 
     The patterns are XORed together first (rows of the last dimension) and flipped into the inputs once: one
     pass over a multi-GB input where applying them in turn took one per earlier call (an evaluation's four
-    checks held the device lock 0.1-0.2 s on the multi-GB problems; experiments/adversarial_gpu, session 27)."""
+    checks held the device lock 0.1-0.2 s on the multi-GB problems; experiments/adversarial_gpu)."""
     leaves = list(start)
     net: list[torch.Tensor | None] = [None] * len(leaves)
     for number in range(set_index, call + 1, set_count):

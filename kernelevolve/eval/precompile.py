@@ -121,7 +121,7 @@ def precompile_passes(how: str, compile_pass: Callable[[bool], str]) -> None:
     early (data-dependent host code such as `.item()`) gets a real pass for what it missed: its PyTorch
     ops are data movement, which may then run unlocked. A library-calling one never does: its library
     work must not run unlocked, beside another evaluation's timing (a neighbour's stream of small kernels
-    made Tanh's median 17% slower and its timing 3x longer, experiments/eval_throughput/2026-11-30_session13)."""
+    made Tanh's median 17% slower and its timing 3x longer, experiments/eval_throughput)."""
     stopped = compile_pass(True)
     if stopped and how == OWN_KERNELS_ONLY:
         compile_pass(False)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kernelevolve.specs.traced_tags import program_tags
 from kernelevolve.specs.traffic import peak_key
 from kernelevolve.types import Baseline, EvalReport, KernelSpec, Status
 
@@ -78,7 +79,7 @@ def _failure(report: EvalReport, spec: KernelSpec) -> Diagnosis:
             Status.WORKER_CRASH: "worker crash",
         }.get(status, status.value)
         statement = f"{label}: {named}" if named else label
-    query = " ".join([_QUERY_HINTS.get(status.value, ""), report.error_name, detail, *spec.tags])
+    query = " ".join([_QUERY_HINTS.get(status.value, ""), report.error_name, detail, *program_tags(spec)])
     return Diagnosis(status.value, statement, " ".join(query.split()))
 
 
@@ -150,5 +151,5 @@ def diagnose(
         )
     else:
         kind, statement = "timing_only", f"{t_ms:.3g} ms per call{where}; bytes and FLOPs unknown"
-    query = " ".join([_QUERY_HINTS[kind], spec.dtype, *spec.tags])
+    query = " ".join([_QUERY_HINTS[kind], spec.dtype, *program_tags(spec)])
     return Diagnosis(kind, statement + tail, query)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kernelevolve.llm.diagnosis import Diagnosis, diagnose, telling_line
+from kernelevolve.specs.traced_tags import program_tags
 from kernelevolve.specs.traffic import IOSummary, describe_io
 from kernelevolve.types import Baseline, EvalReport, FitnessValue, KernelSpec
 
@@ -195,7 +196,7 @@ def gather_inputs(
         flops = {k: v.flops for k, v in io.items() if v and v.flops}
         diagnosis = diagnose(parents[0].report, baselines, spec, platform, moved, flops)
     query = diagnosis.query if diagnosis else "first kernel design"
-    query = " ".join([query, backend, spec.name, *spec.tags])
+    query = " ".join([query, backend, *program_tags(spec)])  # what the reference does, not its name
     sibling = _sibling(ctx, parents[0].id) if len(parents) == 1 else None
     return PromptInputs(
         mode=mode,

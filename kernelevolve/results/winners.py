@@ -2,10 +2,9 @@
 
 The search ranks candidates on settled timings of a few calls, so the order of two whose times are close
 is within what one such measurement can tell; the winner's confirmation (`app.confirm_winners`: every
-timed call, no settling) may read it slower than a runner-up timed. On the H200's sample run 11, L1/90's
-winner timed 2.19 ms in search and 2.52 ms confirmed, with a runner-up at 2.205 ms in search. So a runner-up
-within `RUNNER_UP_WITHIN` of the winner is confirmed beside it, and the one whose confirmation is faster is
-reported: either figure is a full measurement of the kernel reported with it.
+timed call, no settling) may read it slower than a runner-up timed (experiments/sample_sweep_h200/run_11).
+So a runner-up within `RUNNER_UP_WITHIN` of the winner is confirmed beside it, and the one whose
+confirmation is faster is reported: either figure is a full measurement of the kernel reported with it.
 
 A winner is also checked on inputs from each other distribution its spec lists
 (`KernelSpec.input_distributions`, specs/input_distributions.py), each with a fresh seed;

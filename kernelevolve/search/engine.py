@@ -226,8 +226,8 @@ class Engine:
     def run(self) -> SearchOutcome:
         # The wall-clock budget is for searching: baseline measurement (torch.compile can take tens
         # of seconds per shape) and the seed proposals (Inductor's captures of a level-3 network take
-        # one to three minutes) are reported separately and do not eat into it. When seeding counted,
-        # 8 of the first 24 level-3 problems of the full sweep spent their 40 s before any evaluation.
+        # one to three minutes) are reported separately and do not eat into it (when seeding counted, some
+        # level-3 problems spent their budget before any evaluation: experiments/full_sweep_h200).
         baseline_start = time.monotonic()
         self._baselines = self._load_baselines()
         self.baseline_s = time.monotonic() - baseline_start
@@ -308,9 +308,9 @@ class Engine:
         finally:
             # Queued proposals are dropped; running ones are waited for, up to `proposal_drain_s`. A
             # proposal left running (an Inductor capture of a network, a minute or more) held the tracing
-            # lock into the next problem of a sweep and crashed the interpreter at exit (H200 call 17,
-            # exit 139); the bound keeps a slow LLM call from stretching the run by its whole timeout.
-            # Sample run 8's ResNet18 spent about 10 of its 33 s of search waiting so for a capture.
+            # lock into the next problem of a sweep and crashed the interpreter at exit
+            # (experiments/full_sweep_h200); the bound keeps a slow LLM call from stretching the run by
+            # its whole timeout.
             pool.shutdown(wait=False, cancel_futures=True)
             running = [future for future in proposals if not future.done()]
             drain_s = self.settings.proposal_drain_s

@@ -1,12 +1,11 @@
 """Candidates waiting for evaluation: seeds and children take turns.
 
 A search seeds from several operators at once (templates, compiler seeds in up to six variants,
-fusion seeds...). Evaluated first-in first-out, the seeds alone used up a small budget: on the
-H200 sample sweep a level-3 network's evaluation takes 16-28 s, so a 40 s budget covered two or three
-of its six compiler seeds, and the graph-replay child of the first one, which removes 20 ms of host
-issue time, was never evaluated (`experiments/sweep_h200_3/`). Here seeds are interleaved across the
-operators that made them, and once a child exists it alternates with the remaining seeds. A follow-up's
-child (`interfaces.FollowsUp`: a host-bound kernel's graph replay) goes first.
+fusion seeds...). Evaluated first-in first-out, the seeds alone used up a small budget, and a
+promising child was never evaluated (`experiments/sample_sweep_h200/run_03/`). Here seeds are
+interleaved across the operators that made them, and once a child exists it alternates with the
+remaining seeds. A follow-up's child (`interfaces.FollowsUp`: a host-bound kernel's graph replay)
+goes first.
 """
 
 from __future__ import annotations

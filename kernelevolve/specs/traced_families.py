@@ -9,160 +9,16 @@ and `torch.argmax(input=x, dim=d)` are one program. Evidence: experiments/traced
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from kernelevolve.specs.reference_module import load_reference_module
-from kernelevolve.specs.tracing import TRACING_LOCK
+from kernelevolve.specs import traced_layers
+from kernelevolve.specs.traced_program import TracedOp, TracedProgram, trace_program
+from kernelevolve.types import KernelSpec
 
-
-@dataclass(frozen=True)
-class TracedOp:
-    """One ATen op: its name ("argmax.default"), where each tensor argument came from ("in0" a forward
-    input, "op2" the third op's output, "const" anything else), and its other arguments by name."""
-
-    name: str
-    sources: tuple[str, ...]
-    arguments: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class TracedProgram:
-    ops: tuple[TracedOp, ...]
-    init: tuple[Any, ...]  # the constructor's arguments
-    input_shapes: tuple[tuple[int, ...] | None, ...]  # None: not a tensor
-    output: str  # where the forward's result came from ("op3", or "op3[0]" for an op's first output)
-    # torch-level calls (what reaches the dispatcher decomposed, such as attention on meta tensors), with
-    # "fn2" naming the third call's result; grad-mode switches left out
-    functions: tuple[TracedOp, ...] = ()
-    function_output: str = ""
-
-
-def trace_program(code: str) -> TracedProgram | None:
-    """The reference's traced program, or None where it cannot be built or run on meta tensors."""
-    import torch
-
-    try:
-        module = load_reference_module(code)
-        init = tuple(module.get_init_inputs())
-        with TRACING_LOCK, torch.device("meta"):
-            model = module.Model(*init)
-            inputs = list(module.get_inputs())
-            recorder, calls = _Recorder(inputs), _Calls(inputs)
-            with torch.no_grad(), calls, recorder:
-                result = model(*inputs)
-    except Exception:  # noqa: BLE001 - a reference meta tensors cannot run gets no traced family
-        return None
-    output = recorder.source(result) if isinstance(result, torch.Tensor) else "other"
-    called = calls.source(result) if isinstance(result, torch.Tensor) else "other"
-    shapes = tuple(tuple(x.shape) if isinstance(x, torch.Tensor) else None for x in inputs)
-    return TracedProgram(tuple(recorder.ops), init, shapes, output, tuple(calls.calls), called)
-
-
-def _calls_base() -> type:
-    from torch.overrides import TorchFunctionMode
-
-    return TorchFunctionMode
-
-
-class _Calls(_calls_base()):  # type: ignore[misc]
-    """Torch-level calls, as the forward makes them (before any decomposition)."""
-
-    def __init__(self, inputs: Sequence[Any]) -> None:
-        super().__init__()
-        self.calls: list[TracedOp] = []
-        self._sources = {id(x): f"in{i}" for i, x in enumerate(inputs)}
-        self._keep = list(inputs)
-
-    def source(self, value: Any) -> str:
-        return self._sources.get(id(value), "const")
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
-        import torch
-
-        kwargs = kwargs or {}
-        result = func(*args, **kwargs)
-        name = getattr(func, "__name__", str(func))
-        if name == "_set_grad_enabled":
-            return result
-        sources = tuple(self.source(v) for v in _tensors(list(args) + list(kwargs.values())))
-        others = {f"arg{i}": _plain(v) for i, v in enumerate(args) if not _is_tensors(v)}
-        others.update({k: _plain(v) for k, v in kwargs.items() if not _is_tensors(v)})
-        self.calls.append(TracedOp(name, sources, others))
-        if isinstance(result, torch.Tensor):
-            self._sources[id(result)] = f"fn{len(self.calls) - 1}"
-            self._keep.append(result)
-        return result
-
-
-def _recorder_base() -> type:
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    return TorchDispatchMode
-
-
-class _Recorder(_recorder_base()):  # type: ignore[misc]
-    def __init__(self, inputs: Sequence[Any]) -> None:
-        super().__init__()
-        self.ops: list[TracedOp] = []
-        self._sources = {id(x): f"in{i}" for i, x in enumerate(inputs)}
-        self._keep = list(inputs)  # ids stay valid while the tensors live
-
-    def source(self, value: Any) -> str:
-        return self._sources.get(id(value), "const")
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
-        import torch
-
-        kwargs = kwargs or {}
-        named = _named_arguments(func, args, kwargs)
-        sources = tuple(self.source(v) for v in _tensors(list(args) + list(kwargs.values())))
-        others = {k: _plain(v) for k, v in named.items() if not _is_tensors(v)}
-        result = func(*args, **kwargs)
-        index = len(self.ops)
-        self.ops.append(TracedOp(str(func).removeprefix("aten."), sources, others))
-        outputs = result if isinstance(result, (tuple, list)) else (result,)
-        for k, out in enumerate(outputs):
-            if isinstance(out, torch.Tensor):
-                self._sources[id(out)] = f"op{index}" if len(outputs) == 1 else f"op{index}[{k}]"
-                self._keep.append(out)
-        return result
-
-
-def _named_arguments(func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Every schema argument by name, defaults filled in (the dispatcher drops arguments left at them)."""
-    named: dict[str, Any] = {}
-    for position, argument in enumerate(func._schema.arguments):
-        if position < len(args) and not argument.kwarg_only:
-            named[argument.name] = args[position]
-        elif argument.name in kwargs:
-            named[argument.name] = kwargs[argument.name]
-        elif argument.has_default_value():
-            named[argument.name] = argument.default_value
-    return named
-
-
-def _tensors(values: Sequence[Any]) -> list[Any]:
-    import torch
-
-    found: list[Any] = []
-    for value in values:
-        if isinstance(value, torch.Tensor):
-            found.append(value)
-        elif isinstance(value, (list, tuple)):
-            found.extend(_tensors(value))
-    return found
-
-
-def _is_tensors(value: Any) -> bool:
-    return bool(_tensors([value]))
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
+__all__ = ["TracedOp", "TracedProgram", "cached_program", "spec_families", "trace_program", "traced_families"]
 
 
 # ------------------------------------------------------------------------------------------ families
@@ -413,29 +269,74 @@ def _sdpa(program: TracedProgram) -> bool:
     return plain and program.function_output == f"fn{program.functions.index(call)}"
 
 
+def _stateless(matches: Callable[[TracedProgram], bool]) -> Callable[[TracedProgram], bool]:
+    """A family whose template holds no state: a reference with parameters or buffers is another program."""
+    return lambda program: not program.state and matches(program)
+
+
 FAMILIES: dict[str, Callable[[TracedProgram], bool]] = {
-    "argmax_dim": _reduction("argmax.default", keepdim=False),
-    "argmin_dim": _reduction("argmin.default", keepdim=False),
-    "sum_reduction": _reduction("sum.dim_IntList", keepdim=True),
-    "mean_dim": _reduction("mean.dim", keepdim=False),
-    "max_dim": _reduction("max.dim", keepdim=False, output="op0[0]"),
-    "min_dim": _reduction("min.dim", keepdim=False, output="op0[0]"),
-    "cumsum_dim": _scan("cumsum.default"),
-    "cumprod_dim": _scan("cumprod.default"),
-    "cumsum_reverse_dim": _reverse_cumsum,
-    "softmax": _softmax,
-    "l1norm_dim1": _l1norm_dim1,
-    "l2norm_dim1": _l2norm_dim1,
-    "matvec": _matvec,
-    "cumsum_exclusive_dim": _exclusive_cumsum,
-    "sdpa": _sdpa,
-    **{family: _pool(family) for family in POOLS},
+    **{
+        family: _stateless(matches)
+        for family, matches in {
+            "argmax_dim": _reduction("argmax.default", keepdim=False),
+            "argmin_dim": _reduction("argmin.default", keepdim=False),
+            "sum_reduction": _reduction("sum.dim_IntList", keepdim=True),
+            "mean_dim": _reduction("mean.dim", keepdim=False),
+            "max_dim": _reduction("max.dim", keepdim=False, output="op0[0]"),
+            "min_dim": _reduction("min.dim", keepdim=False, output="op0[0]"),
+            "cumsum_dim": _scan("cumsum.default"),
+            "cumprod_dim": _scan("cumprod.default"),
+            "cumsum_reverse_dim": _reverse_cumsum,
+            "softmax": _softmax,
+            "l1norm_dim1": _l1norm_dim1,
+            "l2norm_dim1": _l2norm_dim1,
+            "matvec": _matvec,
+            "cumsum_exclusive_dim": _exclusive_cumsum,
+            "sdpa": lambda program: _sdpa(program) or traced_layers.attention(program),
+            **{family: _pool(family) for family in POOLS},
+        }.items()
+    },
+    # the templates that hold state check it themselves
+    "rmsnorm": traced_layers.rmsnorm,
+    "swiglu": traced_layers.swiglu,
+    "layernorm": traced_layers.layernorm,
+    "log_softmax": traced_layers.log_softmax,
+    "batched_gemm": traced_layers.batched_gemm,
+    "gemm_bias_relu": traced_layers.gemm_bias_relu,
+    "elementwise_chain": traced_layers.elementwise_chain,
+    "embedding_bag_sum": traced_layers.embedding_bag_sum,
+    "dot_interaction": traced_layers.dot_interaction,
 }
 
 
-def traced_families(code: str) -> tuple[str, ...]:
-    """The template families the reference's traced program is an instance of."""
-    program = trace_program(code)
+def traced_families(code: str, params: Mapping[str, Any] | None = None) -> tuple[str, ...]:
+    """The template families the reference's traced program (at these size constants) is an instance of."""
+    program = cached_program(code, params)
     if program is None:
         return ()
     return tuple(family for family, matches in FAMILIES.items() if matches(program))
+
+
+def cached_program(code: str, params: Mapping[str, Any] | None = None) -> TracedProgram | None:
+    """`trace_program`, kept per (source, size constants): operators ask about one spec over and over."""
+    values = dict(params or {})
+    return _cached_program(code, _Params(repr(sorted(values.items())), values))
+
+
+@dataclass(frozen=True)
+class _Params:
+    """Size constants as a cache key (their values may be lists)."""
+
+    key: str
+    values: Mapping[str, Any] = field(hash=False, compare=False)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_program(code: str, params: _Params) -> TracedProgram | None:
+    return trace_program(code, params.values)
+
+
+def spec_families(spec: KernelSpec) -> frozenset[str]:
+    """The families the spec's reference is an instance of at every shape case it is evaluated at."""
+    found = [set(traced_families(spec.reference_source, shape.params)) for shape in spec.shapes]
+    return frozenset(set.intersection(*found) if found else traced_families(spec.reference_source))

@@ -46,9 +46,8 @@ EAGER_CONV_PRECISION = "tf32"
 LIBRARY_CONV_ONE_PASS = "tf32x3_one_pass"
 TENSOR_CORE_PRECISIONS = ("tf32_bf16", LIBRARY_CONV_ONE_PASS, "tf32x3", "bf16x3", EAGER_CONV_PRECISION)
 # Eager's TF32 output meeting the tolerance is evidence for our own one-pass TF32 convolution only where
-# cuDNN ran TF32 algorithms: where eager's default run is no faster than its exact one, it ran none. On the
-# H200 full sweep (eleventh session) own one-pass seeds passed the check on 4 of 17 problems whose exact
-# eager run was at most 1.13x slower, and on 14 of 18 where it was 1.9x or more.
+# cuDNN ran TF32 algorithms: where eager's default run is no faster than its exact one, it ran none
+# (threshold from experiments/full_sweep_h200).
 OWN_TF32_MIN_EXACT_SLOWDOWN = 1.5
 
 
@@ -176,8 +175,7 @@ class CompilerSeedOperator:
 
 
 # Three TF32 passes (and the hi/lo splits) beat one exact fp32 pass only where TF32 is more than about
-# three times faster. In whole networks it is not: on the H200, ResNet101 ran at 8.7 ms exact against
-# 5.5 ms in TF32, and the 3xTF32 twin took 21.4 ms against the plain call's 9.0 ms (L3/10; L3/15 alike).
+# three times faster; in whole networks it is not (experiments/full_sweep_h200).
 THREE_PASS_BREAK_EVEN = 3.0
 # (tunable, precision) pairs that tuning reaches but no seed twin starts from (_tensor_core_twins)
 TUNING_ONLY_PRECISIONS = frozenset({("LIBRARY_CONV_FP32_PRECISION", "tf32x3")})
@@ -188,10 +186,8 @@ TUNING_ONLY_PRECISIONS = frozenset({("LIBRARY_CONV_FP32_PRECISION", "tf32x3")})
 # the arithmetic does, three. Counted as two until measured, so it follows the TF32+BF16 split (stable sort).
 LIBRARY_SPLIT_PASSES = {"tf32_bf16": 2.0, LIBRARY_CONV_ONE_PASS: 2.0, "tf32x3": THREE_PASS_BREAK_EVEN}
 # cuDNN's split twins start with its algorithm timing on (library_conv's LIBRARY_CONV_BENCHMARK; tuning can
-# turn it off): its heuristics pick poorly for the split's doubled or tripled input channels. On the H200
-# sample (run 12, the same seeds untimed, then timed) the one-pass seeds went 4.269 -> 2.506 ms (L2/11),
-# 4.289 -> 3.674 (L2/47), 2.676 -> 2.174 (L2/52), the TF32+BF16 ones 3.866 -> 3.429 on L2/47 and within
-# 1% on the other two; a 12-evaluation budget full of seeds rarely reaches that tunable by tuning.
+# turn it off): its heuristics pick poorly for the split's doubled or tripled input channels, and a budget
+# full of seeds rarely reaches that tunable by tuning (experiments/sample_sweep_h200/run_12).
 TIMED_LIBRARY_CONV_PRECISIONS = frozenset({"tf32_bf16", LIBRARY_CONV_ONE_PASS})
 LIBRARY_CONV_TIMING_TUNABLE = "LIBRARY_CONV_BENCHMARK"
 
@@ -248,13 +244,11 @@ def by_promise(
 
     Where eager's own TF32 convolutions met the tolerance (`eager_passes`: see `eager_precision_passes`),
     Inductor's program with its convolutions in one TF32 pass goes first: eager's precision at
-    Inductor's speed (on the H200 full sweep, 42 problems with exact-fp32 seeds at 0.56x torch.compile
-    had both eager and torch.compile within tolerance in TF32). Our own kernels come next, so that a
+    Inductor's speed (experiments/full_sweep_h200). Our own kernels come next, so that a
     strict result is found within a small budget: convolutions in one TF32 pass where that is promising
     (`own_tf32_promising`), then on 3xBF16 tensor cores; then Inductor's program with exact cuDNN
-    calls, which one TF32 pass beats wherever it passes. On the H200 full sweep with the one-pass twins
-    ranked before the exact call and all own kernels after it, 8 level-2 problems lost their strict
-    result: their own seeds were never reached in 12 evaluations. The library's split twins are dropped
+    calls, which one TF32 pass beats wherever it passes (own seeds ranked after it went unreached in a
+    small budget: experiments/full_sweep_h200). The library's split twins are dropped
     there: one TF32 pass meets the tolerance at less cost.
 
     Elsewhere one-pass twins are dropped (where eager's TF32 output misses the tolerance, a candidate's
@@ -262,8 +256,7 @@ def by_promise(
     BF16 pass, into one TF32 pass over tripled channels, into three TF32 passes, and as it is, the splits before the plain call where they cost
     fewer TF32 passes than its exact fp32 takes (`exact_slowdown`: see `exact_fp32_slowdown`; unknown
     counts as paying), then our own kernels: fp32 dot products on 3xBF16 tensor cores, on 3xTF32, then
-    in exact fp32. On the H200 sample sweep the 3xTF32 own seed beat the exact one on 8 of 10 problems
-    (L2/62: 2.16 ms against 9.99 ms), and a level-3 search has time for two or three seeds."""
+    in exact fp32 (experiments/sample_sweep_h200/run_03); a level-3 search has time for two or three seeds."""
     # (own kernels, fp32 precision; None: exact) in the order they are worth evaluating
     order: list[tuple[bool, str | None]]
     if eager_passes:  # the library's splits are dropped there (worth)
@@ -281,7 +274,7 @@ def by_promise(
         ]
         order = sorted(library, key=lambda entry: LIBRARY_SPLIT_PASSES.get(str(entry[1]), plain_passes))
         order.append((True, "bf16x3"))
-    # 3xBF16 before 3xTF32: on the H200 full sweep it was faster on 16 of 19 problems with both
+    # 3xBF16 before 3xTF32: faster on most problems with both (experiments/full_sweep_h200)
     order += [(True, "tf32x3"), (True, None)]
 
     def rank(seed: Candidate) -> int:
@@ -292,13 +285,11 @@ def by_promise(
         own, precision = bool(seed.metadata.get("own_kernels")), seed.metadata.get("fp32_precision")
         if precision == LIBRARY_CONV_ONE_PASS and seed.metadata.get("layout_optimization") is False:
             # the TF32+BF16 split in the reference's layout lost to Inductor's (channels-last) on each
-            # convolution measured in both (H200: L2/5, L2/11, L2/52, 1.10-1.33x slower in sample run 11
-            # and experiments/library_conv_split_h200): one evaluation saved of a tight budget
+            # convolution measured in both (experiments/library_conv_split_h200): one evaluation saved
             return False
         if not own and precision in LIBRARY_SPLIT_PASSES:
             # where one TF32 pass meets the tolerance it is cheaper than any split (tuning can still go
-            # there): on the H200 sample (run 9) the split twins took 2-3 of 12 evaluations on L2/90,
-            # L2/96 and L3/45 at 1.8-3x the one-pass winners' time
+            # there; experiments/sample_sweep_h200/run_09)
             return not eager_passes
         if precision != EAGER_CONV_PRECISION:
             return True

@@ -9,8 +9,7 @@ in TF32. The candidate check still decides.
 The copy's `ModelNew.forward` is renamed `_ke_forward_as_written` and a `forward` with the same parameters
 calls it with TF32 allowed for cuDNN, restoring the flags on leaving (even on an error). Both are text
 edits: everything else, comments included, stays as written (a `# tune:` comment fixes what tuning may
-change; the H200 full sweep of the eleventh session spent 105 evaluations tuning launch settings of copies
-that had lost theirs).
+change: experiments/full_sweep_h200).
 """
 
 from __future__ import annotations

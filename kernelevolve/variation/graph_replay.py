@@ -39,9 +39,7 @@ _UNCAPTURABLE = (".item()", ".cpu()", ".tolist()", ".numpy()", "synchronize(")
 # the call (`TimingStats.host_bound`: many short kernels, each with its own launch gap on the GPU too).
 HOST_BOUND_MS = 0.5
 # Follow-ups: a host-bound kernel within this factor of the best gets its replay before anything else.
-# Replaying can shorten a call by more than the host's share suggests: on the H200 sample sweep, the
-# MobileNetV2 seed took 4.04 ms and its replay 0.75 ms, where torch.compile took 0.70 ms; the seed in
-# Inductor's other layout (1.96 ms) got no replay within the problem's 13 evaluations.
+# Replaying can shorten a call by more than the host's share suggests (experiments/sample_sweep_h200/run_04).
 FOLLOW_UP_RANGE = 4.0
 
 _REPLAY_HELPERS = f'''
@@ -188,10 +186,8 @@ class GraphReplayOperator:
         return None
 
     def _layout_twin(self, graph: SearchGraph, best: Node) -> Node | None:
-        """A host-bound seed's time is its host's issue time, which says little about its replay: in sample
-        run 8 MobileNetV2's TF32 seed in Inductor's channels-last layout read 5.5 ms, beyond the range,
-        while its twin in the other layout (2.1 ms) replayed at 0.755 ms and torch.compile's own CUDA
-        graphs of that layout ran 0.629 ms. So the winning replay's seed has its twin (the same capture
+        """A host-bound seed's time is its host's issue time, which says little about its replay
+        (experiments/sample_sweep_h200/run_08). So the winning replay's seed has its twin (the same capture
         settings, the other layout) replayed too, wherever it stands."""
         if not best.candidate.metadata.get("graph_replay") or not best.candidate.parent_ids:
             return None

@@ -11,9 +11,8 @@ modules), so without this operator they have no candidate at all.
 
 A step at a time, the permissive seed is host-bound by construction (two launches a step, 3,072 steps in
 L3/35), so on CUDA it is offered first as its CUDA-graph replay (graph_replay.py), then the own-kernels
-twin, then itself. Left to the graph-replay operator's follow-up, the replay waited behind both seeds: in
-the H200 full sweep's seventeenth-session re-run their evaluations (over 40 s each) used the whole budget,
-and L3/36-38 fell from 1.6-2.0x eager (replays) to 0.2-0.4x.
+twin, then itself. Left to the graph-replay operator's follow-up, the replay waited behind both seeds,
+whose evaluations used the whole budget (experiments/full_sweep_h200).
 """
 
 from __future__ import annotations

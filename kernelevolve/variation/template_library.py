@@ -8,7 +8,8 @@ Every template is a complete candidate source (it defines ``ModelNew``) kept und
 (``seed_precisions=tf32`` may follow: FP32_PRECISION values also seeded on GPU platforms), and its
 tunables are module-level constants with a ``# tune:`` comment listing the choices
 (read by `kernelevolve.variation.tunables`, which the tuning operator edits with). A spec is
-served by every template whose family is one of the spec's tags (or the spec's name).
+served by every template whose family its reference's traced program is an instance of
+(`kernelevolve.specs.traced_families`), or that the spec declares among its tags.
 
 One file can serve several families that differ only in module-level constants (the cumsum,
 reverse, exclusive and product scans share one kernel); each further header line
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from kernelevolve.specs.traced_families import spec_families
 from kernelevolve.types import KernelSpec
 from kernelevolve.variation.tunables import find_tunables
 
@@ -49,7 +51,7 @@ class TemplateError(ValueError):
 @dataclass(frozen=True)
 class Template:
     name: str
-    family: str  # matched against KernelSpec.tags
+    family: str  # matched against the spec's traced families and tags
     backend: str
     source: str
     tunables: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # name -> choices
@@ -211,6 +213,7 @@ def load_templates(backend: str | None = None) -> list[Template]:
 
 
 def templates_for(spec: KernelSpec, backend: str) -> list[Template]:
-    """Templates of `backend` whose family is one of the spec's tags or its name."""
-    families = {*spec.tags, spec.name}
+    """Templates of `backend` whose family the spec's reference is an instance of (from its traced program,
+    never its name or text), or that the spec declares in its tags."""
+    families = {*spec.tags, *spec_families(spec)}
     return [t for t in load_templates(backend) if t.family in families]

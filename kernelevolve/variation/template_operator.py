@@ -16,7 +16,7 @@ PRECISION_TUNABLE = "FP32_PRECISION"  # the fp32 dot precision of the GEMM-shape
 
 
 class TemplateOperator:
-    """Arity 0: every template matching the spec's tags, for every allowed backend, becomes a seed.
+    """Arity 0: every template serving the spec (`templates_for`), for every allowed backend, becomes a seed.
 
     Templates already in the graph are not proposed again, so a second call returns [] once
     every seed is in (the engine reads that as "this operator has nothing new").

@@ -50,7 +50,7 @@ def _request(key: str, kb_path: str, platform_name: str) -> tuple[Any, Any, str]
     from kernelevolve.backends import get_backend
     from kernelevolve.eval import harness
     from kernelevolve.platforms import load_platform
-    from kernelevolve.specs import resolve_spec
+    from kernelevolve.specs.loading import resolve_spec
     from kernelevolve.types import Candidate, EvalRequest
     from kernelevolve.variation.reference_copy import reference_statements, unparse
     from kernelevolve.verify import platform_settings

@@ -10,7 +10,7 @@ import sys
 import time
 
 from kernelevolve.eval.harness import measure_baselines
-from kernelevolve.kernelbench import load_problem, problem_to_spec
+from kernelevolve.bench.kernelbench.problems import load_problem, problem_to_spec
 from kernelevolve.platforms import load_platform
 from kernelevolve.types import EvalSettings
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from kernelevolve.specs.reference_module import load_reference_module, size_constants
 from kernelevolve.specs.traced_families import traced_families
+from kernelevolve.specs.traced_tags import traced_tags
 from kernelevolve.specs.tracing import TRACING_LOCK
 from kernelevolve.types import KernelSpec, ShapeCase
 
@@ -80,33 +81,11 @@ def load_problem(path: str | Path, level: int, problem_id: int) -> Problem:
     raise KeyError(f"KernelBench level {level} has no problem {problem_id} in {path}")
 
 
-_TAG_RULES = (
-    ("matmul", "gemm"),
-    ("matrix_multiplication", "gemm"),
-    ("gemm", "gemm"),
-    ("conv", "conv"),
-    ("norm", "normalization"),
-    ("pool", "pooling"),
-    ("reduction", "reduction"),
-    ("attention", "attention"),
-    ("loss", "loss"),
-    ("cumsum", "scan"),
-    ("cumprod", "scan"),
-    ("argmax", "argreduce"),
-    ("argmin", "argreduce"),
-)
-
-
 def problem_tags(problem: Problem) -> tuple[str, ...]:
-    lowered = problem.name.lower()
-    tags = [f"kernelbench_level{problem.level}"]
-    for needle, tag in _TAG_RULES:
-        if needle in lowered and tag not in tags:
-            tags.append(tag)
-    # Family tags that templates of ours serve, from what the reference does (its traced program and
-    # constructor arguments; a "softmax" in a name such as 45_UNetSoftmax says nothing about its forward).
-    tags.extend(traced_families(problem.code))
-    return tuple(dict.fromkeys(tags))
+    """What the reference does, from its traced program: the template families it is an instance of, then
+    coarse tags (gemm, conv, pooling, ...). Never its name, text or id: a "softmax" in a name such as
+    45_UNetSoftmax says nothing about its forward."""
+    return tuple(dict.fromkeys([*traced_families(problem.code), *traced_tags(problem.code)]))
 
 
 def problem_to_spec(problem: Problem) -> KernelSpec:

@@ -238,8 +238,7 @@ class Sweep:
         first: Iterable[str] = (),
     ) -> list[str]:
         """Host-bound baselines of this folder's records measured again, now that nothing else runs; the
-        problems in `first` (this call's) before the rest. Call 48 of the full sweep re-measured three
-        older records and ran out of time before the two problems it had just run."""
+        problems in `first` (this call's) before the rest, which a time limit would otherwise leave out."""
         limit = self.options.time_limit_s
         deadline = None if limit is None else start + limit + QUIET_BASELINES_ALLOWANCE_S
 
@@ -265,9 +264,8 @@ class Sweep:
         return max(self.options.estimate_s, statistics.median(times)) if times else self.options.estimate_s
 
     def _previous_wall_s(self, problem: Problem) -> float:
-        """The wall seconds of the problem's own earlier run, where a re-run replaces one (0 otherwise): in
-        the twentieth session's call 47 two bidirectional GRUs started on the level's 113 s estimate, had
-        taken 235-265 s before, and were cut off with nothing to show for 200 s of GPU time."""
+        """The wall seconds of the problem's own earlier run, where a re-run replaces one (0 otherwise): a
+        level's estimate can be far shorter than a slow problem took (experiments/full_sweep_h200)."""
         try:
             wall_s = json.loads(self.result_path(problem).read_text()).get("wall_s")
         except (OSError, json.JSONDecodeError, AttributeError):

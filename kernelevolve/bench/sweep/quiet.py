@@ -12,8 +12,7 @@ same protocol, and the faster is the one less slowed by its neighbours (never to
 The record keeps both (`in_search_baselines`, `quiet_baselines`).
 
 Where the two disagree by more than `DISAGREEMENT` on eager or torch.compile, one of them was slowed by
-something, and the faster may be too: the tenth sample run's MobileNetV2 read torch.compile at 0.844 ms
-beside UNet and 2.417 ms in the quiet pass, against 0.683 and 0.694 in run 9. Such a problem is measured
+something, and the faster may be too (experiments/sample_sweep_h200/run_10). Such a problem is measured
 alone a second time, and each baseline keeps the fastest of the three (`quiet_baselines["measurements"]`).
 """
 

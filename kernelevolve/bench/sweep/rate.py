@@ -6,7 +6,7 @@ times the share of a GPU it ran on (`gpu_share`: Ray's `num_gpus_per_actor`, or 
 once for the local evaluator). Records from before `gpu_share` take the share the sweep's `--set`
 items name, else none. CPU sweeps have no GPU-minutes.
 
-Records since the tenth session also carry `evaluation_stages_s` (the harness's seconds per stage, summed
+Newer records also carry `evaluation_stages_s` (the harness's seconds per stage, summed
 over a problem's evaluations), so the table says where an evaluation's time goes: what the rate target
 has to cut.
 """

@@ -35,8 +35,8 @@ In permissive seeds rendered for a GPU, Inductor's `torch.convolution(...)` host
 tolerance, a "tf32" one (compiler_seed); "tf32x3" and "tf32x3_one_pass" are left to tuning.
 
 On a GPU the TF32/BF16 split's operands come from tf32_split.py's fused kernel (`_ke_split_into`): on L2/1's
-537 MB input about 1.6 GB less traffic a call than PyTorch's ops (an estimate, not measured yet: the full
-sweep's next convolution re-runs compare with calls 50-52's records).
+537 MB input about 1.6 GB less traffic a call than PyTorch's ops (an estimate, not measured yet;
+experiments/full_sweep_h200 has the records to compare with).
 
 `LIBRARY_CONV_SPLIT_LAYOUT` runs the TF32/BF16 split in channels-last for an input in another layout
 (converted there and back): on the H200 the split's seeds in the reference's layout ran 1.18-1.31x slower

@@ -47,6 +47,7 @@ from kernelevolve.variation.compiler.own_encoder import ENCODER_OPS, ENCODER_SOU
 from kernelevolve.variation.compiler.own_gemm import GEMM_SOURCE, GEMM_TUNABLES, SUBSTITUTED, OwnGemm
 from kernelevolve.variation.compiler.program import Axis, Kernel, Program
 from kernelevolve.variation.compiler.tf32_split import TF32_SPLIT_KERNEL_SOURCE, TF32_SPLIT_SOURCE
+from kernelevolve.variation.kernels import kernel_source
 
 MAX_GRID_AXIS = 65535
 _HELPERS = '''
@@ -97,26 +98,12 @@ INTERPRETER_MATH = (
 _LIBDEVICE_CALL = re.compile(r"\blibdevice\.(\w+)\(")
 # Inductor's max2/min2 reduce with a Python combine function, which Triton's interpreter calls once per
 # element (about 3 ms a call: 60 s of the CPU demo's 80 went to one softmax candidate). The interpreter
-# gets the same NaN-propagating reductions from its builtin ones.
+# gets the same NaN-propagating reductions from its builtin ones (kernels/interpreter_reductions.py).
 _INTERPRETER_REDUCTIONS = {
     "triton_helpers.max2(": "_ke_interp_max2(",
     "triton_helpers.min2(": "_ke_interp_min2(",
 }
-INTERPRETER_REDUCTIONS_SOURCE = """
-
-@triton.jit
-def _ke_interp_max2(a, dim):
-    if a.dtype.is_floating():
-        return tl.where(tl.max((a != a).to(tl.int8), dim) > 0, float("nan"), tl.max(a, dim))
-    return tl.max(a, dim)
-
-
-@triton.jit
-def _ke_interp_min2(a, dim):
-    if a.dtype.is_floating():
-        return tl.where(tl.max((a != a).to(tl.int8), dim) > 0, float("nan"), tl.min(a, dim))
-    return tl.min(a, dim)
-"""
+INTERPRETER_REDUCTIONS_SOURCE = "\n\n" + kernel_source("interpreter_reductions")
 
 
 class RenderError(Exception):

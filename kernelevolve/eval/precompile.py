@@ -7,7 +7,7 @@ launches turned into compile-only warm-ups; its compiled kernels stay in Triton'
 real runs. Anything that goes wrong here is ignored: the real run compiles what was missed and
 reports the candidate's faults itself.
 
-With `fake_device_work` (the harness's first pass for every candidate, `harness._precompile`) every PyTorch
+With `fake_device_work` (the harness's first pass for every candidate, `runner._Runner._precompile`) every PyTorch
 op that would run on the device is answered from its meta kernel instead (`device_work_faked`): an
 uninitialised tensor of the result's shape and strides, or for an in-place op the tensor it writes, left as
 it was. Nothing runs on the GPU, so the pass needs no lock: a candidate's library calls (cuDNN, cuBLAS) and

@@ -128,7 +128,10 @@ def artifacts_from_run(run_dir: Path | str) -> list[Artifact]:
     spec = KernelSpec.from_json(json.loads((run / "spec.json").read_text()))
     results = json.loads((run / "results.json").read_text())
     graph = SearchGraph.load(run / "graph.jsonl")
-    best = graph.best()
+    # The winner the run reported (after its confirmation), not the search's own ranking: the two differ
+    # where a confirmation reorders close contenders
+    reported = (results.get("best") or {}).get("id")
+    best = graph.node(str(reported)) if reported in graph else graph.best()
     if best is None or best.fitness is None:
         return []
     baselines = results.get("baselines") or {}
@@ -156,7 +159,7 @@ def artifacts_from_run(run_dir: Path | str) -> list[Artifact]:
             best,
             ALL_SHAPES,
             {},
-            speedup_vs_eager=best.fitness.objective,
+            speedup_vs_eager=(results.get("best") or {}).get("speedup_vs_eager") or best.fitness.objective,
             speedup_vs_compile=best.fitness.speedup_vs_compile,
         )
     ]

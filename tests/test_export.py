@@ -39,7 +39,7 @@ FAST = (
     "platform.eval.warmup_trials=1",
     "platform.eval.measure_compile_baseline=false",
 )
-SEARCHED, OTHER_SEARCHED, UNSEEN = (4, 32), (6, 32), (5, 32)
+SEARCHED, OTHER_SEARCHED, UNSEEN, ELSEWHERE = (4, 32), (6, 32), (5, 32), (9, 32)
 
 
 @pytest.fixture(scope="module")
@@ -101,12 +101,19 @@ def test_custom_op_serves_searched_shapes_and_falls_back_elsewhere(
     fast = op.wrap(norm)
     assert isinstance(fast, RMSNorm) and fast.weight is norm.weight  # same class family, shared weights
     assert list(fast.state_dict()) == list(norm.state_dict())
-    for shape, path in ((SEARCHED, "kernel:4x32"), (UNSEEN, "reference"), (OTHER_SEARCHED, "kernel:6x32")):
+    # 5x32 shares 6x32's power-of-two bucket: tried once against the reference, then served; 9x32 has none.
+    for shape, path in (
+        (SEARCHED, "kernel:4x32"),
+        (UNSEEN, "trial:6x32"),
+        (UNSEEN, "kernel:6x32"),
+        (OTHER_SEARCHED, "kernel:6x32"),
+        (ELSEWHERE, "reference"),
+    ):
         x = torch.randn(*shape)
         with torch.no_grad():
             torch.testing.assert_close(fast(x), norm(x), atol=1e-5, rtol=1e-5)
         assert op.calls[-1] == path
-    assert op.counts == {"kernel:4x32": 1, "reference": 1, "kernel:6x32": 1}
+    assert op.counts == {"kernel:4x32": 1, "trial:6x32": 1, "kernel:6x32": 2, "reference": 1}
     x = torch.randn(*SEARCHED)
     with torch.no_grad():
         torch.testing.assert_close(op(x, state={"weight": norm.weight}), norm(x), atol=1e-5, rtol=1e-5)
@@ -170,6 +177,50 @@ def test_verification_disables_or_rejects_a_wrong_kernel(
     unchecked = KernelOp.from_artifacts([wrong], verify=False)
     x, y = torch.randn(64), torch.randn(64)
     torch.testing.assert_close(unchecked(x, y), x - y)  # what verification protects against
+
+
+def test_schema_names_the_references_arguments_and_opcheck_passes(
+    result: OptimizeResult, norm: RMSNorm
+) -> None:
+    op = result.custom_op()
+    assert op.schema == f"{op.qualname}(Tensor x, Tensor weight, *, int config=0) -> Tensor"
+    assert op.qualname.startswith("kernelevolve::rmsnorm")
+    x = torch.randn(*SEARCHED, requires_grad=True)
+    outcome = op.opcheck(x, state=[norm.weight], raise_exception=False)
+    assert set(outcome.values()) == {"SUCCESS"}, outcome
+
+
+def test_bucket_trials_keep_a_kernel_only_where_it_matched(
+    cache: Path, add_spec: KernelSpec, add_kernel: Callable[..., str]
+) -> None:
+    """n64 and n100 searched; 60 shares n64's bucket, 120 n100's. A kernel that refuses other sizes
+    (as a compiler seed's per-shape programs do) or computes wrongly at them never serves them."""
+
+    def artifact(source: str, shape: str) -> Artifact:
+        return Artifact(add_spec.key, add_spec.name, "cpu", "triton", shape, source, "hand", add_spec)
+
+    refusing = add_kernel(
+        prologue="if x.numel() != 64:\n    raise NotImplementedError(f'no program for {x.shape}')"
+    )
+    wrong_elsewhere = add_kernel(result="x + y + (n != 100)")
+    op = KernelOp.from_artifacts([artifact(refusing, "n64"), artifact(wrong_elsewhere, "n100")])
+    assert not op.disabled
+    for n, paths in (
+        (60, ["trial:n64", "reference"]),
+        (120, ["trial:n100", "reference"]),
+        (64, ["kernel:n64"]),
+    ):
+        for path in paths:
+            x, y = torch.randn(n), torch.randn(n)
+            torch.testing.assert_close(op(x, y), x + y)
+            assert op.calls[-1] == path
+    assert "NotImplementedError" in op.dispatcher.reasons[(0, (((60,), "torch.float32"),) * 2)]
+    assert "differs" in op.dispatcher.reasons[(0, (((120,), "torch.float32"),) * 2)]
+    right = KernelOp.from_artifacts([artifact(add_kernel(), "n100")])
+    x, y = torch.randn(120), torch.randn(120)
+    right(x, y)
+    torch.testing.assert_close(right(x, y), x + y)
+    assert list(right.calls) == ["trial:n100", "kernel:n100"]
 
 
 def test_verification_checks_as_the_search_does(

@@ -197,13 +197,20 @@ class OptimizeResult:
 def compose_config(
     platform: str = "cpu", search: str = "greedy", overrides: Sequence[str] = ()
 ) -> dict[str, Any]:
-    """conf/config.yaml + groups with Hydra overrides, as the CLI composes it, as a plain dict."""
+    """conf/config.yaml + groups with Hydra overrides, as the CLI composes it, as a plain dict.
+
+    `platform="auto"` is this machine's platform (`platforms.detect_platform`)."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
     from kernelevolve.app import ConfigError
+    from kernelevolve.platforms import PlatformError, resolve_platform_name
 
+    try:
+        platform = resolve_platform_name(platform)  # "auto": this machine's GPU by name, or cpu
+    except PlatformError as exc:
+        raise ConfigError(str(exc)) from exc
     for group, value in (("platform", platform), ("search", search)):
         valid = sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
         if value not in valid:
@@ -356,6 +363,7 @@ def optimize(
     from kernelevolve.app import run_search
 
     cfg = compose_config(platform, search, overrides)
+    platform = str(cfg["platform"]["name"])  # "auto" resolved
     root = Path(run_root)
     cfg["spec"] = _spec_argument(
         target,

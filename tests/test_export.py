@@ -375,3 +375,77 @@ def test_store_keeps_the_faster_kernel(result: OptimizeResult, cache: Path, tmp_
     assert store.lookup(best.spec_key, "cpu").candidate_id == "slower"  # type: ignore[union-attr]
     faster = Artifact(**{**best.__dict__, "candidate_id": "faster", "speedup_vs_eager": 99.0})
     assert store.add(faster) and [a.candidate_id for a in store.find(best.spec_key)] == ["faster"]
+
+
+# ------------------------------------------------------------------------------------------ KernelBench format
+
+
+def test_kernelbench_format_of_a_run_and_a_sweep(result: OptimizeResult, cache: Path, tmp_path: Path) -> None:
+    """KernelBench's eval_results.json (problem id -> samples), kernel file names and baseline files."""
+    import json
+
+    from kernelevolve.export.kernelbench_format import problem_of
+
+    assert problem_of({"name": "kb_L1_x", "origin": "kernelbench:L1/23", "description": "23_Softmax"}) == (
+        "1",
+        "23",
+        "23_Softmax",
+    )
+    done = _cli("kernelbench", str(result.run_dir), "--out", str(tmp_path / "run"), cache=cache)
+    assert done.returncode == 0, done.stderr
+    entries = json.loads((tmp_path / "run" / "custom" / "eval_results.json").read_text())
+    (sample,) = entries["rmsnorm"]
+    assert sample["sample_id"] == 0 and sample["compiled"] and sample["correctness"]
+    assert sample["runtime"] == pytest.approx(sum(s.kernel_ms or 0 for s in result.shapes))
+    assert sample["runtime_stats"]["num_trials"] and sample["ref_runtime"] > 0
+    assert sample["metadata"]["candidate_id"] == result.best_id
+    kernel = tmp_path / "run" / "custom" / "level_custom_problem_rmsnorm_sample_0_kernel.py"
+    assert kernel.read_text() == result.best_source
+    eager = json.loads((tmp_path / "run" / "baseline_time_torch.json").read_text())
+    assert set(eager["custom"]["rmsnorm.py"]) >= {
+        "mean",
+        "std",
+        "min",
+        "max",
+        "num_trials",
+        "hardware",
+        "device",
+    }
+
+    sweep = tmp_path / "sweep"
+    (sweep / "results").mkdir(parents=True)
+    records = [
+        {
+            "level": 1,
+            "problem_id": 3,
+            "name": "3_Batched_matrix_multiplication",
+            "run_dir": str(result.run_dir),
+        },
+        {
+            "level": 1,
+            "problem_id": 12,
+            "name": "12_Matmul_with_diagonal_matrices_",
+            "status": "no_correct_kernel",
+            "correct": False,
+            "run_dir": "/elsewhere/runs/L1_12",
+            "evaluations_by_status": {"incorrect": 3, "compile_error": 1},
+            "eager_ms": 2.5,
+        },
+    ]
+    for record in records:
+        (sweep / "results" / f"L1_{record['problem_id']}.json").write_text(json.dumps(record))
+    done = _cli("kernelbench", str(sweep), "--out", str(tmp_path / "kb"), cache=cache)
+    assert done.returncode == 0, done.stderr
+    level = json.loads((tmp_path / "kb" / "level1" / "eval_results.json").read_text())
+    assert list(level) == ["3", "12"]
+    assert (
+        level["3"][0]["correctness"]
+        and (tmp_path / "kb" / "level1" / "level_1_problem_3_sample_0_kernel.py").is_file()
+    )
+    missing = level["12"][0]
+    assert missing["compiled"] and not missing["correctness"] and missing["runtime"] == -1.0
+    assert missing["ref_runtime"] == 2.5 and "not here" in missing["metadata"]["kernel_source"]
+    eager = json.loads((tmp_path / "kb" / "baseline_time_torch.json").read_text())
+    assert list(eager["level1"]) == ["3_Batched_matrix_multiplication.py"]
+    bad = _cli("kernelbench", str(tmp_path / "run" / "custom"), "--out", str(tmp_path / "x"), cache=cache)
+    assert bad.returncode == 2 and "neither a run directory" in bad.stderr

@@ -12,6 +12,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
+
 def escape(value: Any) -> str:
     return html.escape(str(value))
 

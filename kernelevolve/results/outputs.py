@@ -11,6 +11,7 @@ from typing import Any
 from kernelevolve.eval.own_kernels import kernel_use
 from kernelevolve.results.evaluation_log import evaluation_log
 from kernelevolve.results.format import first_line
+from kernelevolve.results.versions import versions
 from kernelevolve.search.fitness import VERIFIED_FLAG, score
 from kernelevolve.search.graph import Node, SearchGraph, best_strict
 from kernelevolve.specs.input_distributions import distribution_outcomes, failed_distributions
@@ -146,6 +147,7 @@ def build_results(
             "evaluation_s": sum(node.report.wall_s for node in evaluated if node.report),
         },
         "baselines": {k: v.to_json() for k, v in baselines.items()},
+        "versions": versions(),
         "best": None,
     }
     if best is not None and best.fitness is not None and best.report is not None:

@@ -355,6 +355,7 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
         # one compact entry per evaluated candidate, in evaluation order (kernelevolve.results.evaluation_log);
         # `python -m kernelevolve.bench.sweep.candidates` prints them
         "candidates": list(results.get("evaluation_log") or []),
+        "versions": results.get("versions"),  # kernelevolve, torch, triton... the run ran with
     }
     _add_roofline(record, results)
     record["precision_verdicts"] = precision_verdicts(record["candidates"], best)

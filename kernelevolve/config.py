@@ -282,7 +282,9 @@ def command_line_error(argv: Sequence[str]) -> str | None:
     Hydra's flags (--help, -m, --cfg...) and hydra.* overrides are left to Hydra."""
     if any(arg.startswith("-") for arg in argv):
         return None
-    overrides = [arg for arg in argv if not arg.lstrip("+~").startswith("hydra")]
+    overrides = [  # hydra.searchpath may add config groups' options; the rest is Hydra's own business
+        arg for arg in argv if not arg.lstrip("+~").startswith("hydra") or arg.startswith("hydra.searchpath=")
+    ]
     try:
         plain = to_plain(compose(overrides))
     except Exception as exc:  # Hydra's composition and override errors, OmegaConf's type errors

@@ -1,7 +1,12 @@
-"""Per-platform hardware facts, read from platforms/<name>.yaml."""
+"""Per-platform hardware facts, read from platforms/<name>.yaml (docs/platforms.md: adding one).
+
+Folders named in KERNELEVOLVE_PLATFORMS (separated like PATH) are read first, so a platform can be added,
+or a shipped one's facts replaced, without touching the installed package.
+"""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -61,14 +66,27 @@ class PlatformError(ValueError):
     pass
 
 
-def available_platforms(directory: Path = PLATFORMS_DIR) -> list[str]:
-    return sorted(p.stem for p in directory.glob("*.yaml"))
+def platform_dirs() -> list[Path]:
+    """Where platform files are looked for, first match wins: KERNELEVOLVE_PLATFORMS, then the shipped."""
+    extra = [
+        Path(p).expanduser() for p in os.environ.get("KERNELEVOLVE_PLATFORMS", "").split(os.pathsep) if p
+    ]
+    return [*extra, PLATFORMS_DIR]
 
 
-def load_platform(name: str, directory: Path = PLATFORMS_DIR) -> Platform:
-    path = directory / f"{name}.yaml"
+def available_platforms(directory: Path | None = None) -> list[str]:
+    folders = [directory] if directory is not None else platform_dirs()
+    return sorted({p.stem for folder in folders for p in folder.glob("*.yaml")})
+
+
+def load_platform(name: str, directory: Path | None = None) -> Platform:
+    folders = [directory] if directory is not None else platform_dirs()
+    path = next(
+        (f / f"{name}.yaml" for f in folders if (f / f"{name}.yaml").is_file()), folders[-1] / f"{name}.yaml"
+    )
     if not path.is_file():
-        raise PlatformError(f"unknown platform {name!r}; valid: {', '.join(available_platforms(directory))}")
+        valid = ", ".join(available_platforms(directory))
+        raise PlatformError(f"unknown platform {name!r}; valid: {valid} (adding one: docs/platforms.md)")
     data = yaml.safe_load(path.read_text())
     backends = {str(k): str(v) for k, v in (data.get("backends") or {}).items()}
     for backend, support in backends.items():

@@ -226,8 +226,8 @@ def _check_search(search: Mapping[str, Any]) -> None:
 
 def validate(cfg: Mapping[str, Any]) -> EvalSettings:
     """Every check that needs no spec and no device: the platform, harness settings, search, evaluator
-    and knowledge-base sections (the llm section is the LLM operator's to check, when it is built). ConfigError, one line, on the first problem; the run's
-    EvalSettings otherwise."""
+    and knowledge-base sections (the llm section is the LLM operator's to check, when it is built).
+    ConfigError, one line, on the first problem; the run's EvalSettings otherwise."""
     from kernelevolve.platforms import PlatformError, load_platform
 
     try:

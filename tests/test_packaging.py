@@ -102,4 +102,4 @@ def test_the_wheel_runs_outside_the_repository(tmp_path: Path) -> None:
     assert "search.termination.max_evaluations=2" in (run_dir / ".hydra" / "overrides.yaml").read_text()
     assert "run directory" in (run_dir / "kernelevolve.log").read_text()
     assert sorted(p.name for p in work.iterdir()) == []  # nothing in the current folder: no runs/, outputs/
-    assert time.monotonic() - start < 150
+    assert time.monotonic() - start < 120  # CI budget: under two minutes

@@ -337,12 +337,45 @@ class EvalSettings:
     # 0: no limit.
     host_memory_gb: float = 32.0
 
+    def __post_init__(self) -> None:
+        """A value out of range is a ValueError naming the setting, the value and what is valid."""
+        for name, least in _EVAL_SETTING_MINIMA.items():
+            value = getattr(self, name)
+            integer = isinstance(EvalSettings.__dataclass_fields__[name].default, int)
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not number or (integer and int(value) != value) or not math.isfinite(value) or value < least:
+                kind = "an integer" if integer else "a number"
+                bound = "> 0" if name in _POSITIVE else f">= {least:g}"
+                raise ValueError(f"{name}={value!r}: must be {kind} {bound}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            raise ValueError(f"seed={self.seed!r}: must be an integer")
+
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> EvalSettings:
         return EvalSettings(**data)
+
+
+# The least value of each numeric EvalSettings field (timeout_s: above it, not at it).
+_POSITIVE = ("timeout_s", "max_speedup")
+_EVAL_SETTING_MINIMA: dict[str, float] = {
+    "correctness_trials": 1,
+    "timing_trials": 1,
+    "warmup_trials": 0,
+    "warmup_enough_ms": 0,
+    "timeout_s": 1e-9,
+    "launch_cover_us": 0,
+    "max_speedup": 1e-9,
+    "race_margin": 0,
+    "race_min_trials": 1,
+    "settle_relative_halfwidth": 0,
+    "settle_min_trials": 1,
+    "settle_long_call_ms": 0,
+    "reference_cache_mb": 0,
+    "host_memory_gb": 0,
+}
 
 
 @dataclass(frozen=True)

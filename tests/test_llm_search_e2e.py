@@ -46,14 +46,9 @@ class ScriptedModel:
 
 
 def _compose(overrides: list[str]) -> dict[str, Any]:
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
+    from kernelevolve.config import compose, to_plain
 
-    from kernelevolve.paths import CONF_DIR
-
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=overrides)
-    return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
+    return to_plain(compose(overrides))
 
 
 def test_llm_search_end_to_end(tmp_path: Path) -> None:

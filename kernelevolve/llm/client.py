@@ -267,6 +267,12 @@ class OpenAICompatibleClient(_ClientBase):
             except openai.APIConnectionError as exc:
                 cause = exc.__cause__ or exc
                 last = f"connection failed: {_short(str(cause)) or type(cause).__name__}"
+            except (openai.APIResponseValidationError, ValueError) as exc:  # JSONDecodeError is a ValueError
+                # not a chat completion at all: asking again gets the same answer
+                raise LLMUnavailable(
+                    f"{self.config.base_url} answered with something that is not an OpenAI chat completion "
+                    f"({type(exc).__name__}: {_short(str(exc))}); is it an OpenAI-compatible endpoint?"
+                ) from None
             if attempt + 1 < attempts:
                 self.accounting.record_retry()
                 delay = self._delay(attempt, retry_after)

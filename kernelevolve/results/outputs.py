@@ -10,7 +10,7 @@ from typing import Any
 
 from kernelevolve.eval.own_kernels import kernel_use
 from kernelevolve.results.evaluation_log import evaluation_log
-from kernelevolve.results.format import first_line
+from kernelevolve.results.format import first_line, format_speedup
 from kernelevolve.results.versions import versions
 from kernelevolve.search.fitness import VERIFIED_FLAG, score
 from kernelevolve.search.graph import Node, SearchGraph, best_strict
@@ -260,7 +260,7 @@ def _ms(value: float | None) -> str:
 
 
 def _x(value: float | None) -> str:
-    return f"{value:.2f}x" if value is not None else "-"
+    return format_speedup(value)  # 0.0037x, not 0.00x
 
 
 def _share(value: float | None) -> str:
@@ -375,3 +375,26 @@ def summary_table(results: dict[str, Any]) -> str:
                 f"({_x(row.get('speedup_vs_compile_graphs'))} of it)"
             )
     return "\n".join(lines)
+
+
+def verification_lines(results: dict[str, Any]) -> list[str]:
+    """What a run's verdicts rest on, and (platform=cpu) what its times do not say: under the summary."""
+    spec = results["spec"]
+    checks = results.get("checks") or {}
+    by_status = results.get("evaluations_by_status") or {}
+    shapes = [shape["name"] for shape in spec.get("shapes") or ()]
+    trials = checks.get("correctness_trials")
+    lines = [
+        f"verified: {by_status.get('ok', 0)} of {results['evaluations']} kernels evaluated matched the "
+        f"reference (atol {spec['atol']:g}, rtol {spec['rtol']:g})"
+        + (f" on {trials} fresh seeded inputs" if trials else "")
+        + f" at each of {len(shapes)} shape(s) ({', '.join(shapes)}), checked by a judge process that "
+        "never imports the kernel"
+    ]
+    if checks.get("interpreted"):
+        lines.append(
+            f"timings: platform={results['platform']} runs Triton kernels in Triton's interpreter "
+            "(TRITON_INTERPRET=1) against native PyTorch, so the times and speedups above check the "
+            "pipeline, not kernel speed; a GPU platform (platform=h100, ...) measures the kernels"
+        )
+    return lines

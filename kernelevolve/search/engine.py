@@ -88,6 +88,7 @@ class Engine:
         backends: tuple[str, ...],
         settings: EngineSettings = EngineSettings(),
         on_report: Callable[[Node], None] | None = None,
+        on_phase: Callable[[str], None] | None = None,
     ) -> None:
         if not operators:
             raise ValueError("the search needs at least one operator")
@@ -108,6 +109,7 @@ class Engine:
         self.backends = backends
         self.settings = settings
         self.on_report = on_report
+        self.on_phase = on_phase  # told "baselines", "seeds", then "search" as each begins
         self.rng = random.Random(settings.seed)
         self.dispatch = Dispatch(operators, policy, scheduler, graph, self.rng, eval_settings.strict)
         self._best_objective: float | None = None
@@ -228,6 +230,7 @@ class Engine:
         # of seconds per shape) and the seed proposals (Inductor's captures of a level-3 network take
         # one to three minutes) are reported separately and do not eat into it (when seeding counted, some
         # level-3 problems spent their budget before any evaluation: experiments/full_sweep_h200).
+        self._phase("baselines")
         baseline_start = time.monotonic()
         self._baselines = self._load_baselines()
         self.baseline_s = time.monotonic() - baseline_start
@@ -235,9 +238,11 @@ class Engine:
         self._best_objective = best.fitness.objective if best and best.fitness else None
         for node in self.graph.pending():  # resume: proposed, never evaluated
             self.dispatch.ready.add_pending(node.candidate)
+        self._phase("seeds")
         seed_start = time.monotonic()
         self._seed()
         self.seed_s = time.monotonic() - seed_start
+        self._phase("search")
         start = time.monotonic()
         evaluations: dict[Future[EvalReport], Candidate] = {}
         proposals: dict[Future[list[Candidate]], str] = {}
@@ -336,6 +341,10 @@ class Engine:
             baselines=self._baselines,
             scheduler=self.scheduler.to_json(),
         )
+
+    def _phase(self, name: str) -> None:
+        if self.on_phase:
+            self.on_phase(name)
 
     def _drain(self, evaluations: dict[Future[EvalReport], Candidate]) -> None:
         """Evaluations already running are paid for: wait for them and record what they say."""

@@ -97,6 +97,7 @@ class Config:
     resume: str | None = None
     strict: bool = True
     progress: bool = True
+    store: bool = True
     run: RunConfig = field(default_factory=RunConfig)
     platform: PlatformConfig = field(default_factory=PlatformConfig)
     search: SearchConfig = field(default_factory=SearchConfig)

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from kernelevolve.llm.diagnosis import diagnose, telling_line
+from kernelevolve.llm.memory import Attempt
 from kernelevolve.llm.prompts import (
     MODES,
     ParentInfo,
     PromptInputs,
     RetrievedDoc,
-    SiblingInfo,
     backend_guidance,
     build_prompt,
 )
@@ -74,11 +74,18 @@ FAILED_REPORT = EvalReport(
     feedback='Traceback (most recent call last):\n  File "k.py", line 9\ntriton.CompilationError: at 4:8: '
     "BLOCK must be a tl.constexpr",
 )
-SIBLING = SiblingInfo(
-    "c" * 16,
-    "improve",
-    "incorrect (max abs error 1.5)",
-    "--- parent\n+++ sibling\n@@ -1 +1 @@\n-    x = tl.load(x_ptr + offs, mask=mask)\n+    x = tl.load(x_ptr + offs)",
+ATTEMPTS = (
+    Attempt(
+        "c" * 16,
+        "improve",
+        "llm",
+        "a" * 16,
+        "Drop the mask on the load.",
+        "incorrect: max abs error 1.5",
+        "-    x = tl.load(x_ptr + offs, mask=mask)\n+    x = tl.load(x_ptr + offs)",
+        3.0,
+    ),
+    Attempt("a reply", "improve", "llm", "a" * 16, "", "repeated " + "e" * 16 + " (same code)", "", 2.5),
 )
 DOCS = (
     RetrievedDoc(
@@ -111,7 +118,7 @@ def _inputs(mode: str) -> PromptInputs:
         baselines=BASELINES,
         io=IO,
         diagnosis=diagnosis,
-        sibling=SIBLING if mode in ("improve", "repair", "tune") else None,
+        attempts=ATTEMPTS if mode in ("improve", "repair", "tune") else (),
         retrieved=DOCS if mode != "tune" else (),
         guidance=GUIDANCE,
     )

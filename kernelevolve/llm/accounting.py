@@ -35,6 +35,7 @@ class AccountingTotals:
     latency_s: float = 0.0  # summed wall time of answered calls
     truncated: int = 0  # answered calls cut off at the token limit (finish_reason "length")
     failures_by_kind: Mapping[str, int] = field(default_factory=dict)
+    replies_by_kind: Mapping[str, int] = field(default_factory=dict)  # "new" or why a reply gave nothing
 
     @property
     def tokens(self) -> int:
@@ -50,6 +51,7 @@ class AccountingTotals:
             "calls": self.calls,
             "failures": self.failures,
             "failures_by_kind": dict(sorted(self.failures_by_kind.items())),
+            "replies_by_kind": dict(sorted(self.replies_by_kind.items())),
             "cached_hits": self.cached_hits,
             "retries": self.retries,
             "truncated": self.truncated,
@@ -73,6 +75,7 @@ class _Sums:
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
         self.failure_kinds: Counter[str] = Counter()
+        self.reply_kinds: Counter[str] = Counter()
         self.cost_usd = 0.0
         self.latency_s = 0.0
 
@@ -92,13 +95,16 @@ class _Sums:
         elif event == "failure":
             self.counts["failures"] += 1
             self.failure_kinds[str(record.get("kind", "connection"))] += 1
+        elif event == "reply":
+            self.reply_kinds[str(record.get("kind", "new"))] += 1
 
     def totals(self, *others: _Sums) -> AccountingTotals:
-        counts, kinds = Counter(self.counts), Counter(self.failure_kinds)
+        counts, kinds, replies = Counter(self.counts), Counter(self.failure_kinds), Counter(self.reply_kinds)
         cost, latency = self.cost_usd, self.latency_s
         for other in others:
             counts.update(other.counts)
             kinds.update(other.failure_kinds)
+            replies.update(other.reply_kinds)
             cost, latency = cost + other.cost_usd, latency + other.latency_s
         return AccountingTotals(
             calls=counts["calls"],
@@ -111,6 +117,7 @@ class _Sums:
             latency_s=latency,
             truncated=counts["truncated"],
             failures_by_kind=dict(kinds),
+            replies_by_kind=dict(replies),
         )
 
 
@@ -193,6 +200,10 @@ class Accounting:
 
     def record_failure(self, kind: str = "connection") -> None:
         self._record({"event": "failure", "kind": kind})
+
+    def record_reply(self, kind: str) -> None:
+        """What a reply gave: "new" (a new kernel) or why it gave nothing (llm.health's kinds)."""
+        self._record({"event": "reply", "kind": kind})
 
     @property
     def cost_usd(self) -> float:

@@ -9,8 +9,9 @@ including replies that never became nodes, which it records in the graph; a repl
 seen before is not evaluated again. A prompt is not sent twice (unless `samples_per_prompt` allows
 it): which samples of a prompt exist is read from the graph, so a resumed run asks for what it lacks
 and finds the rest in the reply cache. It stops calling at the run's budget, and `rest_reason` tells
-the scheduler when its recent replies gave nothing new. The engine calls `propose` from worker
-threads, so shared state sits behind one lock.
+the scheduler when its recent replies gave nothing new. The engine calls `prepare` (the prompt, from
+the graph) in its own thread and the calls it returns in worker threads, so shared state sits behind
+one lock.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -231,12 +232,17 @@ class LLMOperator:
     # ------------------------------------------------------------------ proposing
 
     def propose(self, ctx: ProposalContext) -> list[Candidate]:
+        return self.prepare(ctx)()
+
+    def prepare(self, ctx: ProposalContext) -> Callable[[], list[Candidate]]:
+        """Read the graph now (the engine's thread: the prompt is the graph's when the job was handed
+        out) and return the slow part, the calls, for the proposal pool."""
         with self._lock:
             paused = time.monotonic() < self._paused_until
             if paused:
                 self.failure_counts["paused"] = self.failure_counts.get("paused", 0) + 1
         if paused or self._spent():
-            return []
+            return list
         mode, parent_ids, backend = self.plan(ctx)
         inputs = gather_inputs(
             ctx,
@@ -248,17 +254,34 @@ class LLMOperator:
             memory_tokens=self.memory_tokens,
         )
         prompt = build_prompt(inputs)
-        parent_source = inputs.parents[0].source if len(inputs.parents) == 1 else None
-        children: list[Candidate] = []
+        samples = []
         for _ in range(max(1, min(ctx.budget_hint, self.samples_per_call))):
             sample = self._claim(ctx.graph, prompt.id)
             if sample is None:  # asked as often as allowed: only a changed graph gives a new prompt
                 self._count("repeat_prompt")
                 break
+            samples.append(sample)
+        with self._lock:
+            self.mode_counts[mode] = self.mode_counts.get(mode, 0) + 1
+        parent_source = inputs.parents[0].source if len(inputs.parents) == 1 else None
+        return lambda: self._ask(ctx, prompt, samples, parent_ids, backend, parent_source)
+
+    def _ask(
+        self,
+        ctx: ProposalContext,
+        prompt: Prompt,
+        samples: list[int],
+        parent_ids: tuple[str, ...],
+        backend: str,
+        parent_source: str | None,
+    ) -> list[Candidate]:
+        children: list[Candidate] = []
+        for index, sample in enumerate(samples):
             try:
                 response = self.client.complete(prompt.messages, sample=sample)
             except LLMUnavailable as exc:
-                self._release(prompt.id, sample)
+                for unasked in samples[index:]:
+                    self._release(prompt.id, unasked)
                 self._unavailable(exc.reason, prompt, parent_ids)
                 break
             with self._lock:
@@ -270,8 +293,6 @@ class LLMOperator:
                 children.append(child)
             if self._over_budget() is not None:
                 break
-        with self._lock:
-            self.mode_counts[mode] = self.mode_counts.get(mode, 0) + 1
         return children
 
     def _child(

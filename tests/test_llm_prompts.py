@@ -180,6 +180,13 @@ def test_non_strict_rules() -> None:
     assert "no fallback to PyTorch" in strict and "PyTorch may be used for glue" in loose
 
 
+def test_cpu_platform_facts_reach_the_prompt() -> None:
+    cpu = load_platform("cpu")
+    user = build_prompt(replace(_inputs("generate"), platform=cpu)).messages[1]["content"]
+    assert "Inputs, parameters and outputs are CPU tensors and there is no GPU" in user
+    assert "num_warps, num_stages and other launch settings are ignored" in user
+
+
 def test_backend_guidance_always_has_text() -> None:
     assert backend_guidance("triton", H100).strip()
     assert backend_guidance("cute", H100).strip()

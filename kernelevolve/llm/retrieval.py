@@ -2,10 +2,12 @@
 
 A `Situation` is what the search knows when it asks: the parent's diagnosis (a failure, a bottleneck,
 or none for a first kernel), what the reference computes (its traced tags), the platform and the
-backend. `plan` turns it into searches: failures look in the DSL guides and the constraints first,
-bottlenecks in the techniques and the platform's own notes, first kernels in the techniques for the
-computation and the DSL's wrapper guide. On a CPU platform documents about GPU launch tuning are
-left out: the interpreter ignores those settings.
+backend. `plan` turns it into searches: failures look in the DSL guides and the constraints first
+(wrong results in the numerics techniques too), then the computation's technique; bottlenecks in the
+techniques for that bottleneck and the platform's optimisation notes; first kernels in the
+computation's techniques and the DSL's wrapper guide. On a CPU platform documents about GPU launch
+tuning are left out (the interpreter ignores those settings) and the CPU platform's own notes come
+instead. tests/test_kb_situations.py holds 20 situations and the documents each should retrieve.
 
 `KBRetriever` runs a plan against kernelevolve.kb (documents plus past wins). Past wins recorded after
 the run began are not offered, so a resumed run rebuilds the prompts it sent before (and finds their
@@ -47,15 +49,15 @@ GPU_TUNING_TAGS = (
 _FAILURE_TERMS = {
     "compile_error": "compile error fix",
     "runtime_error": "runtime error out of bounds pointer mask fix",
-    "incorrect": "wrong result numerical precision accumulation masking boundary",
+    "incorrect": "wrong result numerical precision fp32 accumulation tolerance masking boundary",
     "rejected_static": "not allowed in strict mode library calls fallback contract",
     "timeout": "hang grid size loop bound",
     "worker_crash": "crash out of bounds memory access",
 }
 _BOTTLENECK_TERMS = {
-    "launch_bound": "launch overhead small problem fewer kernels fusion persistent",
-    "memory_bound": "memory bandwidth bound vectorised coalesced access fusion single pass",
-    "compute_bound": "compute bound tiling block sizes pipelining tensor cores",
+    "launch_bound": "launch overhead dominates small shapes latency cuda graphs persistent kernel",
+    "memory_bound": "reach memory bandwidth vectorised coalesced loads",
+    "compute_bound": "compute-bound gemm tiling tile sizes grouped ordering L2 data reuse",
     "no_tensor_cores": "tensor cores tl.dot mma low precision inputs",
     "timing_only": "speed fusion block sizes",
 }
@@ -95,35 +97,35 @@ class Situation:
 
 def plan(situation: Situation) -> list[Search]:
     """The searches for a situation, most important first."""
-    what = " ".join(situation.tags)
-    kind = situation.kind
-    where = "cpu interpreter" if situation.on_cpu else situation.platform.name
+    what = " ".join(situation.tags).replace("_", " ")
+    kind, backend = situation.kind, situation.backend
+    cpu = situation.on_cpu
+    computation = f"{what} kernel {situation.dtype}"
+    platform_doc = (
+        Search("correct simple kernels on the cpu platform interpreter cpu tensors", ("hardware",), 1)
+        if cpu
+        else Search(f"optimising kernels for the {situation.platform.name}", ("hardware",), 1)
+    )
     if kind in FAILURES:
         assert situation.diagnosis is not None
-        detail = situation.diagnosis.statement
-        first = ("constraint", "dsl") if kind == "rejected_static" else ("dsl", "constraint")
-        return [
-            Search(f"{_FAILURE_TERMS[kind]} {detail} {situation.backend} {where}", first, 2),
-            Search(f"{what} {_FAILURE_TERMS[kind]}", ("technique",), 1),
-        ]
+        terms = f"{_FAILURE_TERMS[kind]} {situation.diagnosis.statement} {backend}"
+        first: tuple[str, ...] = {
+            "rejected_static": ("constraint", "dsl"),
+            "incorrect": ("technique", "dsl"),
+        }.get(kind, ("dsl", "constraint"))
+        if cpu:  # the interpreter's own limits explain many failures there
+            first = (*first, "hardware")
+            terms += " cpu interpreter"
+        return [Search(terms, first, 2), Search(computation, ("technique",), 1)]
     if kind == "first_kernel":
-        searches = [Search(f"{what} kernel {situation.dtype}", ("technique",), 2)]
-        if situation.on_cpu:
-            searches.append(
-                Search(f"writing {situation.backend} kernels on the cpu interpreter", ("hardware",), 1)
-            )
-        else:
-            searches.append(Search(f"writing a {situation.backend} ModelNew wrapper {what}", ("dsl",), 1))
-        return searches
+        wrapper = Search(f"writing a {backend} ModelNew wrapper {what}", ("dsl",), 1)
+        return [Search(computation, ("technique",), 2), platform_doc if cpu else wrapper]
     terms = _BOTTLENECK_TERMS.get(kind, _BOTTLENECK_TERMS["timing_only"])
-    searches = [Search(f"{terms} {what} {situation.dtype}", ("technique",), 2)]
-    if situation.on_cpu:
-        searches.append(Search(f"{what} {situation.backend} kernel", ("dsl",), 1))
-    else:
-        searches.append(
-            Search(f"{terms} {situation.platform.name} {situation.backend}", ("hardware", "dsl"), 1)
-        )
-    return searches
+    if kind == "no_tensor_cores":
+        return [Search(f"{terms} {what} {situation.dtype}", ("dsl", "technique"), 2), platform_doc]
+    if cpu:  # bottlenecks say little under the interpreter: the computation's own techniques
+        return [Search(computation, ("technique", "dsl"), 2), platform_doc]
+    return [Search(f"{terms} {what} {situation.dtype}", ("technique",), 2), platform_doc]
 
 
 class KBRetriever:

@@ -69,6 +69,7 @@ SMALL = {
     "log_softmax_online": {"BLOCK_SIZE": 1024, "PROGRAMS_PER_SM": 1},
     "layernorm_looped": {"BLOCK_SIZE": 256},
     "rmsnorm_looped": {"BLOCK_SIZE": 256},
+    "rmsnorm_train": {"SUM_BLOCK": 128, "NUM_WARPS": 2},  # its backward: tests/test_training.py
     "sum_reduction": {"BLOCK_SIZE": 1024, "COL_BLOCK_R": 8, "COL_BLOCK_I": 16},
     "sum_reduction_split": {"BLOCK_SIZE": 1024, "COL_BLOCK_R": 8, "COL_BLOCK_I": 16},
     "gemm_bias_relu": {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 2},
@@ -327,7 +328,7 @@ def test_loader_reads_headers_and_backend_folders() -> None:
             "family": template.family,
             "backend": template.backend,
         }
-        assert set(header) <= {"name", "family", "backend", "seed_precisions"}
+        assert set(header) <= {"name", "family", "backend", "seed_precisions", "training"}
     assert [t for t in everything if t.backend == "triton"] == TRITON_TEMPLATES
     assert all(t.backend == "cute" for t in load_templates("cute"))
     with pytest.raises(ValueError, match="triton"):

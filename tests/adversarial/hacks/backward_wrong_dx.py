@@ -24,7 +24,6 @@ def dx_kernel(dy_ptr, x_ptr, w_ptr, r_ptr, dx_ptr, n, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     offs = tl.arange(0, BLOCK)
     mask = offs < n
-    x = tl.load(x_ptr + row * n + offs, mask=mask, other=0.0)
     g = tl.load(dy_ptr + row * n + offs, mask=mask, other=0.0) * tl.load(w_ptr + offs, mask=mask, other=0.0)
     r = tl.load(r_ptr + row)
     dx = r * g  # the projection term left out

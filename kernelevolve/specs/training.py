@@ -171,13 +171,20 @@ class TrainingStep(torch.nn.Module):
         with torch.enable_grad():
             return map_tensors(lambda t: t.detach(), self.model(*inputs))
 
-    def compiled(self, options: dict[str, Any] | None = None) -> Callable[..., Any]:
+    def compiled(
+        self, options: dict[str, Any] | None = None, forward_only: bool = False
+    ) -> Callable[..., Any]:
         """This step with the model under torch.compile (`options`: Inductor's; AOTAutograd compiles the
-        backward too, on the first call): a training spec's torch.compile baseline."""
+        backward too, on the first call): a training spec's torch.compile baseline; `forward_only`: its
+        forward pass alone, as `forward_pass`."""
         compiled = torch.compile(self.model, options=options)
 
         def call(*arguments: Any) -> Any:
             *inputs, upstream = arguments
+            if forward_only:
+                tracked, _ = self._tracked_inputs(inputs)
+                with torch.enable_grad():
+                    return map_tensors(lambda t: t.detach(), compiled(*tracked))
             return self.step(compiled, inputs, upstream)
 
         return call

@@ -212,3 +212,14 @@ def test_forward_only_template_is_rejected_on_the_gradient_it_does_not_compute(
     report = harness.evaluate(request, cpu_platform)
     assert report.status is Status.INCORRECT and report.error_name == "mismatch"
     assert "the gradient of input 0" in report.feedback and "torch.autograd.Function" in report.feedback
+
+
+def test_backward_contract_text_for_prompts() -> None:
+    from kernelevolve.llm.backward_contract import backward_contract
+
+    assert backward_contract(dataclasses.replace(_spec("train_rope"), backward=None), True) == ""
+    text = backward_contract(_spec("train_rope"), True)
+    assert "inputs 0, 1" in text and "no parameter" in text and "torch.autograd.Function" in text
+    assert "Strict mode covers the backward" in text
+    assert "every parameter" in backward_contract(_spec("train_layernorm"), False)
+    assert "Strict mode" not in backward_contract(_spec("train_layernorm"), False)

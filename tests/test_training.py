@@ -223,3 +223,16 @@ def test_backward_contract_text_for_prompts() -> None:
     assert "Strict mode covers the backward" in text
     assert "every parameter" in backward_contract(_spec("train_layernorm"), False)
     assert "Strict mode" not in backward_contract(_spec("train_layernorm"), False)
+
+
+def test_a_backward_naming_what_the_reference_lacks_is_a_spec_error() -> None:
+    from kernelevolve.specs.loading import validate_reference
+
+    spec = _spec("train_rmsnorm")
+    validate_reference(spec)
+    for backward, text in (
+        (Backward((1,), None), "backward.inputs"),
+        (Backward(None, ("bias",)), "backward.parameters"),
+    ):
+        with pytest.raises(SpecError, match=text):
+            validate_reference(dataclasses.replace(spec, backward=backward))

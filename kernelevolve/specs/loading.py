@@ -249,5 +249,9 @@ def validate_reference(spec: KernelSpec) -> None:
     from kernelevolve.specs.reference_check import check_reference
 
     problem = check_reference(spec)
+    if problem is None and spec.backward is not None:
+        from kernelevolve.specs.training import backward_problem
+
+        problem = backward_problem(spec)
     if problem:
         raise SpecError(f"{spec.origin}: {problem}")

@@ -60,6 +60,26 @@ def get_inputs():
 """
 
 
+def backward_problem(spec: KernelSpec) -> str | None:
+    """None where the spec's backward names inputs and parameters its reference has (checked on meta
+    tensors at the first shape), else what is wrong."""
+    from kernelevolve.specs.reference_module import load_reference_module
+
+    assert spec.backward is not None
+    module = load_reference_module(spec.reference_source, spec.shapes[0].params)
+    with torch.device("meta"):
+        inputs = list(module.get_inputs())
+        names = {name for name, _ in module.Model(*module.get_init_inputs()).named_parameters()}
+    floating = [i for i, x in enumerate(inputs) if isinstance(x, torch.Tensor) and x.is_floating_point()]
+    bad = sorted(set(spec.backward.inputs or ()) - set(floating))
+    if bad:
+        return f"backward.inputs {bad} are not floating tensor inputs (those are {floating})"
+    missing = sorted(set(spec.backward.parameters or ()) - names)
+    if missing:
+        return f"backward.parameters {missing} are not parameters of Model (it has {sorted(names)})"
+    return None
+
+
 def training_model(forward_class: Callable[..., Any], backward: dict[str, Any]) -> type:
     """A class built like `forward_class` (same constructor arguments) that is its training step."""
 

@@ -236,3 +236,16 @@ def test_a_backward_naming_what_the_reference_lacks_is_a_spec_error() -> None:
     ):
         with pytest.raises(SpecError, match=text):
             validate_reference(dataclasses.replace(spec, backward=backward))
+
+
+def test_baselines_time_forward_and_backward_eager_and_compiled(cpu_platform: Platform) -> None:
+    """torch.compile's baseline of a training spec is the compiled model's forward and AOTAutograd's
+    compiled backward, checked against the reference's gradients like eager."""
+    from kernelevolve.eval.baseline_timing import measure_baselines
+
+    spec = _spec("train_swiglu")
+    settings = EvalSettings(timing_trials=3, warmup_trials=1, measure_compile_baseline=True)
+    (baseline,) = measure_baselines(spec, cpu_platform, settings).values()
+    assert baseline.compiled is not None, baseline.compile_error
+    assert baseline.eager_within_tolerance and baseline.compiled_within_tolerance
+    assert baseline.eager.median_ms > 0 and baseline.compiled.median_ms > 0

@@ -300,7 +300,11 @@ def test_template_matches_reference_on_gpu(
 
 def test_every_shipped_spec_has_a_triton_template_and_every_template_a_spec() -> None:
     served = {spec_name for _, spec_name in PAIRS}
-    assert served == set(CPU_SPECS), f"specs without a template: {sorted(set(CPU_SPECS) - served)}"
+    # training specs are served only training templates (RMSNorm's so far); the others' seeds are
+    # torch.compile's forward and backward (tests/test_training_seed.py)
+    forward_specs = {name for name, spec in CPU_SPECS.items() if spec.backward is None}
+    assert served >= forward_specs, f"specs without a template: {sorted(forward_specs - served)}"
+    assert "train_rmsnorm" in served
     used = {t.name for t, _ in PAIRS}
     # Templates of families no shipped spec is an instance of (argmax, scans, pooling) are checked against
     # the KernelBench references in tests/test_kb_templates.py.

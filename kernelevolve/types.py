@@ -56,6 +56,31 @@ DEFAULT_INPUT_DISTRIBUTIONS: tuple[str, ...] = ("normal", "uniform", "heavy_tail
 
 
 @dataclass(frozen=True)
+class Backward:
+    """A training spec's backward pass: which of the reference's inputs (positions in `get_inputs()`; None:
+    every floating tensor input) and parameters (names in `named_parameters()`; None: every parameter) need
+    gradients. The reference's gradients come from PyTorch's autograd on the reference
+    (`specs/training.py`)."""
+
+    inputs: tuple[int, ...] | None = None
+    parameters: tuple[str, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "inputs": None if self.inputs is None else list(self.inputs),
+            "parameters": None if self.parameters is None else list(self.parameters),
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Backward:
+        inputs, parameters = data.get("inputs"), data.get("parameters")
+        return Backward(
+            inputs=None if inputs is None else tuple(int(i) for i in inputs),
+            parameters=None if parameters is None else tuple(str(p) for p in parameters),
+        )
+
+
+@dataclass(frozen=True)
 class KernelSpec:
     """What to optimise: a reference computation plus how to check and benchmark it."""
 
@@ -80,21 +105,25 @@ class KernelSpec:
     # What the reference runs at: "exact_fp32", or "framework_default" (PyTorch's defaults: cuDNN's fp32
     # convolutions in TF32), KernelBench's protocol (`specs/precision.py`).
     reference_precision: str = "exact_fp32"
+    # A training spec: forward and backward are searched together, checked on outputs and gradients
+    # (None: the forward alone, as every spec was before).
+    backward: Backward | None = None
 
     @property
     def key(self) -> str:
         """Content hash of everything that changes what a correct kernel must compute."""
-        payload = repr(
-            (
-                self.reference_source,
-                self.dtype,
-                self.atol,
-                self.rtol,
-                tuple((s.name, sorted(s.params.items())) for s in self.shapes),
-                self.mode,
-                self.reference_precision,
-            )
+        parts: tuple[Any, ...] = (
+            self.reference_source,
+            self.dtype,
+            self.atol,
+            self.rtol,
+            tuple((s.name, sorted(s.params.items())) for s in self.shapes),
+            self.mode,
+            self.reference_precision,
         )
+        if self.backward is not None:  # forward specs keep the keys they had (caches, stores)
+            parts += (self.backward,)
+        payload = repr(parts)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def to_json(self) -> dict[str, Any]:
@@ -103,6 +132,7 @@ class KernelSpec:
         data["backends"] = list(self.backends)
         data["tags"] = list(self.tags)
         data["input_distributions"] = list(self.input_distributions)
+        data["backward"] = None if self.backward is None else self.backward.to_json()
         return data
 
     @staticmethod
@@ -123,6 +153,7 @@ class KernelSpec:
             input_distributions=tuple(data.get("input_distributions", DEFAULT_INPUT_DISTRIBUTIONS)),
             mode=str(data.get("mode", "as_built")),
             reference_precision=str(data.get("reference_precision", "exact_fp32")),
+            backward=Backward.from_json(data["backward"]) if data.get("backward") is not None else None,
         )
 
 
@@ -418,6 +449,9 @@ class EvalReport:
     feedback: str = ""  # human/LLM-readable explanation, used for repair prompts
     max_abs_error: float | None = None
     latency: dict[str, TimingStats] = field(default_factory=dict)  # shape name -> timing
+    # Training specs: the forward pass alone, per shape (`latency` is forward + backward; the backward's
+    # share is the difference); empty for forward specs
+    forward_latency: dict[str, TimingStats] = field(default_factory=dict)
     baselines: dict[str, Baseline] = field(default_factory=dict)  # shape name -> baseline
     flags: tuple[str, ...] = ()  # excessive_speedup, guard_band, input_mutated, reverified, ...
     worker: str = ""
@@ -436,6 +470,7 @@ class EvalReport:
             "feedback": self.feedback,
             "max_abs_error": self.max_abs_error,
             "latency": {k: v.to_json() for k, v in self.latency.items()},
+            "forward_latency": {k: v.to_json() for k, v in self.forward_latency.items()},
             "baselines": {k: v.to_json() for k, v in self.baselines.items()},
             "flags": list(self.flags),
             "worker": self.worker,
@@ -452,6 +487,7 @@ class EvalReport:
             feedback=data.get("feedback", ""),
             max_abs_error=data.get("max_abs_error"),
             latency={k: TimingStats.from_json(v) for k, v in data.get("latency", {}).items()},
+            forward_latency={k: TimingStats.from_json(v) for k, v in data.get("forward_latency", {}).items()},
             baselines={k: Baseline.from_json(v) for k, v in data.get("baselines", {}).items()},
             flags=tuple(data.get("flags", ())),
             worker=data.get("worker", ""),

@@ -2,8 +2,8 @@
 checked by torch.library.opcheck (gradients included) and trained in a small model, whose loss curve must
 follow the reference's. CPU, Triton's interpreter, the shipped RMSNorm forward + backward template.
 
-The op here is built as the export builds its ops (``ns::name(Tensor[] inputs, Tensor[] state, int config)``,
-the kernel through functional_call), without kernelevolve.export, whose op the helper is meant for.
+The op here is built with the schema the export gives its ops (``ns::name(Tensor x, Tensor weight, *, int
+config=0)``, the kernel through functional_call), without a stored run behind it.
 """
 
 from __future__ import annotations
@@ -44,20 +44,20 @@ def _exported(source: str, dim: int) -> tuple[Any, list[int]]:
     def run(inputs: list[torch.Tensor], state: list[torch.Tensor], config: int = 0) -> torch.Tensor:
         return torch.func.functional_call(kernel, {"weight": state[0]}, tuple(inputs))
 
-    def impl(inputs: list[torch.Tensor], state: list[torch.Tensor], config: int = 0) -> torch.Tensor:
-        return run(inputs, state, config).clone()
+    def impl(x: torch.Tensor, weight: torch.Tensor, *, config: int = 0) -> torch.Tensor:
+        return run([x], [weight], config).clone()
 
-    def fake(inputs: list[torch.Tensor], state: list[torch.Tensor], config: int = 0) -> torch.Tensor:
-        return torch.empty_like(inputs[0])
+    def fake(x: torch.Tensor, weight: torch.Tensor, *, config: int = 0) -> torch.Tensor:
+        return torch.empty_like(x)
 
     def counted(inputs: list[torch.Tensor], state: list[torch.Tensor], config: int) -> torch.Tensor:
         backward_calls[0] += 1
         return run(inputs, state, config)
 
-    schema = "(Tensor[] inputs, Tensor[] state, int config=0) -> Tensor"
+    schema = "(Tensor x, Tensor weight, *, int config=0) -> Tensor"
     op = torch.library.custom_op(qualname, impl, mutates_args=(), schema=schema)
     op.register_fake(fake)
-    register_searched_autograd(op, qualname, counted)
+    register_searched_autograd(op, qualname, counted, n_inputs=1)
     namespace, _, name = qualname.partition("::")
     return getattr(getattr(torch.ops, namespace), name).default, backward_calls
 
@@ -66,7 +66,7 @@ def test_opcheck_passes_with_the_searched_backward() -> None:
     op, calls = _exported(TEMPLATE.read_text(), 24)
     x = torch.randn(3, 5, 24, requires_grad=True)
     w = torch.nn.Parameter(torch.rand(24) + 0.5)
-    torch.library.opcheck(op, ([x], [w], 0))
+    torch.library.opcheck(op, (x, w))
     assert calls[0] > 0  # opcheck's gradient checks went through the kernel's backward
 
 
@@ -87,7 +87,7 @@ def test_gradients_are_the_kernels_own_a_wrong_backward_shows() -> None:
     for text, right in ((source, True), (wrong, False)):
         op, _ = _exported(text, 24)
         xo, wo = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
-        op([xo], [wo], 0).backward(g)
+        op(xo, wo).backward(g)
         assert xo.grad is not None and wo.grad is not None and reference.weight.grad is not None
         assert torch.allclose(wo.grad, reference.weight.grad, atol=1e-4, rtol=1e-4)
         assert torch.allclose(xo.grad, x_ref.grad, atol=1e-4, rtol=1e-4) is right
@@ -109,7 +109,7 @@ class _ExportedNorm(torch.nn.Module):
         self.weight = torch.nn.Parameter(torch.ones(dim))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.op([x], [self.weight], 0)
+        return self.op(x, self.weight)
 
 
 def test_a_small_model_trains_with_the_exported_op_as_with_the_reference() -> None:
@@ -135,3 +135,27 @@ def test_a_small_model_trains_with_the_exported_op_as_with_the_reference() -> No
     assert calls[0] == 6
     for theirs, ours in zip(reference.parameters(), exported.parameters(), strict=True):
         assert torch.allclose(theirs, ours, atol=1e-4, rtol=1e-4)
+
+
+def test_a_searched_training_spec_exports_with_its_own_backward(tmp_path: Path) -> None:
+    """optimize() on a training spec, then its custom op: a kernel serves, opcheck's gradient checks pass
+    and the gradients through the op are the reference's."""
+    import kernelevolve
+
+    result = kernelevolve.optimize(
+        "train_rmsnorm", platform="cpu", budget=3, operators=["template"], store=False, run_root=tmp_path
+    )
+    op = result.custom_op()
+    assert op.schema.startswith("kernelevolve::train_rmsnorm(Tensor x, Tensor weight, *, int config=0)")
+    x = torch.randn(2, 3, 200, requires_grad=True)
+    w = torch.nn.Parameter(torch.rand(200) + 0.5)
+    assert op.serving_shape([x]) is not None  # the searched kernel, not the reference, serves
+    torch.library.opcheck(op.op, (x, w))
+    out = op.op(x, w)
+    g = torch.randn_like(out)
+    out.backward(g)
+    x_ref, w_ref = x.detach().clone().requires_grad_(True), w.detach().clone().requires_grad_(True)
+    (x_ref * torch.rsqrt(x_ref.pow(2).mean(-1, keepdim=True) + 1e-6) * w_ref).backward(g)
+    assert x.grad is not None and w.grad is not None
+    assert torch.allclose(x.grad, x_ref.grad, atol=1e-4, rtol=1e-4)  # type: ignore[arg-type]
+    assert torch.allclose(w.grad, w_ref.grad, atol=1e-4, rtol=1e-4)  # type: ignore[arg-type]

@@ -250,7 +250,12 @@ class KernelOp:
         schema = f"({arguments}{', ' if arguments else ''}*, int config=0) -> {result}"
         op = torch.library.custom_op(self.qualname, self._impl, mutates_args=(), schema=schema)
         op.register_fake(self._fake)
-        op.register_autograd(self._backward, setup_context=self._setup_context)
+        if self.spec.backward is not None:  # a training spec: the searched backward, not the reference's
+            from kernelevolve.specs.training_autograd import register_searched_autograd
+
+            register_searched_autograd(op, self.qualname, self._served_forward, self.n_inputs)
+        else:
+            op.register_autograd(self._backward, setup_context=self._setup_context)
         return getattr(getattr(torch.ops, NAMESPACE), self.name).default
 
     # -------------------------------------------------------------------------------- paths
@@ -300,6 +305,13 @@ class KernelOp:
             disabling=(ExportError,),
         )
         return _fresh(out, args)
+
+    def _served_forward(self, inputs: Sequence[Any], state: Sequence[Any], config: int) -> Any:
+        """The forward as it serves these inputs (kernel or reference), for the searched backward to differentiate."""
+        shape = self.serving_shape(inputs, config)
+        if shape is None:
+            return self._reference_call(inputs, state, config)
+        return self._kernel_call(shape, inputs, state)
 
     def _fake(self, *args: Any, config: int = 0) -> Any:
         import torch

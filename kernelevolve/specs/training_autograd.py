@@ -1,14 +1,15 @@
 """The searched backward behind an exported custom op: `register_searched_autograd`.
 
-An exported op ``ns::name(Tensor[] inputs, Tensor[] state, int config) -> Tensor | Tensor[]`` runs a
-searched kernel below autograd, so the autograd.Function inside ModelNew records nothing there. This
-registers, for that op, a backward that is a second custom op, ``ns::name_backward(inputs, state, grads,
-config) -> (Tensor[], Tensor[])``: it runs the forward again with gradients on (the caller's `forward`,
-ModelNew through `functional_call` where a kernel serves) and returns `torch.autograd.grad` of it, so the
-gradients come from the kernel's own backward (its autograd.Function's), as the search checked it. Being
-an op with a fake implementation, the backward traces under torch.compile and passes
-`torch.library.opcheck`'s autograd and AOT dispatch checks. The price is a second forward in every
-backward: a kernel whose forward and backward were exported as separate ops would not pay it.
+An exported op ``ns::name(Tensor <input>..., Tensor <state>..., *, int config=0) -> Tensor | (Tensor, ...)``
+(the reference's inputs, then its parameters and buffers) runs a searched kernel below autograd, so the
+autograd.Function inside ModelNew records nothing there. This registers, for that op, a backward that is a
+second custom op, ``ns::name_backward(inputs, state, grads, config) -> (Tensor[], Tensor[])``: it runs the
+forward again with gradients on (the caller's `forward`: ModelNew through `functional_call` where a kernel
+serves) and returns `torch.autograd.grad` of it, so the gradients come from the kernel's own backward (its
+autograd.Function's), as the search checked it. Being an op with a fake implementation, the backward traces
+under torch.compile and passes `torch.library.opcheck`'s autograd and AOT dispatch checks. The price is a
+second forward in every backward: a kernel whose forward and backward were exported as separate ops would
+not pay it.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from typing import Any
 Forward = Callable[[list[Any], list[Any], int], Any]  # (inputs, state, config) -> the op's output
 
 
-def register_searched_autograd(op: Any, qualname: str, forward: Forward) -> Any:
+def register_searched_autograd(op: Any, qualname: str, forward: Forward, n_inputs: int) -> Any:
     """Register on the custom op `op` (what `torch.library.custom_op` returned for `qualname`, schema as in
-    the module's docstring) a backward through `forward`'s own autograd; returns the backward op
-    (``<qualname>_backward``). `op.register_autograd` replaces one registered before (the reference's)."""
+    the module's docstring, its first `n_inputs` tensors the inputs, the rest the state) a backward through
+    `forward`'s own autograd; returns the backward op (``<qualname>_backward``). `op.register_autograd`
+    replaces one registered before (the reference's)."""
     import torch
 
     schema = "(Tensor[] inputs, Tensor[] state, Tensor[] grads, int config=0) -> (Tensor[], Tensor[])"
@@ -44,27 +46,20 @@ def register_searched_autograd(op: Any, qualname: str, forward: Forward) -> Any:
     namespace, _, name = qualname.partition("::")
     call_backward = getattr(getattr(torch.ops, namespace), f"{name}_backward").default
 
-    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
-        tensors, state, config = inputs
+    def setup_context(
+        ctx: Any, inputs: tuple[Any, ...], keyword_only_inputs: dict[str, Any], output: Any
+    ) -> None:
         outputs = list(output) if isinstance(output, (list, tuple)) else [output]
-        ctx.counts, ctx.config = (len(tensors), len(state)), config
-        ctx.save_for_backward(*tensors, *state, *outputs)
+        ctx.n_args, ctx.config = len(inputs), keyword_only_inputs.get("config", 0)
+        ctx.save_for_backward(*inputs, *outputs)
 
-    def backward(ctx: Any, grad: Any) -> tuple[Any, ...]:
-        n_inputs, n_state = ctx.counts
+    def backward(ctx: Any, *grad: Any) -> tuple[Any, ...]:
         saved = list(ctx.saved_tensors)
-        tensors, state, outputs = (
-            saved[:n_inputs],
-            saved[n_inputs : n_inputs + n_state],
-            saved[n_inputs + n_state :],
-        )
-        upstream = list(grad) if isinstance(grad, (list, tuple)) else [grad]
-        upstream = [torch.zeros_like(o) if g is None else g for g, o in zip(upstream, outputs, strict=True)]
+        arguments, outputs = saved[: ctx.n_args], saved[ctx.n_args :]
+        tensors, state = arguments[:n_inputs], arguments[n_inputs:]
+        upstream = [torch.zeros_like(o) if g is None else g for g, o in zip(grad, outputs, strict=True)]
         input_grads, state_grads = call_backward(tensors, state, upstream, ctx.config)
-        grads = (_differentiable(input_grads, tensors), _differentiable(state_grads, state), None)
-        # one per argument passed: the dispatcher drops a `config` equal to its default, and torch 2.13's
-        # tensor-list autograd then expects two (ctx.needs_input_grad has what was passed)
-        return grads[: len(ctx.needs_input_grad)]
+        return (*_differentiable(input_grads, tensors), *_differentiable(state_grads, state))
 
     op.register_autograd(backward, setup_context=setup_context)
     return call_backward

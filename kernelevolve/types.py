@@ -366,7 +366,7 @@ class EvalSettings:
 
 
 # The least value of each numeric EvalSettings field (timeout_s: above it, not at it).
-_POSITIVE = ("timeout_s", "max_speedup")
+_POSITIVE = ("timeout_s",)
 _EVAL_SETTING_MINIMA: dict[str, float] = {
     "correctness_trials": 1,
     "timing_trials": 1,
@@ -374,7 +374,7 @@ _EVAL_SETTING_MINIMA: dict[str, float] = {
     "warmup_enough_ms": 0,
     "timeout_s": 1e-9,
     "launch_cover_us": 0,
-    "max_speedup": 1e-9,
+    "max_speedup": 0,  # 0: every result is re-verified
     "race_margin": 0,
     "race_min_trials": 1,
     "settle_relative_halfwidth": 0,

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from kernelevolve.app import _time_split, eval_settings
+from kernelevolve.config import ConfigError
 from kernelevolve.eval.own_kernels import kernel_use
 from kernelevolve.eval.time_split import (
     classify_kernel,
@@ -241,12 +242,13 @@ def test_profile_op_of_an_evaluation_child_on_the_cpu(
         assert evaluator.submit(request).result().status is Status.OK  # the child still serves
 
 
-def test_platform_eval_strict_sets_the_mode() -> None:
+def test_top_level_strict_sets_the_mode_and_platform_eval_does_not_take_it() -> None:
     cfg: dict[str, Any] = {"platform": {"eval": {"timing_trials": 3}}, "strict": True}
     assert eval_settings(cfg).strict is True
     assert eval_settings({**cfg, "strict": False}).strict is False
-    permissive = {"platform": {"eval": {"strict": False}}, "strict": True}
-    assert eval_settings(permissive).strict is False  # the platform.eval key wins over the default
+    # One place for the mode: a platform file cannot quietly relax what the command line asked for.
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['strict'\]"):
+        eval_settings({"platform": {"eval": {"strict": False}}, "strict": True})
 
 
 @pytest.mark.gpu

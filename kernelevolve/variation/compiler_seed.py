@@ -6,7 +6,7 @@ per-kernel block sizes and warps as tunables. On a GPU platform this needs CUDA 
 process; on the CPU platform Inductor writes Triton for the interpreter. A reference Inductor cannot
 translate (a kernel kind or host step not handled) gives no candidate and an INFO line saying why.
 Candidates that keep Inductor's library calls (matmul, convolution) need permissive mode
-(`platform.eval.strict=false`); strict mode rejects them statically, which costs one cheap report.
+(`strict=false`); strict mode rejects them statically, which costs one cheap report.
 """
 
 from __future__ import annotations

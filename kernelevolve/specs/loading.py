@@ -19,6 +19,7 @@ import yaml
 
 from kernelevolve.paths import SPEC_DIR
 from kernelevolve.platforms import Platform
+from kernelevolve.specs.built_dtype import DEFAULT_TOLERANCE, DTYPES, built_dtype
 from kernelevolve.specs.input_distributions import validate_distribution_names
 from kernelevolve.specs.precision import REFERENCE_PRECISIONS
 from kernelevolve.specs.reference import MODES
@@ -44,8 +45,6 @@ ALLOWED_KEYS = {
     "mode",  # as_built (default), eval or train: the mode the models run in
     "reference_precision",  # exact_fp32 (default) or framework_default (KernelBench's protocol)
 }
-DTYPES = ("float32", "float16", "bfloat16")
-DEFAULT_TOLERANCE = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
 KNOWN_BACKENDS = ("triton", "cute")
 
 
@@ -115,15 +114,16 @@ def spec_from_mapping(
     if not isinstance(name, str) or not name:
         raise SpecError(f"{origin}: 'name' (a non-empty string) is required")
     source, reference_path = _reference_source(data, base_dir, origin)
-    dtype = str(data.get("dtype", "float32"))
+    shapes_key = "cpu_shapes" if platform.device == "cpu" and data.get("cpu_shapes") else "shapes"
+    shapes = _parse_shapes(data.get(shapes_key), origin, shapes_key)
+    # Without a `dtype`, the one the reference builds its inputs in: a half-precision problem stays one.
+    dtype = str(data["dtype"]) if "dtype" in data else built_dtype(source, shapes[0].params)
     if dtype not in DTYPES:
         raise SpecError(f"{origin}: dtype {dtype!r} not in {DTYPES}")
     backends = tuple(data.get("backends") or data.get("targets") or ("triton",))
     bad = [b for b in backends if b not in KNOWN_BACKENDS]
     if bad:
         raise SpecError(f"{origin}: unknown backend(s) {bad}; valid: {list(KNOWN_BACKENDS)}")
-    shapes_key = "cpu_shapes" if platform.device == "cpu" and data.get("cpu_shapes") else "shapes"
-    shapes = _parse_shapes(data.get(shapes_key), origin, shapes_key)
     return KernelSpec(
         name=name,
         reference_source=source,

@@ -74,7 +74,9 @@ def test_a_compiler_seed_of_a_half_precision_problem_passes_on_cpu(tmp_path: Pat
     from tests.proposal_context import seed_context
 
     path = tmp_path / "problems.jsonl"
-    path.write_text(json.dumps({"level": 2, "problem_id": 1, "name": "1_Half", "code": _problem(written)}) + "\n")
+    path.write_text(
+        json.dumps({"level": 2, "problem_id": 1, "name": "1_Half", "code": _problem(written)}) + "\n"
+    )
     spec = problem_to_spec(load_problem(path, 2, 1))
     platform = load_platform("cpu")
     (seed,) = CompilerSeedOperator().propose(seed_context(spec, platform))

@@ -31,6 +31,9 @@ class Problem:
     problem_id: int
     name: str
     code: str
+    # the spec argument a sweep runs it by where it is not a KernelBench problem (a shipped spec's name,
+    # `kernelevolve.bench.sweep.suite`); "" for KernelBench's own, run as kernelbench:LEVEL/ID
+    spec: str = ""
 
     @property
     def file_name(self) -> str:

@@ -327,6 +327,15 @@ def elementwise_chain(program: TracedProgram) -> bool:
 def embedding_bag_sum(program: TracedProgram) -> bool:
     """nn.EmbeddingBag(num_embeddings, embedding_dim, mode="sum", include_last_offset=True) held as `bag`,
     called on (indices, offsets): the template's ModelNew(num_embeddings, embedding_dim)."""
+    return _embedding_bag(program, mode=0)
+
+
+def embedding_bag_mean(program: TracedProgram) -> bool:
+    """The same in mode="mean": the template's variant."""
+    return _embedding_bag(program, mode=1)
+
+
+def _embedding_bag(program: TracedProgram, mode: int) -> bool:
     if not _ints(program.init, 2) or program.state != (("bag.weight", tuple(program.init)),):
         return False
     walk = _Walk(program)
@@ -337,7 +346,7 @@ def embedding_bag_sum(program: TracedProgram) -> bool:
     arguments = op.arguments
     return (
         tuple(walk.base(s) for s in op.sources) == ("state:bag.weight", "in0", "in1")
-        and arguments.get("mode") == 0
+        and arguments.get("mode") == mode
         and arguments.get("include_last_offset") is True
         and arguments.get("per_sample_weights") is None
         and arguments.get("padding_idx") in (None, -1)

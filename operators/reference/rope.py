@@ -1,5 +1,7 @@
 """Rotary position embedding applied to queries (Llama's apply_rotary_pos_emb, rotate-half form):
-q * cos + rotate_half(q) * sin, with (seq_len, head_dim) cos and sin tables."""
+q * cos + rotate_half(q) * sin, with (seq_len, head_dim) cos and sin tables, computed in float32 and
+rounded once to the queries' dtype (as fused RoPE kernels do; bf16 rounding after each op would leave
+the reference itself two bf16 steps from the exact result)."""
 
 import torch
 import torch.nn as nn
@@ -13,8 +15,9 @@ class Model(nn.Module):
 
     def forward(self, q: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
         half = q.shape[-1] // 2
-        rotated = torch.cat((-q[..., half:], q[..., :half]), dim=-1)
-        return q * cos + rotated * sin
+        h = q.float()
+        rotated = torch.cat((-h[..., half:], h[..., :half]), dim=-1)
+        return (h * cos.float() + rotated * sin.float()).to(q.dtype)
 
 
 batch_size = 1

@@ -40,13 +40,20 @@ class ShapeCase:
 
     name: str
     params: dict[str, Any] = field(default_factory=dict)
+    # Where the case stands for a range of sizes (specs/shape_ranges.py): constant -> [from, to] of the
+    # sizes it represents, for an exported op's dispatch; empty for a case of its own.
+    bucket: dict[str, list[int]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "params": dict(self.params)}
+        data: dict[str, Any] = {"name": self.name, "params": dict(self.params)}
+        if self.bucket:
+            data["bucket"] = {k: list(v) for k, v in self.bucket.items()}
+        return data
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> ShapeCase:
-        return ShapeCase(name=str(data["name"]), params=dict(data.get("params", {})))
+        bucket = {str(k): [int(x) for x in v] for k, v in (data.get("bucket") or {}).items()}
+        return ShapeCase(name=str(data["name"]), params=dict(data.get("params", {})), bucket=bucket)
 
 
 # Distributions of correctness inputs a winner is checked on before it is reported (names from

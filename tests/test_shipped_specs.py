@@ -15,6 +15,7 @@ import yaml
 from kernelevolve.paths import SPEC_DIR
 from kernelevolve.platforms import load_platform
 from kernelevolve.specs.loading import load_spec_file, validate_reference
+from kernelevolve.specs.shape_ranges import expand_entry
 
 torch = pytest.importorskip("torch")
 
@@ -72,6 +73,15 @@ def _shape_constants(shape: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in shape.items() if k != "name"}
 
 
+def _cases(name: str, key: str) -> list[dict[str, Any]]:
+    """The shape cases of a spec's `key` list, a ranged constant's entry expanded, each with its name."""
+    return [
+        {"name": case, **params}
+        for shape in SPECS[name][key]
+        for case, params, _ in expand_entry(shape["name"], _shape_constants(shape))
+    ]
+
+
 def _tensors(value: Any) -> list[Any]:
     if isinstance(value, torch.Tensor):
         return [value]
@@ -111,8 +121,8 @@ def test_spec_yaml_is_well_formed(name: str) -> None:
         if isinstance(target, ast.Name)
     }
     for key in ("shapes", "cpu_shapes"):
-        shapes = data[key]
-        assert isinstance(shapes, list) and shapes
+        assert isinstance(data[key], list) and data[key]
+        shapes = _cases(name, key)
         names = [s["name"] for s in shapes]
         assert len(set(names)) == len(names)
         for shape in shapes:
@@ -126,7 +136,7 @@ def test_spec_yaml_is_well_formed(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_reference_runs_at_cpu_shapes(name: str) -> None:
     dtype = getattr(torch, SPECS[name]["dtype"])
-    for shape in SPECS[name]["cpu_shapes"]:
+    for shape in _cases(name, "cpu_shapes"):
         module = _reference_module(name, _shape_constants(shape))
         torch.manual_seed(0)
         model = module.Model(*module.get_init_inputs()).to(dtype)
@@ -149,8 +159,8 @@ def test_spec_loads_and_gpu_shapes_validate(name: str) -> None:
     """The project's loader takes each spec on both platforms; GPU shapes check out on meta tensors."""
     cpu = load_spec_file(SPEC_DIR / f"{name}.yaml", load_platform("cpu"))
     gpu = load_spec_file(SPEC_DIR / f"{name}.yaml", load_platform("h200"))
-    assert [s.name for s in cpu.shapes] == [s["name"] for s in SPECS[name]["cpu_shapes"]]
-    assert [s.name for s in gpu.shapes] == [s["name"] for s in SPECS[name]["shapes"]]
+    assert [s.name for s in cpu.shapes] == [s["name"] for s in _cases(name, "cpu_shapes")]
+    assert [s.name for s in gpu.shapes] == [s["name"] for s in _cases(name, "shapes")]
     assert gpu.tags == tuple(SPECS[name]["tags"]) and gpu.dtype == SPECS[name]["dtype"]
     validate_reference(gpu)
 
@@ -159,7 +169,7 @@ def test_spec_loads_and_gpu_shapes_validate(name: str) -> None:
 def test_gpu_shapes_move_tens_of_mb_to_a_few_gb(name: str) -> None:
     """Inputs + parameters at each GPU shape, counted on meta tensors (no memory is used)."""
     itemsize = DTYPES[SPECS[name]["dtype"]]
-    for shape in SPECS[name]["shapes"]:
+    for shape in _cases(name, "shapes"):
         module = _reference_module(name, _shape_constants(shape))
         with torch.device("meta"):
             model = module.Model(*module.get_init_inputs())

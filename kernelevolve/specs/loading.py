@@ -23,6 +23,7 @@ from kernelevolve.specs.built_dtype import DEFAULT_TOLERANCE, DTYPES, built_dtyp
 from kernelevolve.specs.input_distributions import validate_distribution_names
 from kernelevolve.specs.precision import REFERENCE_PRECISIONS
 from kernelevolve.specs.reference import MODES
+from kernelevolve.specs.shape_ranges import ShapeRangeError, expand_entry
 from kernelevolve.specs.sources import from_source, split_source
 from kernelevolve.types import DEFAULT_INPUT_DISTRIBUTIONS, KernelSpec, ShapeCase
 
@@ -203,7 +204,11 @@ def _parse_shapes(raw: Any, origin: str, key: str) -> tuple[ShapeCase, ...]:
         if not isinstance(entry, Mapping):
             raise SpecError(f"{origin}: {key}[{index}] must be a mapping, got {entry!r}")
         params = {str(k): v for k, v in entry.items() if k != "name"}
-        shapes.append(ShapeCase(name=str(entry.get("name", f"shape{index}")), params=params))
+        try:  # a constant given as a range or list of sizes stands for several cases (shape_ranges.py)
+            cases = expand_entry(str(entry.get("name", f"shape{index}")), params)
+        except ShapeRangeError as exc:
+            raise SpecError(f"{origin}: {key}[{index}]: {exc}") from None
+        shapes += [ShapeCase(name, plain, bucket) for name, plain, bucket in cases]
     names = [s.name for s in shapes]
     if len(set(names)) != len(names):
         raise SpecError(f"{origin}: shape names must be unique, got {names}")

@@ -20,7 +20,7 @@ from kernelevolve.specs.shape_ranges import expand_entry
 torch = pytest.importorskip("torch")
 
 REQUIRED_KEYS = {"name", "description", "reference", "dtype", "backends", "tags", "shapes", "cpu_shapes"}
-OPTIONAL_KEYS = {"atol", "rtol"}
+OPTIONAL_KEYS = {"atol", "rtol", "input_distributions"}
 DTYPES = {"float32": 4, "float16": 2, "bfloat16": 2}
 REQUIRED_SPECS = {
     "elementwise_chain",
@@ -106,7 +106,7 @@ def test_spec_yaml_is_well_formed(name: str) -> None:
     assert isinstance(data["description"], str) and data["description"]
     assert _reference_path(name).is_file()
     assert data["dtype"] in DTYPES
-    for key in OPTIONAL_KEYS & set(data):
+    for key in {"atol", "rtol"} & set(data):
         assert isinstance(data[key], (int, float)) and data[key] >= 0
     assert data["backends"] and set(data["backends"]) <= {"triton", "cute"}
     assert data["tags"] and all(isinstance(t, str) and t for t in data["tags"])

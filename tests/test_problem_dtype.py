@@ -16,6 +16,7 @@ from kernelevolve.specs.built_dtype import built_dtype
 from kernelevolve.specs.loading import load_spec_file
 from kernelevolve.specs.reference_module import load_reference_module
 from kernelevolve.types import EvalRequest, EvalSettings, Status
+from tests.gpu import needs_cuda
 
 torch = pytest.importorskip("torch")
 
@@ -84,3 +85,40 @@ def test_a_compiler_seed_of_a_half_precision_problem_passes_on_cpu(tmp_path: Pat
     with LocalEvaluator(platform, settings) as evaluator:
         report = evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
     assert report.status is Status.OK, report.feedback
+
+
+@pytest.mark.gpu
+@needs_cuda
+@pytest.mark.parametrize("written", ["torch.float16", "torch.bfloat16"])
+def test_half_precision_problems_and_model_suite_specs_pass_on_a_gpu(tmp_path: Path, written: str) -> None:
+    """The GPU preflight's dtype check: a KernelBench-form half-precision problem's compiler seed, and the
+    model suite's new templates on their bf16/fp16 specs, through the harness on the GPU."""
+    from kernelevolve.specs.loading import resolve_spec
+    from kernelevolve.types import Candidate
+    from kernelevolve.variation.compiler_seed import CompilerSeedOperator
+    from kernelevolve.variation.template_library import templates_for
+    from tests.gpu import gpu_platform_name, harness_reports
+    from tests.proposal_context import seed_context
+
+    platform = load_platform(gpu_platform_name())
+    path = tmp_path / "problems.jsonl"
+    path.write_text(
+        json.dumps({"level": 2, "problem_id": 1, "name": "1_Half", "code": _problem(written)}) + "\n"
+    )
+    spec = problem_to_spec(load_problem(path, 2, 1))
+    seeds = [
+        c
+        for c in CompilerSeedOperator().propose(seed_context(spec, platform))
+        if c.metadata["own_kernels"] or not c.metadata["library_calls"]
+    ]
+    assert seeds
+    (report,) = harness_reports(seeds[:1], spec, platform.name)
+    assert report.status is Status.OK, report.feedback
+    if written == "torch.float16":
+        for name in ("topk_retrieval", "embedding_bag_mean", "jagged_mean"):
+            suite_spec = resolve_spec(name, platform)
+            candidates = [
+                Candidate(t.source, "triton", "template", "seed") for t in templates_for(suite_spec, "triton")
+            ]
+            for report in harness_reports(candidates, suite_spec, platform.name):
+                assert report.status is Status.OK, f"{name}: {report.feedback}"

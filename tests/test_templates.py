@@ -88,6 +88,7 @@ SMALL = {
     "jagged_to_padded": {"BLOCK_L": 4, "BLOCK_D": 32},
     "embedding_bag_sum": {"BLOCK_N": 4, "BLOCK_D": 32},
     "embedding_bag_mean": {"BLOCK_N": 4, "BLOCK_D": 32},
+    "embedding_bag_weighted": {"BLOCK_N": 4, "BLOCK_D": 32},
     "segment_mean": {"BLOCK_N": 4, "BLOCK_D": 32, "SCAN_BLOCK": 256},
     "topk_values": {"BLOCK": 256},
     "dot_interaction": {"BLOCK_D": 16},
@@ -318,6 +319,7 @@ TEMPLATED_SPECS = {
     "softmax",
     "swiglu",
     "topk_retrieval",
+    "weighted_embedding_bag",
 }
 
 

@@ -344,6 +344,7 @@ FAMILIES: dict[str, Callable[[TracedProgram], bool]] = {
     "elementwise_chain": traced_layers.elementwise_chain,
     "embedding_bag_sum": traced_layers.embedding_bag_sum,
     "embedding_bag_mean": traced_layers.embedding_bag_mean,
+    "embedding_bag_weighted": traced_layers.embedding_bag_weighted,
     "dot_interaction": traced_layers.dot_interaction,
 }
 

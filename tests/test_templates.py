@@ -477,8 +477,9 @@ def test_template_source_files_are_package_data_beside_the_loader() -> None:
     variants = {t.name for t in TRITON_TEMPLATES if t.name not in names}
     assert names <= {t.name for t in TRITON_TEMPLATES}
     # cumsum_dim.py serves the other scans, argmax_dim.py argmin, max_dim.py min, the sums the means,
-    # l2norm_dim1.py the L1 norm
+    # l2norm_dim1.py the L1 norm, embedding_bag_sum.py the mean bag
     assert variants == {
+        "embedding_bag_mean",
         "cumprod_dim",
         "cumsum_reverse_dim",
         "cumsum_exclusive_dim",

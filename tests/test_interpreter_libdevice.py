@@ -1,6 +1,6 @@
-"""libdevice functions Inductor emits that Triton's interpreter cannot run (signbit, nearbyint, tanh) get our
-own in CPU candidates: the same values as torch's, so a spec using them (integer remainders, torch.round)
-gets a compiler seed on the CPU platform."""
+"""Triton's interpreter on the CPU platform. libdevice functions it cannot run (signbit, nearbyint, tanh)
+get our own in CPU candidates, with torch's values, so a spec using them (integer remainders, torch.round)
+gets a compiler seed there; and its bf16 tl.dot, which multiplied the values' bits, is patched."""
 
 from __future__ import annotations
 
@@ -57,3 +57,30 @@ def test_our_libdevice_functions_give_torchs_values(
     assert torch.equal(sign.bool(), torch.signbit(x))  # -0.0 included
     assert torch.equal(isign.bool(), i < 0)
     torch.testing.assert_close(tanh, torch.tanh(x), atol=1e-6, rtol=1e-5)
+
+
+_DOT = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def dot16(a_ptr, b_ptr, c_ptr):
+    r = tl.arange(0, 16)
+    a = tl.load(a_ptr + r[:, None] * 16 + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * 16 + r[None, :])
+    tl.store(c_ptr + r[:, None] * 16 + r[None, :], tl.dot(a, b, tl.zeros((16, 16), tl.float32)))
+"""
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+def test_a_half_precision_dot_under_the_interpreter_multiplies_values(interpreter: None, dtype: str) -> None:
+    """Triton's interpreter keeps bf16 as uint16 bits and multiplied the bits; a candidate loaded by the
+    Triton backend on the CPU gets the interpreter patched (backends/triton_interpreter.py)."""
+    from kernelevolve.backends.triton import TritonBackend
+
+    module = TritonBackend().load(_DOT, f"dot_probe_{dtype}")
+    a, b = (torch.randn(16, 16).to(getattr(torch, dtype)) for _ in "ab")
+    c = torch.empty(16, 16)
+    module.dot16[(1,)](a, b, c)
+    torch.testing.assert_close(c, a.float() @ b.float(), atol=1e-4, rtol=1e-4)

@@ -126,6 +126,10 @@ class OptimizeResult:
     def as_module(self, device: str | None = None) -> torch.nn.Module:
         """An instance of the winning ModelNew, with the reference module's weights when names match.
 
+        It serves the kernel at the searched shapes and the reference computation at others (a
+        shape of a searched shape's power-of-two bucket is tried on the kernel once, on its first
+        call: `export.drop_in`); `.kernelevolve_dispatcher.calls` says which served each call.
+
         For an optimised nn.Module instance the weights are its own (copied), and its train/eval
         mode is kept; a ModelNew whose parameter names differ from the module's raises, since it
         could not compute with the module's weights. For a spec the reference is the spec's Model,
@@ -156,7 +160,29 @@ class OptimizeResult:
             )
         if self.reference is not None:
             model.train(self.reference.training)
-        return model
+        return self._served(model, namespace, target)
+
+    def _served(self, model: torch.nn.Module, namespace: Any, device: str) -> torch.nn.Module:
+        """`model` routed by input shapes: the kernel where it was checked, the reference elsewhere."""
+        import copy
+
+        from kernelevolve.export.drop_in import served_module
+        from kernelevolve.specs import reference
+
+        shapes = {s.name: s for s in self.spec.shapes}
+        dtype = reference.torch_dtype(self.spec.dtype)
+
+        def namespace_for(shape: str) -> Any:
+            module = reference.load_reference(self.spec.reference_source)
+            reference.apply_shape(module, shapes[shape])
+            return module
+
+        def reference_model(where: str) -> torch.nn.Module:
+            if self.reference is not None:
+                return copy.deepcopy(self.reference).to(where)
+            return reference.build_model(namespace.Model, namespace, self.seed, where, dtype)
+
+        return served_module(model, self.spec, device.split(":")[0], namespace_for, reference_model)
 
     def custom_op(self, **options: Any) -> Any:
         """The run's winners as a `torch.library` custom op (see `kernelevolve.export.custom_op.KernelOp`)."""
@@ -171,13 +197,20 @@ class OptimizeResult:
 def compose_config(
     platform: str = "cpu", search: str = "greedy", overrides: Sequence[str] = ()
 ) -> dict[str, Any]:
-    """conf/config.yaml + groups with Hydra overrides, as the CLI composes it, as a plain dict."""
+    """conf/config.yaml + groups with Hydra overrides, as the CLI composes it, as a plain dict.
+
+    `platform="auto"` is this machine's platform (`platforms.detect_platform`)."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
     from kernelevolve.app import ConfigError
+    from kernelevolve.platforms import PlatformError, resolve_platform_name
 
+    try:
+        platform = resolve_platform_name(platform)  # "auto": this machine's GPU by name, or cpu
+    except PlatformError as exc:
+        raise ConfigError(str(exc)) from exc
     for group, value in (("platform", platform), ("search", search)):
         valid = sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
         if value not in valid:
@@ -310,6 +343,7 @@ def optimize(
     seed: int = 0,
     overrides: Sequence[str] = (),
     progress: bool = False,
+    store: Path | str | bool = True,
 ) -> OptimizeResult:
     """Search for a faster kernel for `target` and return what was found.
 
@@ -323,10 +357,13 @@ def optimize(
     spec_overrides: name, description, dtype, atol, rtol, backends, tags, shapes.
     operators: variation operators to use (default: the search config's list).
     overrides: any further Hydra overrides, e.g. ["platform.eval.timing_trials=20", "llm=openai"].
+    store: where the run's winners are recorded for `kernelevolve.lookup`: True, the default artifact
+        store (in the cache folder); a path, that SQLite file; False, nowhere.
     """
     from kernelevolve.app import run_search
 
     cfg = compose_config(platform, search, overrides)
+    platform = str(cfg["platform"]["name"])  # "auto" resolved
     root = Path(run_root)
     cfg["spec"] = _spec_argument(
         target,
@@ -351,6 +388,11 @@ def optimize(
     result = run_search(cfg)
     import torch
 
+    if store is not False and (result.run_dir / "results.json").is_file():
+        from kernelevolve.export.store import ArtifactStore
+
+        added = ArtifactStore(None if store is True else Path(store)).add_run(result.run_dir)
+        log.info("artifact store: %s", ", ".join(a.shape for a in added) or "nothing new")
     instance = target if isinstance(target, torch.nn.Module) else None
     return result_from_run(
         result.run_dir, seed=seed, reference=instance, device=_example_device(example_inputs)

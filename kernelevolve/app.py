@@ -12,14 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.config import ConfigError, to_plain, validate
+from kernelevolve.config import eval_settings as eval_settings  # re-exported for callers of app
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.results.outputs import (
     build_results,
     confirmed_fitness,
     summary_table,
+    verification_lines,
     write_best,
     write_results,
 )
+from kernelevolve.results.progress import Progress, SearchProgress
 from kernelevolve.results.winners import (
     MAX_REPLACEMENTS,
     contenders,
@@ -40,10 +44,6 @@ SPEC_FILE = "spec.json"
 CONFIG_FILE = "config.json"
 
 
-class ConfigError(ValueError):
-    pass
-
-
 @dataclass(frozen=True)
 class RunResult:
     run_dir: Path
@@ -51,32 +51,9 @@ class RunResult:
     best: Node | None
 
 
-def _plain(cfg: Any) -> dict[str, Any]:
-    """OmegaConf or a plain mapping -> a plain dict (so the rest never sees OmegaConf)."""
-    try:
-        from omegaconf import DictConfig, OmegaConf
-
-        if isinstance(cfg, DictConfig):
-            return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
-    except ImportError:  # pragma: no cover - hydra is a core dependency
-        pass
-    return dict(cfg)
-
-
 def run_strict(cfg: Mapping[str, Any]) -> bool:
-    """Strict mode (own kernels only): `strict`, or `platform.eval.strict` where that is given."""
-    options = cfg["platform"].get("eval") or {}
-    return bool(options["strict"] if "strict" in options else cfg.get("strict", True))
-
-
-def eval_settings(cfg: Mapping[str, Any]) -> EvalSettings:
-    options = dict(cfg["platform"].get("eval", {}))
-    valid = set(EvalSettings.__dataclass_fields__)
-    unknown = sorted(set(options) - valid)
-    if unknown:
-        raise ConfigError(f"platform.eval has unknown key(s) {unknown}; valid: {sorted(valid)}")
-    options["strict"] = run_strict(cfg)
-    return EvalSettings(seed=int(cfg.get("seed", 0)), **options)
+    """Strict mode (own kernels only): the top-level `strict`."""
+    return bool(cfg.get("strict", True))
 
 
 def resolve_run_spec(cfg: Mapping[str, Any], platform: Platform) -> KernelSpec:
@@ -152,8 +129,7 @@ def build_scheduler(cfg: Mapping[str, Any]) -> Scheduler:
 
 
 def _run_dir(cfg: Mapping[str, Any], spec: KernelSpec, platform: Platform) -> Path:
-    if cfg.get("resume"):
-        return Path(str(cfg["resume"])).expanduser()
+    """Where a run started from Python (no Hydra) goes: <run.root>/<run.name>, made unique."""
     run_cfg = cfg.get("run") or {}
     name = run_cfg.get("name") or f"{spec.name}-{platform.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     run_dir = Path(str(run_cfg.get("root", "runs"))) / name
@@ -164,19 +140,25 @@ def _run_dir(cfg: Mapping[str, Any], spec: KernelSpec, platform: Platform) -> Pa
     return run_dir
 
 
-def _load_or_save_spec(cfg: Mapping[str, Any], platform: Platform) -> tuple[KernelSpec, Path, SearchGraph]:
-    """A resumed run uses the spec it started with (never re-resolved) and its graph checkpoint."""
+def _load_or_save_spec(
+    cfg: Mapping[str, Any], platform: Platform, run_dir: Path | None
+) -> tuple[KernelSpec, Path, SearchGraph]:
+    """A resumed run uses the spec it started with (never re-resolved) and its graph checkpoint. A new
+    one goes to `run_dir` (the command line's hydra.run.dir, which Hydra has made), else `_run_dir`."""
     if cfg.get("resume"):
-        run_dir = Path(str(cfg["resume"])).expanduser()
-        if not (run_dir / GRAPH_FILE).is_file() or not (run_dir / SPEC_FILE).is_file():
+        resumed = Path(str(cfg["resume"])).expanduser()
+        if not (resumed / GRAPH_FILE).is_file() or not (resumed / SPEC_FILE).is_file():
             raise ConfigError(
-                f"resume={run_dir}: not a kernelevolve run directory (no {GRAPH_FILE} / {SPEC_FILE})"
+                f"resume={resumed}: not a kernelevolve run directory (no {GRAPH_FILE} / {SPEC_FILE})"
             )
-        spec = KernelSpec.from_json(json.loads((run_dir / SPEC_FILE).read_text()))
-        return spec, run_dir, SearchGraph.load(run_dir / GRAPH_FILE)
+        spec = KernelSpec.from_json(json.loads((resumed / SPEC_FILE).read_text()))
+        return spec, resumed, SearchGraph.load(resumed / GRAPH_FILE)
+    if run_dir is not None and (run_dir / GRAPH_FILE).is_file():
+        raise ConfigError(f"{run_dir} already holds a run: resume={run_dir} continues it")
     spec = resolve_run_spec(cfg, platform)
-    run_dir = _run_dir(cfg, spec, platform)
-    run_dir.mkdir(parents=True)
+    if run_dir is None:
+        run_dir = _run_dir(cfg, spec, platform)
+    run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / SPEC_FILE).write_text(json.dumps(spec.to_json(), indent=2))
     (run_dir / CONFIG_FILE).write_text(json.dumps(cfg, indent=2, default=str))
     return spec, run_dir, SearchGraph(run_dir / GRAPH_FILE)
@@ -212,25 +194,49 @@ def _record_past_win(
         log.exception("past win not recorded")
 
 
-def run_search(cfg_in: Any) -> RunResult:
-    """Build everything from config, run the search, and write the run directory."""
-    cfg = _plain(cfg_in)
+def run_search(cfg_in: Any, run_dir: Path | None = None) -> RunResult:
+    """Build everything from config, run the search, and write the run directory (`run_dir`, else
+    <run.root>/<run.name>). The configuration is checked in full (config.validate) before any work."""
+    cfg = to_plain(cfg_in)
+    settings = validate(cfg)
     platform = load_platform(str(cfg["platform"]["name"]))
-    settings = eval_settings(cfg)
-    spec, run_dir, graph = _load_or_save_spec(cfg, platform)
-    search = cfg["search"]
-    backends = runnable_backends(spec, platform, bool(search.get("include_compile_only_backends", False)))
+    if (cfg.get("llm") or {}).get("enabled"):
+        from kernelevolve.llm.endpoint_check import EndpointError, check_endpoint
 
+        try:  # an endpoint that answers but is no OpenAI API: one line, before any work
+            check_endpoint(cfg["llm"])
+        except EndpointError as exc:
+            raise ConfigError(str(exc)) from None
+    with Progress(enabled=bool(cfg.get("progress", True))) as progress:
+        progress.phase("resolving the spec")
+        spec, run_dir, graph = _load_or_save_spec(cfg, platform, run_dir)
+        log.info("run directory: %s", run_dir)
+        return _run(cfg, settings, platform, spec, run_dir, graph, progress)
+
+
+def _run(
+    cfg: Mapping[str, Any],
+    settings: EvalSettings,
+    platform: Platform,
+    spec: KernelSpec,
+    run_dir: Path,
+    graph: SearchGraph,
+    progress: Progress,
+) -> RunResult:
     from kernelevolve.search.selection import build_selection
     from kernelevolve.search.termination import build_termination
 
+    search = cfg["search"]
+    backends = runnable_backends(spec, platform, bool(search.get("include_compile_only_backends", False)))
     policy = build_selection(str(search["policy"]), **dict(search.get("options") or {}))
-    termination = build_termination(dict(search.get("termination") or {}))
+    limits = dict(search.get("termination") or {})
+    termination = build_termination(limits)
     operators = build_operators(cfg, run_dir)
     scheduler = build_scheduler(cfg)
-    log.info("run directory: %s", run_dir)
     evaluator = build_evaluator(cfg, platform, settings)
-    progress = _progress_bar(cfg, search)
+    shown = SearchProgress(
+        progress, limits.get("max_evaluations"), limits.get("wall_clock_s"), len(graph.evaluated())
+    )
     engine = Engine(
         spec=spec,
         platform=platform,
@@ -247,12 +253,16 @@ def run_search(cfg_in: Any) -> RunResult:
             proposal_concurrency=int(search.get("proposal_concurrency", 2)),
             children_per_proposal=int(search.get("children_per_proposal", 2)),
             drain_timeout_s=float(settings.timeout_s) * 2,
-            proposal_drain_s=float(search.get("proposal_drain_s", PROPOSAL_DRAIN_S)),
+            proposal_drain_s=float(
+                PROPOSAL_DRAIN_S if search.get("proposal_drain_s") is None else search["proposal_drain_s"]
+            ),
         ),
-        on_report=progress.update_from if progress else None,
+        on_report=shown.report,
+        on_phase=shown.phase,
     )
     try:
         outcome = engine.run()
+        shown.phase("confirm")
         # the winners and, where one timed close behind, their runners-up (winners.py)
         best_contenders = contenders(graph, outcome.best, lambda node: True)
         strict_contenders = contenders(graph, best_strict(graph), own_kernels_only)
@@ -267,14 +277,18 @@ def run_search(cfg_in: Any) -> RunResult:
         time_split = _time_split(evaluator, best, spec, platform, settings)
     finally:
         evaluator.close()
-        if progress:
-            progress.close()
+    shown.phase("write")
     extra: dict[str, Any] = {
         "strict": settings.strict,
         "run_dir": str(run_dir),
         "scheduler": outcome.scheduler,
         "baseline_measurement_s": engine.baseline_s,
         "seed_proposal_s": engine.seed_s,
+        "checks": {  # what every correct verdict rests on, for the summary
+            "correctness_trials": settings.correctness_trials,
+            "timing_trials": settings.timing_trials,
+            "interpreted": platform.device == "cpu",
+        },
     }
     try:  # the least time any kernel could take at each shape, for "how close to the limit"
         from kernelevolve.eval.roofline import floors_ms
@@ -463,33 +477,8 @@ def _write_report(run_dir: Path) -> None:
         log.exception("report.html not written for %s", run_dir)
 
 
-class _Progress:
-    """tqdm bar over evaluations, showing the best speedup so far."""
-
-    def __init__(self, total: int | None) -> None:
-        from tqdm import tqdm
-
-        self._bar = tqdm(total=total, unit="eval", desc="search", dynamic_ncols=True)
-        self._best = 0.0
-
-    def update_from(self, node: Node) -> None:
-        if node.fitness and node.fitness.feasible:
-            self._best = max(self._best, node.fitness.objective)
-        status = node.report.status.value if node.report else "?"
-        self._bar.set_postfix_str(f"last={status} best={self._best:.2f}x", refresh=False)
-        self._bar.update(1)
-
-    def close(self) -> None:
-        self._bar.close()
-
-
-def _progress_bar(cfg: Mapping[str, Any], search: Mapping[str, Any]) -> _Progress | None:
-    if not cfg.get("progress", True):
-        return None
-    total = (search.get("termination") or {}).get("max_evaluations")
-    return _Progress(int(total) if total else None)
-
-
 def print_summary(result: RunResult) -> None:
     print(summary_table(result.results))
+    for line in verification_lines(result.results):
+        print(line)
     print(f"run directory: {result.run_dir}")

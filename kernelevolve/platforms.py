@@ -1,7 +1,17 @@
-"""Per-platform hardware facts, read from platforms/<name>.yaml."""
+"""Per-platform hardware facts, read from platforms/<name>.yaml (docs/platforms.md: adding one).
+
+Folders named in KERNELEVOLVE_PLATFORMS (separated like PATH) are read first, so a platform can be added,
+or a shipped one's facts replaced, without touching the installed package.
+
+`platform=auto` resolves to the platform whose `device_names` patterns (regular expressions, in its YAML
+file) match `torch.cuda.get_device_name()`, or to `cpu` where no GPU is visible; a GPU no platform
+names, or more than one does, is an error that says which name to pass instead.
+"""
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -10,6 +20,8 @@ import yaml
 
 from kernelevolve.paths import PLATFORMS_DIR
 
+AUTO = "auto"
+NO_GPU_PLATFORM = "cpu"
 Support = Literal["full", "compile_only", "none"]
 _SUPPORT_VALUES = ("full", "compile_only", "none")
 
@@ -29,6 +41,7 @@ class Platform:
     warp_size: int = 32
     shared_memory_per_block_bytes: int = 0
     notes: str = ""
+    device_names: tuple[str, ...] = ()  # regexes matched against torch.cuda.get_device_name() (platform=auto)
 
     def support(self, backend: str) -> Support:
         return self.backends.get(backend, "none")
@@ -61,14 +74,60 @@ class PlatformError(ValueError):
     pass
 
 
-def available_platforms(directory: Path = PLATFORMS_DIR) -> list[str]:
-    return sorted(p.stem for p in directory.glob("*.yaml"))
+def platform_dirs() -> list[Path]:
+    """Where platform files are looked for, first match wins: KERNELEVOLVE_PLATFORMS, then the shipped."""
+    extra = [
+        Path(p).expanduser() for p in os.environ.get("KERNELEVOLVE_PLATFORMS", "").split(os.pathsep) if p
+    ]
+    return [*extra, PLATFORMS_DIR]
 
 
-def load_platform(name: str, directory: Path = PLATFORMS_DIR) -> Platform:
-    path = directory / f"{name}.yaml"
+def available_platforms(directory: Path | None = None) -> list[str]:
+    folders = [directory] if directory is not None else platform_dirs()
+    return sorted({p.stem for folder in folders for p in folder.glob("*.yaml")})
+
+
+def platform_for_device(device_name: str | None, directory: Path | None = None) -> str:
+    """The platform `auto` means for a GPU of this name (None: no GPU, so `cpu`)."""
+    if device_name is None:
+        return NO_GPU_PLATFORM
+    matches = [
+        name
+        for name in available_platforms(directory)
+        if any(re.search(p, device_name) for p in load_platform(name, directory).device_names)
+    ]
+    if len(matches) == 1:
+        return matches[0]
+    found = f"matches platforms {matches}" if matches else "matches no platform's device_names"
+    raise PlatformError(
+        f"platform=auto: GPU {device_name!r} {found}; pass one of {', '.join(available_platforms(directory))} "
+        "(platform=NAME), or describe it in a new platforms/<name>.yaml (docs/platforms.md)"
+    )
+
+
+def detect_platform(directory: Path | None = None) -> str:
+    """This machine's platform: from the first visible GPU's name, `cpu` where there is none."""
+    import torch
+
+    if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
+        return platform_for_device(None, directory)
+    return platform_for_device(torch.cuda.get_device_name(0), directory)
+
+
+def resolve_platform_name(name: str, directory: Path | None = None) -> str:
+    """`name` itself, or for `auto` the detected platform's name."""
+    return detect_platform(directory) if name == AUTO else name
+
+
+def load_platform(name: str, directory: Path | None = None) -> Platform:
+    name = resolve_platform_name(name, directory)
+    folders = [directory] if directory is not None else platform_dirs()
+    path = next(
+        (f / f"{name}.yaml" for f in folders if (f / f"{name}.yaml").is_file()), folders[-1] / f"{name}.yaml"
+    )
     if not path.is_file():
-        raise PlatformError(f"unknown platform {name!r}; valid: {', '.join(available_platforms(directory))}")
+        valid = ", ".join([*available_platforms(directory), AUTO])
+        raise PlatformError(f"unknown platform {name!r}; valid: {valid} (adding one: docs/platforms.md)")
     data = yaml.safe_load(path.read_text())
     backends = {str(k): str(v) for k, v in (data.get("backends") or {}).items()}
     for backend, support in backends.items():
@@ -88,4 +147,5 @@ def load_platform(name: str, directory: Path = PLATFORMS_DIR) -> Platform:
         warp_size=int(data.get("warp_size", 32)),
         shared_memory_per_block_bytes=int(data.get("shared_memory_per_block_bytes", 0)),
         notes=data.get("notes", ""),
+        device_names=tuple(str(p) for p in data.get("device_names") or ()),
     )

@@ -1,10 +1,5 @@
-"""Core values passed between the parts of kernelevolve.
-
-Everything here is a frozen dataclass (or an enum) with no torch import, so the driver, the
-graph and the tests can handle specs, candidates and reports on a machine without torch or a GPU.
-Each value converts to and from plain JSON (`to_json` / `from_json`) because the graph
-checkpoint, the child-process harness and Ray all move them as JSON-able dicts.
-"""
+"""Core values passed between the parts of kernelevolve: frozen dataclasses with no torch import, each
+converting to and from plain JSON, as the graph checkpoint, the judge/runner harness and Ray move them."""
 
 from __future__ import annotations
 
@@ -31,24 +26,17 @@ class Status(str, Enum):
 
 @dataclass(frozen=True)
 class ShapeCase:
-    """One benchmark shape: overrides of the reference module's size constants.
-
-    KernelBench-style references define module-level constants (``batch_size = 16``) that
-    ``get_inputs``/``get_init_inputs`` read; a shape case rebinds them before inputs are made.
-    An empty ``params`` means "the reference as written".
-    """
+    """One benchmark shape: overrides of the reference module's size constants (``batch_size = 16``, read
+    by ``get_inputs``/``get_init_inputs``); empty ``params``: the reference as written. ``bucket``: where
+    the case stands for a range of sizes (specs/shape_ranges.py), constant -> [from, to] of those sizes."""
 
     name: str
     params: dict[str, Any] = field(default_factory=dict)
-    # Where the case stands for a range of sizes (specs/shape_ranges.py): constant -> [from, to] of the
-    # sizes it represents, for an exported op's dispatch; empty for a case of its own.
     bucket: dict[str, list[int]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"name": self.name, "params": dict(self.params)}
-        if self.bucket:
-            data["bucket"] = {k: list(v) for k, v in self.bucket.items()}
-        return data
+        extra = {"bucket": {k: list(v) for k, v in self.bucket.items()}} if self.bucket else {}
+        return {"name": self.name, "params": dict(self.params), **extra}
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> ShapeCase:
@@ -56,10 +44,29 @@ class ShapeCase:
         return ShapeCase(name=str(data["name"]), params=dict(data.get("params", {})), bucket=bucket)
 
 
-# Distributions of correctness inputs a winner is checked on before it is reported (names from
-# specs/input_distributions.py): "normal" is the reference's get_inputs() as written; a spec whose reference
-# needs inputs of a narrower kind than those keep (probabilities summing to 1) lists only "normal".
+# Input distributions a winner is checked on before it is reported (specs/input_distributions.py); a
+# reference needing narrower inputs (probabilities summing to 1) lists only "normal", get_inputs() as written.
 DEFAULT_INPUT_DISTRIBUTIONS: tuple[str, ...] = ("normal", "uniform", "heavy_tailed", "large")
+
+
+@dataclass(frozen=True)
+class Backward:
+    """A training spec's backward: the inputs (positions in get_inputs()) and parameters (names) that need
+    gradients, None meaning all; the reference's gradients are autograd's (`specs/training.py`)."""
+
+    inputs: tuple[int, ...] | None = None
+    parameters: tuple[str, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: None if v is None else list(v) for k, v in asdict(self).items()}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Backward:
+        inputs, params = data.get("inputs"), data.get("parameters")
+        return Backward(
+            None if inputs is None else tuple(int(i) for i in inputs),
+            None if params is None else tuple(str(p) for p in params),
+        )
 
 
 @dataclass(frozen=True)
@@ -87,21 +94,24 @@ class KernelSpec:
     # What the reference runs at: "exact_fp32", or "framework_default" (PyTorch's defaults: cuDNN's fp32
     # convolutions in TF32), KernelBench's protocol (`specs/precision.py`).
     reference_precision: str = "exact_fp32"
+    # A training spec: forward and backward searched together, checked on outputs and gradients
+    backward: Backward | None = None
 
     @property
     def key(self) -> str:
         """Content hash of everything that changes what a correct kernel must compute."""
-        payload = repr(
-            (
-                self.reference_source,
-                self.dtype,
-                self.atol,
-                self.rtol,
-                tuple((s.name, sorted(s.params.items())) for s in self.shapes),
-                self.mode,
-                self.reference_precision,
-            )
+        parts: tuple[Any, ...] = (
+            self.reference_source,
+            self.dtype,
+            self.atol,
+            self.rtol,
+            tuple((s.name, sorted(s.params.items())) for s in self.shapes),
+            self.mode,
+            self.reference_precision,
         )
+        if self.backward is not None:  # forward specs keep the keys they had (caches, stores)
+            parts += (self.backward,)
+        payload = repr(parts)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def to_json(self) -> dict[str, Any]:
@@ -110,6 +120,7 @@ class KernelSpec:
         data["backends"] = list(self.backends)
         data["tags"] = list(self.tags)
         data["input_distributions"] = list(self.input_distributions)
+        data["backward"] = None if self.backward is None else self.backward.to_json()
         return data
 
     @staticmethod
@@ -130,6 +141,7 @@ class KernelSpec:
             input_distributions=tuple(data.get("input_distributions", DEFAULT_INPUT_DISTRIBUTIONS)),
             mode=str(data.get("mode", "as_built")),
             reference_precision=str(data.get("reference_precision", "exact_fp32")),
+            backward=Backward.from_json(data["backward"]) if data.get("backward") is not None else None,
         )
 
 
@@ -184,8 +196,7 @@ class Candidate:
         )
 
 
-# A timing is host-bound when the host's median time to issue one call is at least this share of the
-# call's GPU time: the host's launch speed, not the kernels, then sets it.
+# Host-bound: the host's median time to issue a call is at least this share of the call's GPU time.
 HOST_BOUND_SHARE = 0.5
 
 
@@ -202,8 +213,7 @@ class TimingStats:
     method: str = "wall"  # "cuda_event" or "wall"
     host_ms: float | None = None  # median host time to issue one timed call (GPU timing only)
     stopped_by: str = ""  # the rule that ended timing before its trials (eval/timers.py), or ""
-    # The judge's own wall clock per finished call (the shortest interval between its readings of the
-    # runner's completion counter), beside the runner's figures: None where not measured
+    # the judge's own clock per finished call (its readings of the runner's completion counter); None: unmeasured
     wall_ms: float | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -307,42 +317,45 @@ class EvalSettings:
     correctness_trials: int = 5
     timing_trials: int = 100
     warmup_trials: int = 10
-    # GPU warm-up ends before `warmup_trials` once three calls are done and those after the first took
-    # this long in all (0: always `warmup_trials`): ten warm-up calls of a 30 ms kernel cost 0.3 s locked.
+    # warm-up ends early once three calls are done and those after the first took this long (0: never)
     warmup_enough_ms: float = 50.0
     timeout_s: float = 120.0
     seed: int = 0
     strict: bool = True  # no PyTorch compute ops for the work itself
     flush_l2: bool = True
-    # GPU busy-wait queued before each timed call, so the host's time to issue the call (Python,
-    # launch) is hidden up to this much and host jitter does not reach the measured GPU time.
+    # GPU busy-wait queued before each timed call: hides the host's issue time and jitter up to this much
     launch_cover_us: float = 100.0
     max_speedup: float = 50.0  # beyond this a result is re-verified on a fresh worker
     measure_compile_baseline: bool = True
-    # Racing (specs with one shape): a candidate whose median after `race_min_trials` timed calls is
-    # beyond `race_margin` x the best kernel of its kind stops there, flagged `timing_cut_short`. It
-    # can be neither best nor reported, and at KernelBench's sizes a call takes milliseconds. 0: off.
+    # Racing (one-shape specs): a median beyond race_margin x the best of its kind after race_min_trials
+    # calls stops the timing, flagged `timing_cut_short` (never best, never reported). 0: off.
     race_margin: float = 1.5
     race_min_trials: int = 10
-    # Settling: a candidate's timing (never a baseline's) stops once the 95% confidence interval of its
-    # median is within +-this fraction of it, checked from `settle_min_trials` calls on. 0: off.
-    # At 20 calls the interval is the 5th to the 15th of them sorted, which holds the median with 96%
-    # probability (experiments/sample_sweep_h200/run_07).
+    # Settling: a candidate's timing (not a baseline's) stops once its median's 95% confidence interval
+    # is within +-this fraction, from settle_min_trials calls on (experiments/sample_sweep_h200/run_07). 0: off.
     settle_relative_halfwidth: float = 0.0
     settle_min_trials: int = 20
-    # ...and from 10 calls on where the warm-up's calls took at least this long (0: always from
-    # settle_min_trials): L1/70's 27 ms calls held the GPU 0.8 s for 30 timed calls an evaluation.
+    # ...and from 10 calls on where warm-up calls took at least this long (0: from settle_min_trials)
     settle_long_call_ms: float = 10.0
-    # The reference's outputs on the correctness trials are kept in each evaluation child, on the device,
-    # up to this many MiB, and reused by the next checks of the same problem (eval/reference_outputs.py).
-    # 0: the reference runs in every check.
+    # MiB of reference outputs kept per evaluation child for the next checks of the problem; 0: none
     reference_cache_mb: float = 2048.0
-    # The distribution correctness inputs are drawn from (specs/input_distributions.py): "normal" is the
-    # reference's get_inputs() as written; winners' final checks use the others their spec lists.
+    # Correctness inputs' distribution (specs/input_distributions.py): "normal" is get_inputs() as written
     input_distribution: str = "normal"
-    # Host memory an evaluation's runner may take (RLIMIT_DATA on the process that imports the candidate);
-    # 0: no limit.
+    # Host memory a runner may take (RLIMIT_DATA on the process importing the candidate); 0: no limit
     host_memory_gb: float = 32.0
+
+    def __post_init__(self) -> None:
+        """A value out of range is a ValueError naming the setting, the value and what is valid."""
+        for name, least in _EVAL_SETTING_MINIMA.items():
+            value = getattr(self, name)
+            integer = isinstance(EvalSettings.__dataclass_fields__[name].default, int)
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not number or (integer and int(value) != value) or not math.isfinite(value) or value < least:
+                kind = "an integer" if integer else "a number"
+                bound = "> 0" if name in _POSITIVE else f">= {least:g}"
+                raise ValueError(f"{name}={value!r}: must be {kind} {bound}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            raise ValueError(f"seed={self.seed!r}: must be an integer")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -350,6 +363,26 @@ class EvalSettings:
     @staticmethod
     def from_json(data: dict[str, Any]) -> EvalSettings:
         return EvalSettings(**data)
+
+
+# The least value of each numeric EvalSettings field (timeout_s: above it, not at it).
+_POSITIVE = ("timeout_s", "max_speedup")
+_EVAL_SETTING_MINIMA: dict[str, float] = {
+    "correctness_trials": 1,
+    "timing_trials": 1,
+    "warmup_trials": 0,
+    "warmup_enough_ms": 0,
+    "timeout_s": 1e-9,
+    "launch_cover_us": 0,
+    "max_speedup": 1e-9,
+    "race_margin": 0,
+    "race_min_trials": 1,
+    "settle_relative_halfwidth": 0,
+    "settle_min_trials": 1,
+    "settle_long_call_ms": 0,
+    "reference_cache_mb": 0,
+    "host_memory_gb": 0,
+}
 
 
 @dataclass(frozen=True)
@@ -392,6 +425,9 @@ class EvalReport:
     feedback: str = ""  # human/LLM-readable explanation, used for repair prompts
     max_abs_error: float | None = None
     latency: dict[str, TimingStats] = field(default_factory=dict)  # shape name -> timing
+    # Training specs: the forward pass alone, per shape (`latency` is forward + backward; the backward's
+    # share is the difference); empty for forward specs
+    forward_latency: dict[str, TimingStats] = field(default_factory=dict)
     baselines: dict[str, Baseline] = field(default_factory=dict)  # shape name -> baseline
     flags: tuple[str, ...] = ()  # excessive_speedup, guard_band, input_mutated, reverified, ...
     worker: str = ""
@@ -410,6 +446,7 @@ class EvalReport:
             "feedback": self.feedback,
             "max_abs_error": self.max_abs_error,
             "latency": {k: v.to_json() for k, v in self.latency.items()},
+            "forward_latency": {k: v.to_json() for k, v in self.forward_latency.items()},
             "baselines": {k: v.to_json() for k, v in self.baselines.items()},
             "flags": list(self.flags),
             "worker": self.worker,
@@ -426,6 +463,7 @@ class EvalReport:
             feedback=data.get("feedback", ""),
             max_abs_error=data.get("max_abs_error"),
             latency={k: TimingStats.from_json(v) for k, v in data.get("latency", {}).items()},
+            forward_latency={k: TimingStats.from_json(v) for k, v in data.get("forward_latency", {}).items()},
             baselines={k: Baseline.from_json(v) for k, v in data.get("baselines", {}).items()},
             flags=tuple(data.get("flags", ())),
             worker=data.get("worker", ""),

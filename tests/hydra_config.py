@@ -18,11 +18,6 @@ FAST_RUN = (
 
 
 def compose_run_config(overrides: Sequence[str]) -> dict[str, Any]:
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
+    from kernelevolve.config import compose, to_plain
 
-    from kernelevolve.paths import CONF_DIR
-
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=list(overrides))
-    return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
+    return to_plain(compose(overrides))

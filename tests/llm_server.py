@@ -3,6 +3,8 @@
 Used by the LLM tests instead of a model: it speaks the same HTTP protocol the `openai` client
 speaks to vLLM or OpenAI (POST /v1/chat/completions, JSON with choices[0].message.content and
 usage), so the client's request building, error mapping, retries and timeouts all run for real.
+Like a real server it stops a reply at the request's max_tokens (counted in words here) and then
+says finish_reason "length".
 
     with LoopbackLLMServer(["reply 1", "reply 2"]) as server:    # or a function of the request
         server.fail_next(429, times=2)                           # then: 429, 429, "reply 1"
@@ -12,6 +14,7 @@ usage), so the client's request building, error mapping, retries and timeouts al
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -78,6 +81,14 @@ def fenced(source: str, note: str = "Here is the kernel.") -> str:
 
 def _words(text: str) -> int:
     return len(text.split())
+
+
+def _cut(text: str, limit: int | None) -> tuple[str, str]:
+    """The reply as a server with a completion limit of `limit` tokens (words here) sends it."""
+    if limit is None or _words(text) <= limit:
+        return text, "stop"
+    ends = [m.end() for m in re.finditer(r"\S+", text)]
+    return text[: ends[limit - 1]] if limit > 0 else "", "length"
 
 
 class LoopbackLLMServer:
@@ -226,6 +237,8 @@ def _make_handler(owner: LoopbackLLMServer) -> type[BaseHTTPRequestHandler]:
                 self._json(500, {"error": {"message": "loopback script exhausted", "type": "scripted"}})
                 return
             prompt_tokens = sum(_words(str(m.get("content", ""))) for m in body.get("messages", []))
+            limit = body.get("max_tokens", body.get("max_completion_tokens"))
+            reply, finish_reason = _cut(reply, int(limit) if limit is not None else None)
             completion_tokens = _words(reply)
             self._json(
                 200,
@@ -238,7 +251,7 @@ def _make_handler(owner: LoopbackLLMServer) -> type[BaseHTTPRequestHandler]:
                         {
                             "index": 0,
                             "message": {"role": "assistant", "content": reply},
-                            "finish_reason": "stop",
+                            "finish_reason": finish_reason,
                         }
                     ],
                     "usage": {

@@ -4,6 +4,7 @@ module-to-reference conversion (sources, constants, helpers, constructor argumen
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -146,6 +147,14 @@ def test_optimize_module_instance_as_module_matches(runs: Path) -> None:
         torch.testing.assert_close(fast(x), norm(x), atol=1e-5, rtol=1e-5)
         y = torch.randn(3, 5, 48)
         torch.testing.assert_close(fast(y), norm(y), atol=1e-5, rtol=1e-5)
+        for z in (torch.randn(2, 7, 48), torch.randn(9, 48)):  # shapes never searched: no kernel refusal
+            torch.testing.assert_close(fast(z), norm(z), atol=1e-5, rtol=1e-5)
+    assert list(fast.kernelevolve_dispatcher.calls) == [
+        "kernel:best",
+        "kernel:best",
+        "reference",
+        "reference",
+    ]
 
 
 # ------------------------------------------------------------------------------------------ module -> spec
@@ -254,3 +263,24 @@ def test_import_kernelevolve_stays_light() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_readme_python_flow_runs_on_cpu_without_triton_interpret(tmp_path: Path) -> None:
+    """examples/python_api.py, the README's flow, in a fresh process with TRITON_INTERPRET unset:
+    optimize, as_module at a searched and an unsearched shape, the custom op under
+    torch.compile(fullgraph=True) and opcheck, then lookup in the store optimize() filled."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["KERNELEVOLVE_CACHE"] = str(tmp_path / "cache")
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "python_api.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    out = done.stdout
+    assert "as_module paths: ['kernel:best', 'trial:best']" in out
+    assert "custom op kernelevolve::norm(Tensor x, Tensor weight, *, int config=0) -> Tensor" in out
+    assert "opcheck passed" in out and "lookup: norm on cpu, candidate" in out

@@ -11,6 +11,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
+from kernelevolve.export.store import ArtifactStore
+
 REFERENCE = """
 import torch
 import torch.nn as nn
@@ -55,7 +59,7 @@ FAST = [
 
 
 def _cli(args: list[str], cwd: Path, **kwargs: object) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "KERNELEVOLVE_CACHE": str(cwd / "cache")}
     return subprocess.Popen(
         [sys.executable, "-m", "kernelevolve", *args],
         cwd=cwd,
@@ -91,6 +95,27 @@ def test_user_op_yaml_in_current_folder(tmp_path: Path) -> None:
     namespace: dict[str, object] = {}
     exec((run_dir / "best" / "load.py").read_text(), namespace)  # the loader finds kernel.py beside it
     assert "load" in namespace
+    # the run added its winner to the artifact store, where kernelevolve.lookup looks
+    stored = ArtifactStore(tmp_path / "cache" / "artifacts.sqlite").find("my_softmax", "cpu")
+    assert "small" in {a.shape for a in stored}
+
+
+def test_platform_auto_resolves_before_hydra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from kernelevolve.__main__ import _resolve_auto_platform
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    argv = ["kernelevolve", "+spec=softmax", "platform=auto"]
+    assert _resolve_auto_platform(argv) is None and argv[-1] == "platform=cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index=0: "NVIDIA H200")
+    argv = ["kernelevolve", "platform=auto"]
+    assert _resolve_auto_platform(argv) is None and argv[-1] == "platform=h200"
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index=0: "Imaginary GPU 9000")
+    error = _resolve_auto_platform(["kernelevolve", "platform=auto"])
+    assert error is not None and "matches no platform" in error and "h200" in error
 
 
 def test_bad_spec_is_a_clear_error(tmp_path: Path) -> None:

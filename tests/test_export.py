@@ -39,7 +39,7 @@ FAST = (
     "platform.eval.warmup_trials=1",
     "platform.eval.measure_compile_baseline=false",
 )
-SEARCHED, OTHER_SEARCHED, UNSEEN = (4, 32), (6, 32), (5, 32)
+SEARCHED, OTHER_SEARCHED, UNSEEN, ELSEWHERE = (4, 32), (6, 32), (5, 32), (9, 32)
 
 
 @pytest.fixture(scope="module")
@@ -101,12 +101,19 @@ def test_custom_op_serves_searched_shapes_and_falls_back_elsewhere(
     fast = op.wrap(norm)
     assert isinstance(fast, RMSNorm) and fast.weight is norm.weight  # same class family, shared weights
     assert list(fast.state_dict()) == list(norm.state_dict())
-    for shape, path in ((SEARCHED, "kernel:4x32"), (UNSEEN, "reference"), (OTHER_SEARCHED, "kernel:6x32")):
+    # 5x32 shares 6x32's power-of-two bucket: tried once against the reference, then served; 9x32 has none.
+    for shape, path in (
+        (SEARCHED, "kernel:4x32"),
+        (UNSEEN, "trial:6x32"),
+        (UNSEEN, "kernel:6x32"),
+        (OTHER_SEARCHED, "kernel:6x32"),
+        (ELSEWHERE, "reference"),
+    ):
         x = torch.randn(*shape)
         with torch.no_grad():
             torch.testing.assert_close(fast(x), norm(x), atol=1e-5, rtol=1e-5)
         assert op.calls[-1] == path
-    assert op.counts == {"kernel:4x32": 1, "reference": 1, "kernel:6x32": 1}
+    assert op.counts == {"kernel:4x32": 1, "trial:6x32": 1, "kernel:6x32": 2, "reference": 1}
     x = torch.randn(*SEARCHED)
     with torch.no_grad():
         torch.testing.assert_close(op(x, state={"weight": norm.weight}), norm(x), atol=1e-5, rtol=1e-5)
@@ -170,6 +177,50 @@ def test_verification_disables_or_rejects_a_wrong_kernel(
     unchecked = KernelOp.from_artifacts([wrong], verify=False)
     x, y = torch.randn(64), torch.randn(64)
     torch.testing.assert_close(unchecked(x, y), x - y)  # what verification protects against
+
+
+def test_schema_names_the_references_arguments_and_opcheck_passes(
+    result: OptimizeResult, norm: RMSNorm
+) -> None:
+    op = result.custom_op()
+    assert op.schema == f"{op.qualname}(Tensor x, Tensor weight, *, int config=0) -> Tensor"
+    assert op.qualname.startswith("kernelevolve::rmsnorm")
+    x = torch.randn(*SEARCHED, requires_grad=True)
+    outcome = op.opcheck(x, state=[norm.weight], raise_exception=False)
+    assert set(outcome.values()) == {"SUCCESS"}, outcome
+
+
+def test_bucket_trials_keep_a_kernel_only_where_it_matched(
+    cache: Path, add_spec: KernelSpec, add_kernel: Callable[..., str]
+) -> None:
+    """n64 and n100 searched; 60 shares n64's bucket, 120 n100's. A kernel that refuses other sizes
+    (as a compiler seed's per-shape programs do) or computes wrongly at them never serves them."""
+
+    def artifact(source: str, shape: str) -> Artifact:
+        return Artifact(add_spec.key, add_spec.name, "cpu", "triton", shape, source, "hand", add_spec)
+
+    refusing = add_kernel(
+        prologue="if x.numel() != 64:\n    raise NotImplementedError(f'no program for {x.shape}')"
+    )
+    wrong_elsewhere = add_kernel(result="x + y + (n != 100)")
+    op = KernelOp.from_artifacts([artifact(refusing, "n64"), artifact(wrong_elsewhere, "n100")])
+    assert not op.disabled
+    for n, paths in (
+        (60, ["trial:n64", "reference"]),
+        (120, ["trial:n100", "reference"]),
+        (64, ["kernel:n64"]),
+    ):
+        for path in paths:
+            x, y = torch.randn(n), torch.randn(n)
+            torch.testing.assert_close(op(x, y), x + y)
+            assert op.calls[-1] == path
+    assert "NotImplementedError" in op.dispatcher.reasons[(0, (((60,), "torch.float32"),) * 2)]
+    assert "differs" in op.dispatcher.reasons[(0, (((120,), "torch.float32"),) * 2)]
+    right = KernelOp.from_artifacts([artifact(add_kernel(), "n100")])
+    x, y = torch.randn(120), torch.randn(120)
+    right(x, y)
+    torch.testing.assert_close(right(x, y), x + y)
+    assert list(right.calls) == ["trial:n100", "kernel:n100"]
 
 
 def test_verification_checks_as_the_search_does(
@@ -324,3 +375,77 @@ def test_store_keeps_the_faster_kernel(result: OptimizeResult, cache: Path, tmp_
     assert store.lookup(best.spec_key, "cpu").candidate_id == "slower"  # type: ignore[union-attr]
     faster = Artifact(**{**best.__dict__, "candidate_id": "faster", "speedup_vs_eager": 99.0})
     assert store.add(faster) and [a.candidate_id for a in store.find(best.spec_key)] == ["faster"]
+
+
+# ------------------------------------------------------------------------------------------ KernelBench format
+
+
+def test_kernelbench_format_of_a_run_and_a_sweep(result: OptimizeResult, cache: Path, tmp_path: Path) -> None:
+    """KernelBench's eval_results.json (problem id -> samples), kernel file names and baseline files."""
+    import json
+
+    from kernelevolve.export.kernelbench_format import problem_of
+
+    assert problem_of({"name": "kb_L1_x", "origin": "kernelbench:L1/23", "description": "23_Softmax"}) == (
+        "1",
+        "23",
+        "23_Softmax",
+    )
+    done = _cli("kernelbench", str(result.run_dir), "--out", str(tmp_path / "run"), cache=cache)
+    assert done.returncode == 0, done.stderr
+    entries = json.loads((tmp_path / "run" / "custom" / "eval_results.json").read_text())
+    (sample,) = entries["rmsnorm"]
+    assert sample["sample_id"] == 0 and sample["compiled"] and sample["correctness"]
+    assert sample["runtime"] == pytest.approx(sum(s.kernel_ms or 0 for s in result.shapes))
+    assert sample["runtime_stats"]["num_trials"] and sample["ref_runtime"] > 0
+    assert sample["metadata"]["candidate_id"] == result.best_id
+    kernel = tmp_path / "run" / "custom" / "level_custom_problem_rmsnorm_sample_0_kernel.py"
+    assert kernel.read_text() == result.best_source
+    eager = json.loads((tmp_path / "run" / "baseline_time_torch.json").read_text())
+    assert set(eager["custom"]["rmsnorm.py"]) >= {
+        "mean",
+        "std",
+        "min",
+        "max",
+        "num_trials",
+        "hardware",
+        "device",
+    }
+
+    sweep = tmp_path / "sweep"
+    (sweep / "results").mkdir(parents=True)
+    records = [
+        {
+            "level": 1,
+            "problem_id": 3,
+            "name": "3_Batched_matrix_multiplication",
+            "run_dir": str(result.run_dir),
+        },
+        {
+            "level": 1,
+            "problem_id": 12,
+            "name": "12_Matmul_with_diagonal_matrices_",
+            "status": "no_correct_kernel",
+            "correct": False,
+            "run_dir": "/elsewhere/runs/L1_12",
+            "evaluations_by_status": {"incorrect": 3, "compile_error": 1},
+            "eager_ms": 2.5,
+        },
+    ]
+    for record in records:
+        (sweep / "results" / f"L1_{record['problem_id']}.json").write_text(json.dumps(record))
+    done = _cli("kernelbench", str(sweep), "--out", str(tmp_path / "kb"), cache=cache)
+    assert done.returncode == 0, done.stderr
+    level = json.loads((tmp_path / "kb" / "level1" / "eval_results.json").read_text())
+    assert list(level) == ["3", "12"]
+    assert (
+        level["3"][0]["correctness"]
+        and (tmp_path / "kb" / "level1" / "level_1_problem_3_sample_0_kernel.py").is_file()
+    )
+    missing = level["12"][0]
+    assert missing["compiled"] and not missing["correctness"] and missing["runtime"] == -1.0
+    assert missing["ref_runtime"] == 2.5 and "not here" in missing["metadata"]["kernel_source"]
+    eager = json.loads((tmp_path / "kb" / "baseline_time_torch.json").read_text())
+    assert list(eager["level1"]) == ["3_Batched_matrix_multiplication.py"]
+    bad = _cli("kernelbench", str(tmp_path / "run" / "custom"), "--out", str(tmp_path / "x"), cache=cache)
+    assert bad.returncode == 2 and "neither a run directory" in bad.stderr

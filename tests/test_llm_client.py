@@ -276,3 +276,66 @@ def test_reasoning_model_settings(server: LoopbackLLMServer) -> None:
     assert "temperature" not in body and "max_tokens" not in body and body["max_completion_tokens"] == 99
     with pytest.raises(ValueError, match="max_tokens_param"):
         LLMConfig(max_tokens_param="tokens")
+
+
+def test_truncated_reply_is_asked_again_with_room_to_finish(server: LoopbackLLMServer) -> None:
+    long = " ".join(f"w{i}" for i in range(30))
+    with LoopbackLLMServer(lambda body: long) as srv:
+        client = OpenAICompatibleClient(_config(srv, max_tokens=20))
+        response = client.complete(MESSAGES)
+        # The server stops at 20 words ("length"); the second request, with 40, gets all 30.
+        assert [r["max_tokens"] for r in srv.requests] == [20, 40]
+        assert response.text == long and not response.truncated and response.requests == 2
+        assert response.completion_tokens == 20 + 30
+        totals = client.accounting.totals()
+        assert (totals.calls, totals.truncated, totals.completion_tokens) == (2, 1, 50)
+        # Without the retry the cut reply comes back flagged, and the cache keeps the flag.
+        flagged = OpenAICompatibleClient(_config(srv, max_tokens=20, retry_truncated=False))
+        short = flagged.complete(MESSAGES, sample=1)
+        assert short.truncated and short.text == " ".join(long.split()[:20]) and len(srv.requests) == 3
+
+
+def test_truncation_flag_survives_the_cache(tmp_path: Path) -> None:
+    with LoopbackLLMServer(lambda body: "one two three four") as srv:
+        config = _config(srv, max_tokens=2, retry_truncated=False)
+        OpenAICompatibleClient(config, cache=ResponseCache(tmp_path)).complete(MESSAGES)
+        again = OpenAICompatibleClient(config, cache=ResponseCache(tmp_path)).complete(MESSAGES)
+    assert again.cached and again.truncated and again.requests == 0
+
+
+def test_failures_are_counted_by_kind(server: LoopbackLLMServer) -> None:
+    client = OpenAICompatibleClient(_config(server, max_retries=0))
+    server.fail_next(400)
+    server.fail_next(503)
+    server.fail_next(429)
+    for _ in range(3):
+        with pytest.raises(LLMUnavailable):
+            client.complete(MESSAGES)
+    dead = OpenAICompatibleClient(_config(None, base_url=f"http://127.0.0.1:{_closed_port()}/v1"))
+    with pytest.raises(LLMUnavailable) as refused:
+        dead.complete(MESSAGES)
+    assert refused.value.kind == "connection"
+    totals = client.accounting.totals()
+    assert totals.failures == 3
+    assert dict(totals.failures_by_kind) == {"refused": 1, "server_error": 1, "rate_limited": 1}
+
+
+def test_ledger_keeps_totals_across_sessions(server: LoopbackLLMServer, tmp_path: Path) -> None:
+    ledger = tmp_path / "llm_calls.jsonl"
+    first = OpenAICompatibleClient(_config(server), accounting=Accounting(ledger))
+    first.complete(MESSAGES)
+    first.complete(MESSAGES, sample=1)
+    # A resumed run: a new process, the same ledger.
+    second = OpenAICompatibleClient(_config(server), accounting=Accounting(ledger))
+    assert second.accounting.totals().calls == 2 and second.accounting.session_totals().calls == 0
+    second.complete(MESSAGES, sample=2)
+    data = second.accounting.to_json()
+    assert data["calls"] == 3 and data["this_session"]["calls"] == 1 and data["sessions"] == 2
+    assert data["prompt_tokens"] == 3 * 5 and data["completion_tokens"] == 2 + 2 + 2
+    assert second.accounting.started == first.accounting.started
+    # A torn last line (a kill mid-write) is skipped, not fatal.
+    with open(ledger, "a") as handle:
+        handle.write('{"event": "call", "prompt_')
+    after_kill = Accounting(ledger)
+    after_kill.record_call(1, 1, 0.0, 0.0)
+    assert after_kill.totals().calls == 4 and after_kill.sessions == 3

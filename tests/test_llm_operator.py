@@ -46,8 +46,9 @@ def _task(body: dict[str, Any]) -> str:
 
 
 def by_mode(body: dict[str, Any]) -> str:
-    """Answer every prompt with the kernel, marked with the task line so children differ."""
-    return fenced(f"# answer to: {_task(body)}\n{KERNEL}")
+    """Answer every prompt with the kernel, marked with the task line so children differ (in code: a
+    comment alone would make the same kernel)."""
+    return fenced(f"ANSWER_TO = {_task(body)!r}\n{KERNEL}")
 
 
 def _config(server: LoopbackLLMServer, **overrides: Any) -> LLMConfig:
@@ -100,7 +101,7 @@ def test_generate_from_the_spec(server: LoopbackLLMServer) -> None:
     op = _operator(server)
     [child] = op.propose(_ctx(SearchGraph(), ()))
     assert (child.operator, child.mode, child.parent_ids, child.backend) == ("llm", "generate", (), "triton")
-    assert "# answer to: Task: write a first Triton implementation" in child.source
+    assert "ANSWER_TO = 'Task: write a first Triton implementation" in child.source
     meta = child.metadata
     assert meta["model"] == "loopback" and len(meta["prompt_id"]) == 16 and meta["retrieved"] == []
     assert meta["tokens"]["prompt"] > 100 and meta["tokens"]["completion"] > 10 and meta["cached"] is False
@@ -173,13 +174,16 @@ def test_tune_a_working_parent(server: LoopbackLLMServer) -> None:
 
 
 def test_search_replace_reply_edits_the_parent() -> None:
-    edit = "<<<<<<< SEARCH\n    mask = offs < n\n=======\n    mask = offs < n  # bounds\n>>>>>>> REPLACE\n"
+    edit = (
+        "<<<<<<< SEARCH\n    mask = offs < n\n=======\n    mask = (offs < n) & (offs >= 0)\n>>>>>>> REPLACE\n"
+    )
     with LoopbackLLMServer([f"Small fix.\n{edit}"]) as srv:
         graph = SearchGraph()
         pid = _add(graph, KERNEL, Status.INCORRECT, max_abs_error=2.0)
         [child] = _operator(srv).propose(_ctx(graph, (pid,)))
     assert child.mode == "repair" and child.metadata["parse"] == "edits"
-    assert child.source == KERNEL.replace("mask = offs < n", "mask = offs < n  # bounds")
+    assert child.source == KERNEL.replace("mask = offs < n", "mask = (offs < n) & (offs >= 0)")
+    assert child.metadata["idea"] == "Small fix."
 
 
 def test_garbage_and_unchanged_replies_are_recorded_failures() -> None:
@@ -190,10 +194,25 @@ def test_garbage_and_unchanged_replies_are_recorded_failures() -> None:
         assert op.propose(_ctx(graph, (pid,))) == []
         assert op.propose(_ctx(graph, (pid,))) == []  # the reply is the parent itself
     kinds = [(f["kind"], f["mode"], f["parent_ids"]) for f in op.failures]
-    assert kinds == [("parse", "improve", [pid]), ("unchanged", "improve", [pid])]
+    assert kinds == [("no_code", "improve", [pid]), ("unchanged", "improve", [pid])]
     assert "no code block" in op.failures[0]["reason"]
     report = op.report()
-    assert report["failure_counts"] == {"parse": 1, "unchanged": 1} and report["accounting"]["calls"] == 2
+    assert report["failure_counts"] == {"no_code": 1, "unchanged": 1} and report["accounting"]["calls"] == 2
+    assert report["accounting"]["replies_by_kind"] == {"no_code": 1, "unchanged": 1}
+    assert report["replies"] == {
+        "replies": 2,
+        "new_kernels": 0,
+        "unusable": 1,
+        "repeats": 1,
+        "prose_only": False,
+    }
+    # Both replies are in the graph: the second prompt already told the model about the first.
+    events = [e["payload"]["kind"] for e in graph.events("llm_attempt")]
+    assert events == ["no_code", "unchanged"]
+    assert (
+        "- a reply (improve of this parent): a reply without code."
+        in srv.requests[1]["messages"][-1]["content"]
+    )
     json.dumps(report)
 
 
@@ -206,6 +225,128 @@ def test_reply_equal_to_another_node_is_a_duplicate() -> None:
         op = _operator(srv, p_combine=0.0, p_translate=0.0, p_tune=0.0)
         assert op.propose(_ctx(graph, (pid,))) == []
     assert op.failures[0]["kind"] == "duplicate" and existing in op.failures[0]["reason"]
+
+
+def test_a_repeat_is_named_in_the_next_prompt_and_no_prompt_is_sent_twice() -> None:
+    other = KERNEL.replace("1024", "512")
+    # Reformatted and re-commented: the same kernel.
+    same = other.replace("    mask = offs < n", "    # bounds\n    mask = (offs < n)")
+    replies = [fenced(same), fenced(KERNEL.replace("1024", "2048")), fenced(KERNEL.replace("1024", "64"))]
+    with LoopbackLLMServer(replies) as srv:
+        graph = SearchGraph()
+        pid = _add(graph, KERNEL)
+        existing = _add(graph, other, ms=0.2)
+        op = _operator(srv, p_combine=0.0, p_translate=0.0, p_tune=0.0)
+        assert op.propose(_ctx(graph, (pid,))) == []
+        [child] = op.propose(_ctx(graph, (pid,)))
+        second = srv.requests[1]["messages"][-1]["content"]
+        assert (
+            f"- a reply (improve of this parent): repeated {existing} (same code); not evaluated again"
+            in second
+        )
+        assert srv.requests[0]["messages"] != srv.requests[1]["messages"]
+        # The graph has not changed since the last prompt was answered... except by the new child,
+        # which the engine adds; without it the prompt would be the same, and it is not sent again.
+        assert op.propose(_ctx(graph, (pid,))) == [] and len(srv.requests) == 2
+        assert op.failure_counts["repeat_prompt"] == 1
+        graph.add_candidate(child)
+        op.propose(_ctx(graph, (pid,)))
+        assert len(srv.requests) == 3  # the new node changed the prompt ("being evaluated")
+        assert (
+            f"- {child.id} (improve of this parent): being evaluated"
+            in srv.requests[2]["messages"][-1]["content"]
+        )
+
+
+def test_each_unusable_kind_is_logged_once_and_counted(caplog: pytest.LogCaptureFixture) -> None:
+    replies = ["I'm sorry, I can't help with that.", "Here is my plan, in words only."] * 2
+    with LoopbackLLMServer(replies + [fenced(KERNEL)]) as srv:
+        op = _operator(srv, rest_after=10)
+        graph = SearchGraph()
+        with caplog.at_level(logging.INFO, logger="kernelevolve.llm.health"):
+            for _ in range(5):
+                for child in op.propose(_ctx(graph, ())):
+                    graph.add_candidate(child)
+    assert op.failure_counts == {"refusal": 2, "no_code": 2}
+    logged = [r.getMessage() for r in caplog.records]
+    assert sum("(refusal:" in m for m in logged) == 1 and sum("(no_code:" in m for m in logged) == 1
+    # The first three replies were prose: the endpoint is reported as answering in prose.
+    prose = [r for r in caplog.records if "answered its first 3 replies in prose" in r.getMessage()]
+    assert len(prose) == 1 and prose[0].levelno == logging.ERROR and op.report()["replies"]["prose_only"]
+    assert len(graph) == 1 and op.report()["replies"]["new_kernels"] == 1
+
+
+def test_a_prose_only_endpoint_is_rested_after_three_replies(caplog: pytest.LogCaptureFixture) -> None:
+    with LoopbackLLMServer(lambda body: "Sure! First, think about memory coalescing.") as srv:
+        op = _operator(srv)
+        graph = SearchGraph()
+        with caplog.at_level(logging.ERROR, logger="kernelevolve.llm.health"):
+            for _ in range(3):
+                assert op.propose(_ctx(graph, ())) == []
+                if len(srv.requests) < 3:
+                    assert op.rest_reason() is None
+    assert len(srv.requests) == 3 and any("in prose" in r.getMessage() for r in caplog.records)
+    assert op.rest_reason() == "its last 3 replies gave no new kernel (no code x3)"
+
+
+def test_a_reply_cut_off_at_the_token_limit_is_asked_again_with_room() -> None:
+    long_reply = "Here is a long explanation. " + "words " * 150 + fenced(KERNEL.replace("1024", "512"))
+    with LoopbackLLMServer(lambda body: long_reply) as srv:
+        client = OpenAICompatibleClient(_config(srv, max_tokens=200))
+        op = LLMOperator(client=client, kb_config={"enabled": False})
+        [child] = op.propose(_ctx(SearchGraph(), ()))
+        assert [r["max_tokens"] for r in srv.requests] == [200, 400] and child.metadata["requests"] == 2
+        flagged = LLMOperator(
+            client=OpenAICompatibleClient(_config(srv, max_tokens=200, retry_truncated=False)),
+            kb_config={"enabled": False},
+        )
+        assert flagged.propose(_ctx(SearchGraph(), ())) == []
+    assert flagged.failure_counts == {"truncated": 1}
+    assert flagged.report()["accounting"]["truncated"] == 1
+
+
+def test_the_run_budget_stops_calls_and_asks_for_a_rest(caplog: pytest.LogCaptureFixture) -> None:
+    blocks = iter(range(16, 4096, 16))
+    with LoopbackLLMServer(lambda body: fenced(KERNEL.replace("1024", str(next(blocks))))) as srv:
+        op = _operator(srv, budget={"calls": 2})
+        graph = SearchGraph()
+        with caplog.at_level(logging.WARNING, logger="kernelevolve.variation.llm_operator"):
+            for _ in range(4):
+                for child in op.propose(_ctx(graph, ())):
+                    graph.add_candidate(child)
+    assert len(srv.requests) == 2 and len(graph) == 2
+    assert op.rest_reason() == "the run's LLM budget is spent (calls: 2 of 2)"
+    assert op.failure_counts["budget"] == 2
+    assert sum("budget is spent" in r.getMessage() for r in caplog.records) == 1
+    with pytest.raises(ValueError, match="unknown llm.budget keys \\['call'\\]"):
+        LLMOperator(config={"budget": {"call": 3}}, kb_config={"enabled": False})
+
+
+def test_accounting_and_samples_carry_over_a_resume(tmp_path: Path) -> None:
+    graph_path = tmp_path / "graph.jsonl"
+    with LoopbackLLMServer(by_mode) as srv:
+        config = {"base_url": srv.base_url, "model": "m", "api_key_env": ""}
+        first = LLMOperator(config=config, kb_config={"enabled": False}, run_dir=tmp_path)
+        graph = SearchGraph(graph_path)
+        [child] = first.propose(_ctx(graph, ()))
+        # Killed before the engine recorded the child: a resumed run rebuilds the same prompt, and its
+        # reply comes from the cache, not the server.
+        resumed = LLMOperator(config=config, kb_config={"enabled": False}, run_dir=tmp_path)
+        graph = SearchGraph.load(graph_path)
+        [again] = resumed.propose(_ctx(graph, ()))
+        assert again.id == child.id and again.metadata["cached"] and len(srv.requests) == 1
+        graph.add_candidate(again)
+        # Resumed again, with the child recorded: the prompt of sample 0 was answered, so the same
+        # prompt is not sent; the graph's new node makes the next prompt a new one anyway.
+        third = LLMOperator(config=config, kb_config={"enabled": False}, run_dir=tmp_path)
+        graph = SearchGraph.load(graph_path)
+        third.propose(_ctx(graph, ()))
+        assert len(srv.requests) == 2
+    data = third.report()["accounting"]
+    assert data["calls"] == 2 and data["sessions"] == 3 and data["this_session"]["calls"] == 1
+    assert data["cached_hits"] == 1 and data["prompt_tokens"] == sum(
+        sum(len(m["content"].split()) for m in r["messages"]) for r in srv.requests
+    )
 
 
 def test_unavailable_endpoint_is_recorded_logged_once_then_paused(caplog: pytest.LogCaptureFixture) -> None:
@@ -228,7 +369,9 @@ def test_unavailable_endpoint_is_recorded_logged_once_then_paused(caplog: pytest
     assert op.accounting.totals().failures == 2
 
 
-def test_repeated_prompt_is_a_new_sample_and_a_resume_replays_the_cache(tmp_path: Path) -> None:
+def test_sampling_a_prompt_again_is_allowed_when_configured_and_a_resume_replays_the_cache(
+    tmp_path: Path,
+) -> None:
     replies = iter(range(100))
     lock = threading.Lock()
 
@@ -237,10 +380,12 @@ def test_repeated_prompt_is_a_new_sample_and_a_resume_replays_the_cache(tmp_path
             return fenced(f"# sample {next(replies)}\n{KERNEL}")
 
     with LoopbackLLMServer(numbered) as srv:
-        op = _operator(srv, cache=ResponseCache(tmp_path))
+        op = _operator(srv, cache=ResponseCache(tmp_path), samples_per_prompt=2)
         first = op.propose(_ctx(SearchGraph(), ()))[0]
         second = op.propose(_ctx(SearchGraph(), ()))[0]
         assert first.id != second.id and len(srv.requests) == 2
+        assert (first.metadata["sample"], second.metadata["sample"]) == (0, 1)
+        assert op.propose(_ctx(SearchGraph(), ())) == [] and len(srv.requests) == 2  # two samples allowed
         resumed = _operator(srv, cache=ResponseCache(tmp_path))
         again = resumed.propose(_ctx(SearchGraph(), ()))[0]
         assert again.id == first.id and again.metadata["cached"] and len(srv.requests) == 2
@@ -249,8 +394,8 @@ def test_repeated_prompt_is_a_new_sample_and_a_resume_replays_the_cache(tmp_path
 def test_retrieved_documents_reach_the_prompt_and_metadata(server: LoopbackLLMServer) -> None:
     seen: list[tuple[str, str, str]] = []
 
-    def retriever(query: str, platform: Any, backend: str) -> list[tuple[str, str, str]]:
-        seen.append((query, platform.name, backend))
+    def retriever(situation: Any) -> list[tuple[str, str, str]]:
+        seen.append((situation.query, situation.platform.name, situation.backend))
         return [("technique-fusion", "Fuse elementwise tails", "Keep the activation in registers.")]
 
     graph = SearchGraph()
@@ -260,24 +405,34 @@ def test_retrieved_documents_reach_the_prompt_and_metadata(server: LoopbackLLMSe
     assert child.metadata["retrieved"] == ["technique-fusion"]
     assert "Keep the activation in registers." in server.requests[-1]["messages"][-1]["content"]
     query, platform, backend = seen[0]
-    assert "memory-bound" in query and "elementwise" in query and (platform, backend) == ("h100", "triton")
+    assert (
+        "memory bandwidth" in query and "elementwise" in query and (platform, backend) == ("h100", "triton")
+    )
 
 
-def test_sibling_outcome_is_shown(server: LoopbackLLMServer) -> None:
+def test_lineage_attempts_are_shown(server: LoopbackLLMServer) -> None:
     graph = SearchGraph()
     pid = _add(graph, KERNEL)
-    sibling = Candidate(KERNEL.replace("mask=mask)", "mask=None)"), "triton", "llm", "improve", (pid,))
+    sibling = Candidate(
+        KERNEL.replace("mask=mask)", "mask=None)"),
+        "triton",
+        "llm",
+        "improve",
+        (pid,),
+        {"idea": "Drop a mask."},
+    )
     graph.add_candidate(sibling)
     bad = EvalReport(sibling.id, Status.INCORRECT, max_abs_error=3.0)
     graph.record(sibling.id, bad, score(bad, BASELINES))
     _operator(server, p_combine=0.0, p_translate=0.0, p_tune=0.0).propose(_ctx(graph, (pid,)))
     user = server.requests[-1]["messages"][-1]["content"]
-    assert f"An earlier attempt from the same parent (improve, id {sibling.id}): incorrect" in user
+    assert "## Attempts so far in this lineage (most recent first)" in user
+    assert f"- {sibling.id} (improve of this parent): incorrect" in user and 'Idea: "Drop a mask."' in user
     assert "+    x = tl.load(x_ptr + offs, mask=None)" in user
 
 
 def test_concurrent_proposals_from_worker_threads(server: LoopbackLLMServer) -> None:
-    op = _operator(server)
+    op = _operator(server, samples_per_prompt=6)
     graph = SearchGraph()
     results: list[Candidate] = []
     lock = threading.Lock()
@@ -292,7 +447,7 @@ def test_concurrent_proposals_from_worker_threads(server: LoopbackLLMServer) -> 
         thread.start()
     for thread in threads:
         thread.join()
-    # Same prompt six times: six distinct sample numbers, six requests, all answered.
+    # Same prompt six times, six samples allowed: six distinct sample numbers, six requests.
     assert len(results) == 6 and len(server.requests) == 6
     assert op.accounting.totals().calls == 6 and op.report()["modes"] == {"generate": 6}
 
@@ -340,5 +495,5 @@ def test_transcripts_and_run_dir_cache(tmp_path: Path) -> None:
     [transcript] = (tmp_path / "prompts").glob("*.md")
     text = transcript.read_text()
     assert transcript.name == f"{child.metadata['prompt_id']}-0.md"
-    assert text.startswith("### system") and "### reply" in text and "# answer to: Task:" in text
+    assert text.startswith("### system") and "### reply" in text and "ANSWER_TO = 'Task:" in text
     assert len(list((tmp_path / "llm_cache").glob("*/*.json"))) == 1

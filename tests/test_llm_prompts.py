@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from kernelevolve.llm.diagnosis import diagnose, telling_line
+from kernelevolve.llm.memory import Attempt
 from kernelevolve.llm.prompts import (
     MODES,
     ParentInfo,
     PromptInputs,
     RetrievedDoc,
-    SiblingInfo,
     backend_guidance,
     build_prompt,
 )
@@ -74,11 +74,18 @@ FAILED_REPORT = EvalReport(
     feedback='Traceback (most recent call last):\n  File "k.py", line 9\ntriton.CompilationError: at 4:8: '
     "BLOCK must be a tl.constexpr",
 )
-SIBLING = SiblingInfo(
-    "c" * 16,
-    "improve",
-    "incorrect (max abs error 1.5)",
-    "--- parent\n+++ sibling\n@@ -1 +1 @@\n-    x = tl.load(x_ptr + offs, mask=mask)\n+    x = tl.load(x_ptr + offs)",
+ATTEMPTS = (
+    Attempt(
+        "c" * 16,
+        "improve",
+        "llm",
+        "a" * 16,
+        "Drop the mask on the load.",
+        "incorrect: max abs error 1.5",
+        "-    x = tl.load(x_ptr + offs, mask=mask)\n+    x = tl.load(x_ptr + offs)",
+        3.0,
+    ),
+    Attempt("a reply", "improve", "llm", "a" * 16, "", "repeated " + "e" * 16 + " (same code)", "", 2.5),
 )
 DOCS = (
     RetrievedDoc(
@@ -111,7 +118,7 @@ def _inputs(mode: str) -> PromptInputs:
         baselines=BASELINES,
         io=IO,
         diagnosis=diagnosis,
-        sibling=SIBLING if mode in ("improve", "repair", "tune") else None,
+        attempts=ATTEMPTS if mode in ("improve", "repair", "tune") else (),
         retrieved=DOCS if mode != "tune" else (),
         guidance=GUIDANCE,
     )
@@ -171,6 +178,13 @@ def test_non_strict_rules() -> None:
     strict = build_prompt(inputs).messages[0]["content"]
     loose = build_prompt(replace(inputs, strict=False)).messages[0]["content"]
     assert "no fallback to PyTorch" in strict and "PyTorch may be used for glue" in loose
+
+
+def test_cpu_platform_facts_reach_the_prompt() -> None:
+    cpu = load_platform("cpu")
+    user = build_prompt(replace(_inputs("generate"), platform=cpu)).messages[1]["content"]
+    assert "Inputs, parameters and outputs are CPU tensors and there is no GPU" in user
+    assert "num_warps, num_stages and other launch settings are ignored" in user
 
 
 def test_backend_guidance_always_has_text() -> None:

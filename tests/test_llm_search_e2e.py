@@ -46,14 +46,9 @@ class ScriptedModel:
 
 
 def _compose(overrides: list[str]) -> dict[str, Any]:
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
+    from kernelevolve.config import compose, to_plain
 
-    from kernelevolve.paths import CONF_DIR
-
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=overrides)
-    return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
+    return to_plain(compose(overrides))
 
 
 def test_llm_search_end_to_end(tmp_path: Path) -> None:
@@ -134,3 +129,54 @@ def test_unreachable_endpoint_is_recorded_and_the_search_goes_on(tmp_path: Path,
     assert "llm" not in results["evaluations_by_operator"]
     warnings = [r.getMessage() for r in caplog.records if "unavailable" in r.getMessage().lower()]
     assert len(warnings) == 1, warnings  # said clearly, once
+
+
+def test_a_resumed_run_reports_the_whole_runs_llm_totals(tmp_path: Path) -> None:
+    """results.json after a resume counts every session's calls and tokens, and the resumed session
+    sends no prompt the first one had a reply for."""
+    from kernelevolve.app import run_search
+    from tests.llm_replay import MAX_TOKENS, ReplayModel
+
+    body = "\n".join("  " + line for line in REFERENCE.splitlines())
+    spec_file = tmp_path / "scaled_relu.yaml"
+    spec_file.write_text(f"name: scaled_relu\nreference_code: |\n{body}\n")
+    common = [
+        "platform=cpu",
+        "llm=vllm",
+        "llm.model=replay",
+        f"llm.max_tokens={MAX_TOKENS}",
+        "llm.max_retries=0",
+        "search.operators=[]",
+        "search.termination.wall_clock_s=240",
+        "platform.eval.measure_compile_baseline=false",
+        "platform.eval.timing_trials=2",
+        "platform.eval.correctness_trials=2",
+        "kb.enabled=false",
+        "progress=false",
+    ]
+    with LoopbackLLMServer(ReplayModel()) as server:
+        url = f"llm.base_url={server.base_url}"
+        first = run_search(
+            _compose(
+                [
+                    f"+spec={spec_file}",
+                    url,
+                    *common,
+                    "search.termination.max_evaluations=3",
+                    f"run.root={tmp_path}",
+                ]
+            )
+        )
+        sent = [r["messages"] for r in server.requests]
+        resumed = run_search(
+            _compose([f"resume={first.run_dir}", url, *common, "search.termination.max_evaluations=6"])
+        )
+        again = [r["messages"] for r in server.requests[len(sent) :]]
+    assert again and not [m for m in again if m in sent]
+    llm = json.loads((resumed.run_dir / "results.json").read_text())["operators"]["llm"]
+    accounting = llm["accounting"]
+    assert accounting["sessions"] == 2 and accounting["calls"] == len(sent) + len(again)
+    assert accounting["this_session"]["calls"] == len(again)
+    words = sum(len(m["content"].split()) for messages in sent + again for m in messages)
+    assert accounting["prompt_tokens"] == words
+    assert llm["per_evaluation"]["evaluations"] == resumed.results["evaluations"] >= 6

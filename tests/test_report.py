@@ -57,16 +57,42 @@ def test_run_report_has_plots_tables_and_the_best_kernel(run: OptimizeResult) ->
     assert path == run.run_dir / "report.html"
     text = path.read_text()
     assert run.best_id and run.best_id in text
-    for heading in ("Fitness over time", "Search graph", "Best kernel per shape", "Evaluations by status"):
+    for heading in (
+        "The winner beside the reference",
+        "Roofline position",
+        "Search graph",
+        "Candidates (",
+        "Versions",
+    ):
         assert heading in text
-    images = _images(text)
-    assert len(images) == 4 and all(image.startswith(b"\x89PNG\r\n\x1a\n") for image in images)
-    assert "<svg" not in text
-    # The best kernel's source, escaped, and one row per shape.
-    assert "@triton.jit" in text and "class ModelNew" in text
+    images = _images(text)  # fitness over time, speedup per shape, evaluations by operator
+    assert len(images) == 3 and all(image.startswith(b"\x89PNG\r\n\x1a\n") for image in images)
+    # The winner's source beside the reference's, escaped, and one row per shape.
+    winner = text[text.index('<pre id="winner-source">') :]
+    assert "@triton.jit" in winner and "class ModelNew" in winner
+    reference = text[text.index('<pre id="reference-source">') : text.index('<pre id="winner-source">')]
+    assert "class Model(nn.Module)" in reference and "ModelNew" not in reference
     assert "<td>cpu</td>" in text and "<td>cpu_long</td>" in text
-    evaluations = json.loads((run.run_dir / "results.json").read_text())["evaluations"]
-    assert f"<td>{evaluations} (" in text
+    results = json.loads((run.run_dir / "results.json").read_text())
+    assert f'<td class="l">{results["evaluations"]} (' in text
+    # The labelled, interactive graph: a node per candidate, an edge label per operator, the script.
+    export = json.loads((run.run_dir / "graph_export.json").read_text())
+    assert text.count('<g class="node') == len(export["nodes"])
+    assert text.count('<g class="edge">') == len(export["edges"])
+    assert all(f">{e['operator']}</text>" in text for e in export["edges"])
+    assert 'id="graph-svg"' in text and 'addEventListener("wheel"' in text
+    # The sortable candidate table: one row per evaluation, the best marked.
+    table = text[text.index('id="candidate-table"') :]
+    assert table.count('<tr id="c-') == results["evaluations"]
+    assert f'<tr id="c-{run.best_id}" class="best">' in table
+    assert "table.sortable" in text
+    # Versions the run recorded.
+    assert (
+        results["versions"]["torch"] == torch.__version__
+        and f'<td class="l">{torch.__version__}</td>' in text
+    )
+    assert "as recorded by the run" in text
+    assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")  # nothing fetched
 
 
 def test_report_cli_and_folder_detection(run: OptimizeResult, tmp_path: Path) -> None:
@@ -101,6 +127,7 @@ def test_sweep_report_renders_summary_json(run: OptimizeResult, tmp_path: Path) 
         "problem": "L1/23",
         "name": "23_Softmax",
         "wall_s": 9.0,
+        "run_dir": str(run.run_dir),
     }
     failed = {
         **record_from_results({**results, "best": None}),
@@ -110,6 +137,7 @@ def test_sweep_report_renders_summary_json(run: OptimizeResult, tmp_path: Path) 
         "name": "40_LayerNorm",
         "wall_s": 4.0,
         "error": "no correct kernel in 4 evaluations",
+        "run_dir": "/elsewhere/L1_40",
     }
     for record in (solved, failed):
         (sweep / "results" / f"L1_{record['problem_id']:03d}.json").write_text(json.dumps(record))
@@ -123,6 +151,12 @@ def test_sweep_report_renders_summary_json(run: OptimizeResult, tmp_path: Path) 
     images = _images(text)
     assert len(images) == 2 and all(image.startswith(b"\x89PNG") for image in images)
     assert write_report(sweep) == path
+    # Each problem links to its run's report (relative), lists its candidates, and the runs' versions show.
+    href = os.path.relpath(run.run_dir / "report.html", sweep)
+    assert f'<a href="{href}">run report</a>' in text and (sweep / href).is_file()
+    assert 'title="/elsewhere/L1_40"' in text and "not here" in text
+    assert "L1/23: " in text and 'id="problem-table"' in text
+    assert f'<td class="l">{torch.__version__}</td>' in text and "as recorded by the sweep" in text
 
 
 def test_report_without_matplotlib_still_has_the_tables(run: OptimizeResult, tmp_path: Path) -> None:
@@ -139,3 +173,38 @@ def test_report_without_matplotlib_still_has_the_tables(run: OptimizeResult, tmp
     text = out.read_text()
     assert not PNG.search(text) and "plots need matplotlib" in text
     assert run.best_id and run.best_id in text and "<td>cpu_long</td>" in text
+    assert 'id="graph-svg"' in text and 'id="candidate-table"' in text  # neither needs matplotlib
+
+
+BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
+
+
+def test_reports_render_in_headless_chromium(run: OptimizeResult, tmp_path: Path) -> None:
+    """Both reports open as files in headless Chromium (skipped where none is installed; the screenshots
+    in experiments/report_screenshots/ were taken by its script)."""
+    import shutil
+
+    exe = next((path for name in BROWSERS if (path := shutil.which(name))), None)
+    if exe is None:
+        pytest.skip("no headless Chromium here (Debian: apt-get install chromium-headless-shell)")
+    sweep = tmp_path / "sweep"
+    (sweep / "results").mkdir(parents=True)
+    results = json.loads((run.run_dir / "results.json").read_text())
+    record = {**record_from_results(results), "level": 1, "problem_id": 23, "problem": "L1/23"}
+    record.update(name="23_Softmax", wall_s=1.0, run_dir=str(run.run_dir))
+    (sweep / "results" / "L1_023.json").write_text(json.dumps(record))
+    write_summary(sweep)
+    for page in (write_run_report(run.run_dir, tmp_path / "run.html"), write_sweep_report(sweep)):
+        png = tmp_path / f"{page.stem}.png"
+        args = [exe, "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1200,2000"]
+        if not exe.endswith("headless-shell"):
+            args.insert(1, "--headless")
+        done = subprocess.run(
+            [*args, f"--screenshot={png}", page.resolve().as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert done.returncode == 0 and png.is_file(), done.stderr[-2000:]
+        data = png.read_bytes()
+        assert data.startswith(b"\x89PNG") and len(data) > 20_000  # a page, not a blank

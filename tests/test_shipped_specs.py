@@ -20,7 +20,9 @@ from kernelevolve.specs.shape_ranges import expand_entry
 torch = pytest.importorskip("torch")
 
 REQUIRED_KEYS = {"name", "description", "reference", "dtype", "backends", "tags", "shapes", "cpu_shapes"}
-OPTIONAL_KEYS = {"atol", "rtol", "input_distributions"}
+TOLERANCE_KEYS = {"atol", "rtol"}
+# training specs (train_*): which gradients are checked; any spec: the winners' input distributions
+OPTIONAL_KEYS = TOLERANCE_KEYS | {"backward", "input_distributions"}
 DTYPES = {"float32": 4, "float16": 2, "bfloat16": 2}
 REQUIRED_SPECS = {
     "elementwise_chain",
@@ -106,8 +108,9 @@ def test_spec_yaml_is_well_formed(name: str) -> None:
     assert isinstance(data["description"], str) and data["description"]
     assert _reference_path(name).is_file()
     assert data["dtype"] in DTYPES
-    for key in {"atol", "rtol"} & set(data):
+    for key in TOLERANCE_KEYS & set(data):
         assert isinstance(data[key], (int, float)) and data[key] >= 0
+    assert ("backward" in data) == name.startswith("train_"), "training specs, and only they, are train_*"
     assert data["backends"] and set(data["backends"]) <= {"triton", "cute"}
     assert data["tags"] and all(isinstance(t, str) and t for t in data["tags"])
     tree = ast.parse(_reference_path(name).read_text())

@@ -63,6 +63,21 @@ def test_cost_budget() -> None:
     assert stop and "$1.5000" in reason
 
 
+def test_llm_call_and_token_budgets() -> None:
+    rules = build_termination({"max_llm_calls": 30, "max_llm_tokens": 50_000, "proposals_exhausted": False})
+    assert [r.name for r in rules.rules] == ["max_llm_calls", "max_llm_tokens"]
+    calm = SearchState(3, 1.0, None, 0, llm_calls=29, llm_tokens=49_999)
+    assert rules.check(calm) == (False, "")
+    assert rules.check(SearchState(3, 1.0, None, 0, llm_calls=30)) == (
+        True,
+        "max_llm_calls: 30 LLM calls reached the limit of 30",
+    )
+    stop, reason = rules.check(SearchState(3, 1.0, None, 0, llm_calls=2, llm_tokens=50_001))
+    assert stop and reason.startswith("max_llm_tokens: 50001")
+    with pytest.raises(ValueError, match="max_llm_calls must be an integer"):
+        build_termination({"max_llm_calls": 2.5})
+
+
 def test_proposals_exhausted() -> None:
     rule = ProposalsExhausted()
     assert not rule.check(state(7))[0]

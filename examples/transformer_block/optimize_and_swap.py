@@ -21,7 +21,6 @@ import argparse
 import copy
 import json
 import math
-import os
 import sys
 import time
 from pathlib import Path
@@ -200,9 +199,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.platform == "cpu":
-        # Triton runs on CPU tensors only through its interpreter, chosen when triton is imported.
-        os.environ.setdefault("TRITON_INTERPRET", "1")
     summary = run(args)
     return 0 if summary["matches"] else 1
 

@@ -104,9 +104,11 @@ def measure_baselines(
 ) -> dict[str, Baseline]:
     """Eager and torch.compile (default mode) timings of the reference at every shape, same timer."""
 
+    from kernelevolve.specs.training import judged_source
+
     device = device or default_device(platform)
     timers.bind_clocks()
-    ref_module = reference.load_reference(spec.reference_source)
+    ref_module = reference.load_reference(judged_source(spec))  # a training spec's: forward + backward
     dtype = reference.torch_dtype(spec.dtype)
     try:
         with precision.baseline_precision():
@@ -212,6 +214,8 @@ def _compiled_timing(
             timing = _time(compiled_model, input_sets, device, settings, platform)
             return timing, accuracy.of(compiled_model, label)
 
+    if callable(getattr(model, "compiled", None)):  # a training step: the model compiled, its backward too
+        return run_and_time(model.compiled({"triton.cudagraphs": True} if cuda_graphs else None))
     placeholders = placeholder_inputs(ref_module, device, dtype)
     try:
         return run_and_time(compile_before_running(model, placeholders, device, cuda_graphs=cuda_graphs))

@@ -202,8 +202,10 @@ def _judged_stages(
     hold: contextlib.ExitStack,
 ) -> dict[str, Any]:
     """Load the candidate in its runner, check it at every shape, then time it; the verdict is ours."""
+    from kernelevolve.specs.training import judged_source
+
     candidate, spec, settings = request.candidate, request.spec, request.settings
-    ref_module = reference.load_reference(spec.reference_source)
+    ref_module = reference.load_reference(judged_source(spec))
     dtype = reference.torch_dtype(spec.dtype)
     load: dict[str, Any] = {
         "op": "load",
@@ -214,6 +216,8 @@ def _judged_stages(
         "source": candidate.source,
         "precision": spec.reference_precision,
     }
+    if spec.backward is not None:  # ModelNew in the runner becomes its training step, as the reference here
+        load["training"] = spec.backward.to_json()
     if platform.support(candidate.backend) == "compile_only":
         from kernelevolve.backends.cute import cute_arch
 
@@ -221,7 +225,8 @@ def _judged_stages(
         with _phase(phases, "compile"):
             reply = runner.request(load, max(1.0, deadline - time.monotonic()))
         raise _Stop(failure_fields(reply))
-    how = _precompile_mode(device, candidate, settings)
+    # (a training step's first calls compile under the device lock: its placeholders are not prepared)
+    how = None if spec.backward is not None else _precompile_mode(device, candidate, settings)
     if how is not None:
         load["precompile"] = {
             "how": how,
@@ -242,11 +247,22 @@ def _judged_stages(
         request, ref_module, runner, arena, device, dtype, phases, deadline
     )
     latency = _timing_stage(request, platform, ref_module, pairs, device, dtype, phases)
+    forward: dict[str, Any] = {}  # a training spec's forward pass timed apart (its backward: the difference)
+    if spec.backward is not None:
+        forward = _timing_stage(
+            request, platform, ref_module, pairs, device, dtype, phases, forward_only=True
+        )
     cut_short = any(stats.stopped_by == timers.RACE_STOP for stats in latency.values())
     flags = (
         ((CUT_SHORT_FLAG,) if cut_short else ()) + (() if sandboxed else (UNSANDBOXED_FLAG,)) + exact_flags
     )
-    return {"status": Status.OK, "max_abs_error": max_error, "latency": latency, "flags": flags}
+    return {
+        "status": Status.OK,
+        "max_abs_error": max_error,
+        "latency": latency,
+        "forward_latency": forward,
+        "flags": flags,
+    }
 
 
 UNSANDBOXED_FLAG = "writes_unrestricted"  # the kernel offers no Landlock: the runner could write anywhere

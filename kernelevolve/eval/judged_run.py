@@ -384,18 +384,22 @@ def build_remote(
     where: str,
     strict: bool = False,
     mode: str = "as_built",
+    grads_of: list[tuple[str, list[int]]] | None = None,
 ) -> RemoteCandidate:
+    """ModelNew for one shape, built in the runner; `grads_of`: a training step's parameters needing
+    gradients, (name, shape), which ModelNew's step binds to its own (`TrainingStep.bind`)."""
     remote = RemoteCandidate(runner, index, arena, deadline, where, strict)
-    remote.request(
-        {
-            "op": "build",
-            "index": index,
-            "shape": shape_params,
-            "init": init,
-            "state": state,
-            "on_device": on_device,
-            "mode": mode,
-            "where": where,
-        }
-    )
+    message = {
+        "op": "build",
+        "index": index,
+        "shape": shape_params,
+        "init": init,
+        "state": state,
+        "on_device": on_device,
+        "mode": mode,
+        "where": where,
+    }
+    if grads_of is not None:
+        message["grads_of"] = grads_of
+    remote.request(message)
     return remote

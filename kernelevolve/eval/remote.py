@@ -150,7 +150,8 @@ def _strict_violation(reply: dict[str, Any], strict: bool, where: str) -> None:
         raise fail(
             Status.INCORRECT,
             "strict_violation",
-            f"strict mode: PyTorch computed in forward{where} ({names}); the candidate's own kernels must do the work",
+            f"strict mode: PyTorch computed in forward{where} (or, for a training spec, its backward) ({names}); "
+            "the candidate's own kernels must do the work",
         )
     if copies:
         raise fail(

@@ -104,6 +104,10 @@ class _Runner:
         self.model_new = getattr(self.module, "ModelNew", None)
         if not isinstance(self.model_new, type):
             return _failed("compile_error", "missing_ModelNew", "the source does not define class ModelNew")
+        if message.get("training") is not None:  # a training spec: ModelNew's forward and backward, one call
+            from kernelevolve.specs.training import training_model
+
+            self.model_new = training_model(self.model_new, message["training"])
         # the candidates' precision, the reference's, for this process's whole life
         self.precision = precision.reference_precision(str(message.get("precision", precision.EXACT_FP32)))
         self.precision.__enter__()
@@ -125,6 +129,9 @@ class _Runner:
                 mode=message.get("mode", "as_built"),
             )
             reference.apply_constant_state(model, message["state"])
+            if message.get("grads_of") is not None:
+                step: Any = model  # a training step (`specs.training.TrainingStep`)
+                step.bind(message["grads_of"])
         except (Exception, SystemExit) as exc:
             return self.failure(exc, "run", f"building ModelNew{message.get('where', '')}")
         self.models[message["index"]] = model
@@ -199,6 +206,8 @@ class _Runner:
         from kernelevolve.eval import input_refresh, tensor_guards, timers
 
         model = self.models[message["index"]]
+        if message.get("pass") == "forward":  # a training step's forward alone
+            model = model.forward_pass
         sets = [[ref.open() for ref in refs] for refs in message["input_sets"]]
         structure = message["structure"]  # each set's leaves placed back into the call's arguments
         patterns = [[None if ref is None else ref.open() for ref in row] for row in message["patterns"]]

@@ -136,7 +136,12 @@ def _correctness_stage(
         if exact_flags:
             flags_by_shape.append(exact_flags[0])
         if not verdict.ok:
-            fields = _fail(Status.INCORRECT, verdict.check, f"incorrect{where}: {verdict.feedback}")
+            feedback = verdict.feedback
+            if spec.backward is not None:
+                from kernelevolve.specs.training import explained
+
+                feedback = explained(feedback, ref_model, verdict.check, make_inputs(seeds[0]))
+            fields = _fail(Status.INCORRECT, verdict.check, f"incorrect{where}: {feedback}")
             fields.update(max_abs_error=verdict.max_abs_error, flags=verdict.flags + exact_flags)
             raise _Stop(fields)
         if request.candidate.backend == "triton" and remote.launches == 0:
@@ -213,11 +218,13 @@ def _timing_stage(
     device: str,
     dtype: Any,
     phases: dict[str, float],
+    forward_only: bool = False,
 ) -> dict[str, TimingStats]:
-
+    """Every shape timed in the runner and checked here; `forward_only`: a training spec's forward pass
+    alone (`TrainingStep.forward_pass` on both sides), where the default times the whole step."""
     spec, settings = request.spec, request.settings
     latency: dict[str, TimingStats] = {}
-    race, settle = _race(request), _settle(settings)
+    race, settle = (None, None) if forward_only else (_race(request), _settle(settings))
     message = {
         "trials": settings.timing_trials,
         "warmup": settings.warmup_trials,
@@ -227,6 +234,7 @@ def _timing_stage(
         "race": race,
         "settle": settle,
         "warmup_enough_ms": settings.warmup_enough_ms,
+        **({"pass": "forward"} if forward_only else {}),
     }
     # Timed calls' inputs follow from a seed drawn afresh for this evaluation, not the run's: a runner can
     # leave files behind (its compiler cache is shared), and outputs an earlier candidate recorded for
@@ -246,7 +254,7 @@ def _timing_stage(
                     f"reference get_inputs() failed: {type(exc).__name__}: {exc}"
                 ) from exc
 
-        timed = judged_run.TimedShape(ref_model, remote)
+        timed = judged_run.TimedShape(ref_model.forward_pass if forward_only else ref_model, remote)
         with _phase(phases, "timing"):  # split below into its setup, the runner's calls and the checks
             stats = latency[shape.name] = judged_run.time_shape(
                 timed,
@@ -350,7 +358,18 @@ def _build_pair(
         ref_model, init, state = build_reference(False)
     try:
         remote = judged_run.build_remote(
-            runner, arena, index, shape, init, state, on_device, deadline, where, strict, mode
+            runner,
+            arena,
+            index,
+            shape,
+            init,
+            state,
+            on_device,
+            deadline,
+            where,
+            strict,
+            mode,
+            _grads_of(ref_model),
         )
     except RunnerFailure:
         if not on_device:
@@ -358,9 +377,26 @@ def _build_pair(
         del ref_model  # a constructor that works on the host only: both there
         ref_model, init, state = build_reference(False)
         remote = judged_run.build_remote(
-            runner, arena, index, shape, init, state, False, deadline, where, strict, mode
+            runner,
+            arena,
+            index,
+            shape,
+            init,
+            state,
+            False,
+            deadline,
+            where,
+            strict,
+            mode,
+            _grads_of(ref_model),
         )
     return ref_model, remote
+
+
+def _grads_of(ref_model: Any) -> list[tuple[str, list[int]]] | None:
+    """A training step's parameters needing gradients, for ModelNew's step to find its counterparts."""
+    wanted = getattr(ref_model, "wanted", None)
+    return wanted() if callable(wanted) else None
 
 
 def input_maker(

@@ -4,6 +4,7 @@
     python -m kernelevolve.export list [--spec SPEC] [--platform NAME] [--store PATH] [--json]
     python -m kernelevolve.export show SPEC [--platform NAME] [--shape NAME] [--store PATH]
     python -m kernelevolve.export get SPEC --platform NAME [--shape NAME] [-o kernel.py] [--store PATH]
+    python -m kernelevolve.export kernelbench RUN_OR_SWEEP_DIR [...] --out DIR   # KernelBench's result files
 
 SPEC is a spec key (16 hex digits) or a spec name; a name stored with several keys (different
 shapes) means the newest. Without --shape, `show` and `get` use the overall best ("*"). The default
@@ -49,6 +50,13 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--spec", default=None)
     listing.add_argument("--platform", default=None)
     listing.add_argument("--json", action="store_true", help="one JSON object per line")
+    kb = commands.add_parser(
+        "kernelbench", help="write runs' / sweeps' results in KernelBench's result format"
+    )
+    kb.add_argument("sources", nargs="+", type=Path, help="run directories and sweep folders")
+    kb.add_argument(
+        "--out", type=Path, required=True, help="folder for level<L>/eval_results.json, kernels, baselines"
+    )
     for name, text in (("show", "details and source of one kernel"), ("get", "write one kernel's source")):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("spec")
@@ -76,6 +84,17 @@ def _find(store: ArtifactStore, args: argparse.Namespace) -> Artifact | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "kernelbench":
+        from kernelevolve.export.kernelbench_format import export_kernelbench
+
+        try:
+            written = export_kernelbench(args.sources, args.out)
+        except (ValueError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        for path in written:
+            print(f"wrote {path}")
+        return 0
     store = ArtifactStore(args.store)
     if args.command == "add":
         for run_dir in args.run_dirs:

@@ -1,36 +1,40 @@
-"""Export winners as a `torch.library` custom op that torch.compile can trace through.
+"""Export winners as a `torch.library` custom op that torch.compile traces through.
 
-One op per spec: ``kernelevolve::<spec>_<key>(Tensor[] inputs, Tensor[] state, int config) -> Tensor``.
-`state` is the module's parameters and buffers (in `named_parameters()` then `named_buffers()`
-order), so the op is functional and can serve any module instance with the reference's structure.
-Dispatch is keyed on the inputs' shapes and dtypes: the kernel found for a benchmarked shape serves
-inputs of exactly that shape (on the platform's device type); anything else runs the reference
-computation, because a kernel tuned for one shape can be slower, or wrong, at another. Each call's
-path is recorded (`calls`, `counts`). The fake (meta) implementation and the backward run the
-reference itself on fake / saved tensors, so tracing needs no kernel and training still works.
+One op per spec, named after it, with the reference's own arguments: the forward's tensor inputs,
+then the module's parameters and buffers (`named_parameters()` then `named_buffers()` order, dots
+made underscores), then a keyword-only `config` picking the module structure (0: the spec's own;
+`wrap` adds one per wrapped module). For an RMSNorm::
 
-With `verify=True` every kernel is checked once when loaded exactly as the search checks it: the
-harness's inputs recipe and per-trial seeds (fresh ones), the platform's `correctness_trials`, the
-spec's tolerance and `kernelevolve.eval.correctness`. Only the weights differ, on purpose: the op
-serves any instance's weights, so it is checked with the module's own (or the spec's seeded ones),
-perturbed, where the search sees the spec's seeded init alone. A mismatch disables that shape
-(`on_mismatch="disable"`) or raises (`"raise"`).
+    kernelevolve::rmsnorm(Tensor x, Tensor weight, *, int config=0) -> Tensor
+
+The op is functional (it takes the state, mutates nothing, returns fresh tensors), so it serves any
+module instance with the reference's structure, and `torch.library.opcheck` passes it. Calls are
+routed by `export.dispatch.Dispatcher`: a searched shape's kernel at that shape, the nearest
+searched kernel for other shapes of its power-of-two bucket once a first call has matched it to the
+reference, the reference elsewhere; each call's path is recorded (`calls`, `counts`). The fake
+(meta) implementation and the backward run the reference itself on fake / saved tensors, so tracing
+needs no kernel and training still works.
+
+With `verify=True` every kernel is checked once when loaded, as the search checks it
+(`export.reverify`); a mismatch disables that shape (`on_mismatch="disable"`) or raises (`"raise"`).
 """
 
 from __future__ import annotations
 
-import collections
 import copy
+import inspect
 import itertools
+import keyword
 import logging
-import random
 import re
 import types
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kernelevolve.export.dispatch import Dispatcher, signature
 from kernelevolve.export.loader import KernelLoadError, interpreter_ready, load_kernel_class
+from kernelevolve.export.reverify import ON_MISMATCH, KernelVerificationError, verify_kernels
 from kernelevolve.export.store import Artifact, ArtifactStore, artifacts_from_run
 from kernelevolve.types import KernelSpec
 
@@ -40,10 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NAMESPACE = "kernelevolve"
-REFERENCE_PATH = "reference"
-_NOT_APPLICABLE = "not applicable"
-_ON_MISMATCH = ("disable", "raise")
-_op_counter = itertools.count()
+_op_counter = itertools.count(2)
 _wrapper_classes: dict[type, type] = {}
 
 
@@ -62,15 +63,7 @@ class ExportError(ValueError):
     """A winner that cannot be exported as asked; the message says why."""
 
 
-class KernelVerificationError(RuntimeError):
-    """A kernel did not match the reference when re-verified on load."""
-
-
 # ------------------------------------------------------------------------------------------ helpers
-
-
-def _signature(inputs: Sequence[Any]) -> tuple[tuple[Any, ...], ...]:
-    return tuple((tuple(int(d) for d in t.shape), str(t.dtype)) for t in inputs)
 
 
 def _state_names(model: torch.nn.Module) -> list[str]:
@@ -82,7 +75,7 @@ def _fresh(out: Any, sources: Sequence[torch.Tensor]) -> Any:
     import torch
 
     if isinstance(out, (tuple, list)):
-        return [_fresh(o, sources) for o in out]
+        return tuple(_fresh(o, sources) for o in out)
     if not isinstance(out, torch.Tensor):
         raise ExportError(f"the computation returned {type(out).__name__}; a custom op must return tensors")
     pointer = out.untyped_storage().data_ptr()
@@ -91,13 +84,40 @@ def _fresh(out: Any, sources: Sequence[torch.Tensor]) -> Any:
     return out
 
 
+def _identifier(name: str, taken: set[str]) -> str:
+    """`name` as a schema argument name: word characters only, not a keyword, not taken."""
+    base = re.sub(r"\W+", "_", name).strip("_") or "arg"
+    if base[0].isdigit() or keyword.iskeyword(base) or base in ("config", "self"):
+        base = f"{base}_"
+    out, n = base, 1
+    while out in taken:
+        n += 1
+        out = f"{base}{n}"
+    taken.add(out)
+    return out
+
+
+def argument_names(model: torch.nn.Module, n_inputs: int, state: Sequence[str]) -> list[str]:
+    """Schema names: the forward's parameter names for its inputs (input0... for *args), then the state."""
+    params = [
+        p.name
+        for p in inspect.signature(model.forward).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    taken: set[str] = set()
+    names = [_identifier(params[i] if i < len(params) else f"input{i}", taken) for i in range(n_inputs)]
+    return names + [_identifier(s, taken) for s in state]
+
+
 def _op_name(spec: KernelSpec) -> str:
     import torch
 
     base = re.sub(r"\W+", "_", spec.name).strip("_").lower() or "op"
-    name = f"{base}_{spec.key[:8]}"
-    while hasattr(getattr(torch.ops, NAMESPACE), name):
-        name = f"{base}_{spec.key[:8]}_{next(_op_counter)}"
+    if base[0].isdigit():
+        base = f"op_{base}"
+    name = base
+    while hasattr(getattr(torch.ops, NAMESPACE), name):  # the same spec exported again in this process
+        name = f"{base}_{next(_op_counter)}"
     return name
 
 
@@ -119,17 +139,14 @@ class KernelOp:
         from kernelevolve.platforms import load_platform
         from kernelevolve.specs import reference
 
-        if on_mismatch not in _ON_MISMATCH:
-            raise ValueError(f"on_mismatch must be one of {_ON_MISMATCH}, got {on_mismatch!r}")
+        if on_mismatch not in ON_MISMATCH:
+            raise ValueError(f"on_mismatch must be one of {ON_MISMATCH}, got {on_mismatch!r}")
         self.spec = spec
         self.platform = load_platform(platform)
         self.seed = seed
         self.on_mismatch = on_mismatch
         self.verify_on_load = verify
         self.dtype = reference.torch_dtype(spec.dtype)
-        self.calls: collections.deque[str] = collections.deque(maxlen=history)
-        self.counts: collections.Counter[str] = collections.Counter()
-        self.disabled: dict[tuple[int, str], str] = {}
         self._shapes = {s.name: s for s in spec.shapes}
         unknown = sorted(set(kernels) - set(self._shapes))
         if unknown:
@@ -143,7 +160,15 @@ class KernelOp:
         }
         self._templates: list[torch.nn.Module] = [self._meta_model(spec.shapes[0].name)]
         self.state_names = _state_names(self._templates[0])
-        self._multi, self._by_signature = self._probe_shapes()
+        self.n_outputs, by_signature, n_inputs = self._probe_shapes()
+        self.dispatcher = Dispatcher(
+            {sig: shape for sig, shape in by_signature.items() if shape in self.kernels},
+            self.platform.device,
+            spec.atol,
+            spec.rtol,
+            history=history,
+            label=spec.name,
+        )
         self._classes: dict[str, type] = {}
         self._models: dict[tuple[str, str], torch.nn.Module] = {}
         for name, artifact in self.kernels.items():
@@ -154,11 +179,30 @@ class KernelOp:
             except Exception as exc:  # a kernel that cannot load never serves; the reference does
                 self.disabled[(0, name)] = f"cannot load: {type(exc).__name__}: {exc}"
                 log.warning("kernel for %s/%s disabled: %s", spec.name, name, self.disabled[(0, name)])
+        self.n_inputs = n_inputs
+        self.argument_names = argument_names(self._templates[0], n_inputs, self.state_names)
         self.name = _op_name(spec)
         self.qualname = f"{NAMESPACE}::{self.name}"
         self.op = self._register()
         if verify:
             self.verify()
+
+    # -------------------------------------------------------------------------------- record
+    @property
+    def calls(self) -> Any:
+        return self.dispatcher.calls
+
+    @property
+    def counts(self) -> Any:
+        return self.dispatcher.counts
+
+    @property
+    def disabled(self) -> dict[tuple[int, str], str]:
+        return self.dispatcher.disabled
+
+    @property
+    def schema(self) -> str:
+        return str(self.op._schema)
 
     # -------------------------------------------------------------------------------- set-up
     def _namespace(self, shape: str) -> types.ModuleType:
@@ -176,38 +220,48 @@ class KernelOp:
             namespace.Model, namespace, self.seed, "meta", self.dtype, self.spec.mode
         )
 
-    def _probe_shapes(self) -> tuple[bool, dict[tuple[Any, ...], str]]:
-        """Output arity (from the reference on meta tensors) and the input signature of every shape."""
+    def _probe_shapes(self) -> tuple[int, dict[Any, str], int]:
+        """Outputs (0: one tensor, k: a tuple of k), the signature of every shape, the number of inputs."""
         import torch
 
         from kernelevolve.specs import reference
 
-        by_signature: dict[tuple[Any, ...], str] = {}
-        multi = False
+        by_signature: dict[Any, str] = {}
+        n_outputs, n_inputs = 0, 0
         for index, shape in enumerate(self.spec.shapes):
             namespace = self._namespace(shape.name)
             with torch.device("meta"):
                 inputs = reference.to_device(list(namespace.get_inputs()), "meta", self.dtype)
             if not all(isinstance(t, torch.Tensor) for t in inputs):
                 raise ExportError(f"spec {self.spec.name}: a custom op takes tensor inputs only")
-            by_signature.setdefault(_signature(inputs), shape.name)
+            by_signature.setdefault(signature(inputs), shape.name)
             if index == 0:
+                n_inputs = len(inputs)
                 with torch.no_grad():
                     out = self._templates[0](*inputs)
-                multi = isinstance(out, (tuple, list))
-        return multi, by_signature
+                n_outputs = len(out) if isinstance(out, (tuple, list)) else 0
+        return n_outputs, by_signature, n_inputs
 
     def _register(self) -> Any:
         import torch
 
-        result = "Tensor[]" if self._multi else "Tensor"
-        schema = f"(Tensor[] inputs, Tensor[] state, int config=0) -> {result}"
+        arguments = ", ".join(f"Tensor {name}" for name in self.argument_names)
+        result = f"({', '.join(['Tensor'] * self.n_outputs)})" if self.n_outputs else "Tensor"
+        schema = f"({arguments}{', ' if arguments else ''}*, int config=0) -> {result}"
         op = torch.library.custom_op(self.qualname, self._impl, mutates_args=(), schema=schema)
         op.register_fake(self._fake)
-        op.register_autograd(self._backward, setup_context=self._setup_context)
+        if self.spec.backward is not None:  # a training spec: the searched backward, not the reference's
+            from kernelevolve.specs.training_autograd import register_searched_autograd
+
+            register_searched_autograd(op, self.qualname, self._served_forward, self.n_inputs)
+        else:
+            op.register_autograd(self._backward, setup_context=self._setup_context)
         return getattr(getattr(torch.ops, NAMESPACE), self.name).default
 
     # -------------------------------------------------------------------------------- paths
+    def _split(self, args: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+        return list(args[: self.n_inputs]), list(args[self.n_inputs :])
+
     def _reference_call(self, inputs: Sequence[Any], state: Sequence[Any], config: int) -> Any:
         from torch.func import functional_call
 
@@ -237,66 +291,64 @@ class KernelOp:
         return functional_call(model, dict(zip(self.state_names, state, strict=True)), tuple(inputs))
 
     def serving_shape(self, inputs: Sequence[Any], config: int = 0) -> str | None:
-        """The shape whose kernel would serve these inputs, or None for the reference path."""
-        shape = self._by_signature.get(_signature(inputs))
-        if shape is None or shape not in self._classes or (config, shape) in self.disabled:
-            return None
-        if not inputs or inputs[0].device.type != self.platform.device:
-            return None
-        return shape
+        """The shape whose kernel would serve (or be tried on) these inputs, or None for the reference."""
+        return self.dispatcher.route(inputs, config, self._classes)[0]
 
-    def _impl(self, inputs: list[Any], state: list[Any], config: int = 0) -> Any:
+    def _impl(self, *args: Any, config: int = 0) -> Any:
+        inputs, state = self._split(args)
+        out = self.dispatcher.run(
+            inputs,
+            config,
+            self._classes,
+            kernel=lambda shape: self._kernel_call(shape, inputs, state),
+            reference=lambda: self._reference_call(inputs, state, config),
+            disabling=(ExportError,),
+        )
+        return _fresh(out, args)
+
+    def _served_forward(self, inputs: Sequence[Any], state: Sequence[Any], config: int) -> Any:
+        """The forward as it serves these inputs (kernel or reference), for the searched backward to differentiate."""
         shape = self.serving_shape(inputs, config)
-        path = REFERENCE_PATH
-        out = None
-        if shape is not None:
-            try:
-                out = self._kernel_call(shape, inputs, state)
-                path = f"kernel:{shape}"
-            except ExportError as exc:
-                self.disabled[(config, shape)] = str(exc)
-                log.warning("kernel for %s/%s disabled: %s", self.spec.name, shape, exc)
-        if out is None:
-            out = self._reference_call(inputs, state, config)
-        self.calls.append(path)
-        self.counts[path] += 1
-        return _fresh(out, [*inputs, *state])
+        if shape is None:
+            return self._reference_call(inputs, state, config)
+        return self._kernel_call(shape, inputs, state)
 
-    def _fake(self, inputs: list[Any], state: list[Any], config: int = 0) -> Any:
+    def _fake(self, *args: Any, config: int = 0) -> Any:
         import torch
 
+        inputs, state = self._split(args)
         out = self._reference_call(inputs, state, config)  # the reference on fake (meta) tensors
         if isinstance(out, (tuple, list)):
-            return [torch.empty_like(o) for o in out]
+            return tuple(torch.empty_like(o) for o in out)
         return torch.empty_like(out)
 
-    def _setup_context(self, ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
-        tensors, state, config = inputs
-        ctx.n_inputs = len(tensors)
-        ctx.config = config
-        ctx.save_for_backward(*tensors, *state)
+    def _setup_context(
+        self, ctx: Any, inputs: tuple[Any, ...], keyword_only_inputs: dict[str, Any], output: Any
+    ) -> None:
+        ctx.config = keyword_only_inputs.get("config", 0)
+        ctx.save_for_backward(*inputs)
 
-    def _backward(self, ctx: Any, grad: Any) -> tuple[Any, Any, None]:
+    def _backward(self, ctx: Any, *grads: Any) -> tuple[Any, ...]:
         """Gradients of the reference computation (vjp), for every floating input and state tensor."""
         import torch
 
         saved = list(ctx.saved_tensors)
-        n = ctx.n_inputs
         wanted = [i for i, t in enumerate(saved) if t.is_floating_point()]
 
         def run(*leaves: Any) -> Any:
             values = list(saved)
             for index, leaf in zip(wanted, leaves, strict=True):
                 values[index] = leaf
-            out = self._reference_call(values[:n], values[n:], ctx.config)
+            inputs, state = self._split(values)
+            out = self._reference_call(inputs, state, ctx.config)
             return tuple(out) if isinstance(out, (tuple, list)) else out
 
         _, vjp = torch.func.vjp(run, *[saved[i] for i in wanted])[:2]
-        grads = vjp(tuple(grad) if isinstance(grad, (tuple, list)) else grad)
+        found = vjp(tuple(grads) if self.n_outputs else grads[0])
         full: list[Any] = [None] * len(saved)
-        for index, value in zip(wanted, grads, strict=True):
+        for index, value in zip(wanted, found, strict=True):
             full[index] = value
-        return full[:n], full[n:], None
+        return tuple(full)
 
     # -------------------------------------------------------------------------------- use
     def __call__(self, *inputs: Any, state: Sequence[Any] | Mapping[str, Any] | None = None) -> Any:
@@ -307,8 +359,7 @@ class KernelOp:
             if self.state_names:
                 raise ExportError(f"this op needs state tensors {self.state_names} (or use .wrap(module))")
             state = []
-        out = self.op(list(inputs), list(state), 0)
-        return tuple(out) if self._multi else out
+        return self.op(*inputs, *state)
 
     def wrap(self, module: torch.nn.Module) -> torch.nn.Module:
         """A drop-in for `module`: same class (a subclass), same parameters (shared), forward via the op."""
@@ -324,9 +375,7 @@ class KernelOp:
         cls: Any = _wrapper_class(type(module))
         wrapped = cls.__new__(cls)
         wrapped.__dict__.update(module.__dict__)
-        wrapped.__dict__.update(
-            _kernelevolve_op=self.op, _kernelevolve_config=config, _kernelevolve_multi=self._multi
-        )
+        wrapped.__dict__.update(_kernelevolve_op=self.op, _kernelevolve_config=config)
         return wrapped
 
     def module(self, device: str | None = None) -> torch.nn.Module:
@@ -342,14 +391,6 @@ class KernelOp:
     def disabled_shapes(self, config: int = 0) -> dict[str, str]:
         return {shape: why for (c, shape), why in self.disabled.items() if c == config}
 
-    # -------------------------------------------------------------------------------- verification
-    def _verify_device(self) -> str | None:
-        import torch
-
-        if self.platform.device == "cpu":
-            return "cpu"
-        return "cuda" if torch.cuda.is_available() else None
-
     def verify(
         self,
         config: int = 0,
@@ -357,73 +398,14 @@ class KernelOp:
         trials: int | None = None,
         state: Sequence[Any] | None = None,
     ) -> dict[str, str]:
-        """Check each served shape's kernel against the reference once; returns shape -> problem ('' if ok).
+        """Check each served shape's kernel against the reference once (`export.reverify.verify_kernels`)."""
+        return verify_kernels(self, config, seed, trials, state)
 
-        `trials` defaults to the platform's `correctness_trials`, as in the search. `state` is the
-        module's own parameters and buffers (default: the spec's seeded Model at each shape);
-        floating ones are perturbed so a kernel that ignores or caches weights shows up.
-        """
-        from kernelevolve.verify import platform_settings
-
-        device = self._verify_device()
-        if device is None:
-            log.info("%s: no %s device here; kernels not re-verified", self.qualname, self.platform.device)
-            return {}
-        base_seed = random.SystemRandom().randrange(1 << 30) if seed is None else seed
-        if trials is None:
-            trials = platform_settings(self.platform.name).correctness_trials
-        outcome: dict[str, str] = {}
-        for shape in [s for s in self._classes if (config, s) not in self.disabled]:
-            problem = self._verify_shape(shape, config, device, base_seed, trials, state)
-            outcome[shape] = problem
-            if not problem:
-                continue
-            self.disabled[(config, shape)] = problem
-            if problem.startswith(_NOT_APPLICABLE):  # e.g. a module whose weights fit another shape
-                log.info("%s: kernel for shape %s unused: %s", self.qualname, shape, problem)
-                continue
-            log.warning("%s: kernel for shape %s disabled: %s", self.qualname, shape, problem)
-            if self.on_mismatch == "raise":
-                raise KernelVerificationError(f"{self.spec.name} at shape {shape}: {problem}")
-        return outcome
-
-    def _verify_shape(
-        self, shape: str, config: int, device: str, seed: int, trials: int, state: Sequence[Any] | None
-    ) -> str:
+    def opcheck(self, *inputs: Any, state: Sequence[Any] = (), **options: Any) -> dict[str, str]:
+        """`torch.library.opcheck` on this op with these inputs (and state): test name -> outcome."""
         import torch
 
-        from kernelevolve.eval import correctness, stages
-        from kernelevolve.specs import reference
-
-        namespace = self._namespace(shape)
-        index = [s.name for s in self.spec.shapes].index(shape)
-        if state is None:
-            model = reference.build_model(
-                namespace.Model, namespace, self.seed, device, self.dtype, self.spec.mode
-            )
-            state = [*model.parameters(), *model.buffers()]
-        torch.manual_seed(seed)
-        weights = [
-            (t.detach().to(device) * (0.5 + torch.rand_like(t, device=device)))
-            if t.is_floating_point()
-            else t.detach().to(device)
-            for t in state
-        ]
-        try:
-            # The harness's own input maker and trial seeds: inputs made, and checked, as in the search.
-            verdict = correctness.check_correctness(
-                lambda *x: self._reference_call(x, weights, config),
-                lambda *x: self._kernel_call(shape, x, weights),
-                stages.input_maker(namespace, device, self.dtype),
-                [stages.trial_seed(seed, index, t) for t in range(trials)],
-                self.spec.atol,
-                self.spec.rtol,
-            )
-        except correctness.CandidateFailure as failure:
-            return f"kernel raised {type(failure.original).__name__}: {failure.original}"
-        except (reference.ReferenceSpecError, ExportError) as exc:
-            return f"{_NOT_APPLICABLE}: {exc}"
-        return "" if verdict.ok else f"{verdict.check}: {verdict.feedback}"
+        return torch.library.opcheck(self.op, (*inputs, *state), **options)
 
     # -------------------------------------------------------------------------------- constructors
     @classmethod
@@ -465,9 +447,9 @@ class KernelOp:
 
 
 def _wrapped_forward(self: Any, *inputs: Any) -> Any:
-    state = [*self.parameters(), *self.buffers()]
-    out = self._kernelevolve_op(list(inputs), state, self._kernelevolve_config)
-    return tuple(out) if self._kernelevolve_multi else out
+    return self._kernelevolve_op(
+        *inputs, *self.parameters(), *self.buffers(), config=self._kernelevolve_config
+    )
 
 
 def _wrapper_class(base: type) -> type:

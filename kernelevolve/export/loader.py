@@ -11,6 +11,8 @@ import logging
 import os
 import sys
 import threading
+import types
+from typing import Any
 
 from kernelevolve.types import candidate_id
 
@@ -25,21 +27,63 @@ class KernelLoadError(ValueError):
 
 
 def _use_interpreter() -> None:
-    """Run Triton on CPU tensors: its interpreter must be on before triton is first imported.
+    """Run Triton on CPU tensors: TRITON_INTERPRET=1 for the process, and Triton's own helpers interpreted.
 
     Triton decides at import time whether its own helpers (tl.cdiv, tl.sum...) are interpreted, and
     reads TRITON_INTERPRET again when a kernel is decorated and first launched; so, like an
-    evaluation worker, the process keeps TRITON_INTERPRET=1 once a CPU kernel is loaded.
+    evaluation worker, the process keeps TRITON_INTERPRET=1 once a CPU kernel is loaded. Where triton
+    was imported compiled (torch._dynamo imports it) on a machine with no GPU, the helpers are
+    switched to their interpreted form here, as the import would have made them; with a GPU that
+    would break compiled kernels in this process, so it raises instead.
     """
     if "triton" in sys.modules and not interpreter_ready():
-        raise KernelLoadError(
-            "triton was imported before TRITON_INTERPRET=1 was set (torch._dynamo imports it), so its "
-            "helpers are compiled, not interpreted, and Triton kernels cannot run on CPU tensors here; "
-            "set TRITON_INTERPRET=1 in the environment, or in os.environ before importing torch._dynamo"
-        )
+        import torch
+
+        if torch.cuda.is_available():
+            raise KernelLoadError(
+                "triton was imported before TRITON_INTERPRET=1 was set (torch._dynamo imports it), so its "
+                "helpers are compiled, and this process has a GPU whose kernels need them so: run CPU "
+                "Triton kernels in a process started with TRITON_INTERPRET=1, or load them for the GPU"
+            )
+        count = _interpret_triton_language()
+        log.info("triton was imported compiled; %d of its helpers switched to the interpreter", count)
     if os.environ.get("TRITON_INTERPRET") != "1":
         log.info("setting TRITON_INTERPRET=1 for this process to run Triton kernels on the CPU")
         os.environ["TRITON_INTERPRET"] = "1"
+
+
+def _interpret_triton_language() -> int:
+    """Replace every `@jit` helper of triton.language (module attributes, tensor methods) by its
+    interpreted form, as `import triton` does under TRITON_INTERPRET=1; returns how many."""
+    from triton.language import core
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    modules = [
+        m
+        for name, m in list(sys.modules.items())
+        if isinstance(m, types.ModuleType)
+        and (name == "triton.language" or name.startswith("triton.language."))
+    ]
+    swapped: dict[int, Any] = {}
+    for module in modules:
+        for key, value in list(vars(module).items()):
+            if isinstance(value, JITFunction):
+                swapped.setdefault(id(value), InterpretedFunction(value.fn))
+                setattr(module, key, swapped[id(value)])
+    for key, value in list(vars(core.tensor).items()):
+        if isinstance(value, JITFunction):
+            interpreted = swapped.setdefault(id(value), InterpretedFunction(value.fn))
+            # Under the interpreter a tensor method is a plain function (bound to the tensor), not the helper
+            setattr(core.tensor, key, _method(interpreted))
+    return len(swapped)
+
+
+def _method(function: Any) -> Any:
+    def method(*args: Any, **kwargs: Any) -> Any:
+        return function(*args, **kwargs)
+
+    return method
 
 
 def interpreter_ready() -> bool:

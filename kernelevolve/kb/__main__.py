@@ -62,7 +62,19 @@ def _check(source: Path) -> int:
 
 
 def _build(source: Path, cache: Path | None) -> int:
-    kb = KnowledgeBase.build(load_documents(source), directory=cache or default_kb_dir())
+    from kernelevolve.kb.encoder import default_encoder
+    from kernelevolve.results.progress import Progress
+
+    documents = load_documents(source)
+    chunks = sum(len(chunk_document(doc)) for doc in documents)
+    with Progress(prefix="kb build: ") as progress:
+        progress.phase("loading the sentence encoder")
+        encoder = default_encoder()
+        _ = encoder.dim  # loads the model
+        progress.phase(f"embedding {len(documents)} documents", total=chunks, unit="chunks")
+        kb = KnowledgeBase.build(
+            documents, encoder, directory=cache or default_kb_dir(), on_embedded=progress.advance
+        )
     print(f"{len(kb.documents)} documents, {kb.chunk_count} chunks")
     print(f"index: {kb.index_path}")
     return 0

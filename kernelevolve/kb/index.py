@@ -16,7 +16,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 META_FILE = "meta.json"
 FORMAT_VERSION = 1
 SNIPPET_CHARS = 280
+ENCODE_BATCH = 64  # chunks embedded per step of `build` (a progress bar moves per step)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,12 @@ class Hit:
 
 def default_kb_dir() -> Path:
     return cache_dir() / "kb"
+
+
+def _stack(parts: list[Any]) -> Any:
+    import numpy as np
+
+    return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
 
 
 def _faiss() -> Any:
@@ -121,8 +128,10 @@ class KnowledgeBase:
         documents: Sequence[Document],
         encoder: Encoder | None = None,
         directory: Path | None = None,
+        on_embedded: Callable[[int], None] | None = None,
     ) -> KnowledgeBase:
-        """Embed every chunk, write the index and metadata into `directory`, and return the KB."""
+        """Embed every chunk, write the index and metadata into `directory`, and return the KB.
+        `on_embedded` is told how many chunks each batch embedded (a progress bar's step)."""
         faiss = _faiss()
         encoder = encoder or default_encoder()
         directory = directory or default_kb_dir()
@@ -132,7 +141,14 @@ class KnowledgeBase:
             raise ValueError("document ids must be unique")
         chunks = [chunk for doc in documents for chunk in chunk_document(doc)]
         started = time.perf_counter()
-        vectors = encoder.encode([chunk.text for chunk in chunks])
+        texts = [chunk.text for chunk in chunks]
+        batches = [texts[i : i + ENCODE_BATCH] for i in range(0, len(texts), ENCODE_BATCH)] or [[]]
+        parts = []
+        for batch in batches:
+            parts.append(encoder.encode(batch))
+            if on_embedded is not None:
+                on_embedded(len(batch))
+        vectors = parts[0] if len(parts) == 1 else _stack(parts)
         index = faiss.IndexFlatIP(vectors.shape[1])
         index.add(vectors)
         key = content_hash(documents, salt=encoder.name)

@@ -44,6 +44,7 @@ class CachedReply:
     prompt_tokens: int
     completion_tokens: int
     model: str
+    finish_reason: str = "stop"
 
 
 class ResponseCache:
@@ -65,6 +66,7 @@ class ResponseCache:
                 prompt_tokens=int(data.get("prompt_tokens", 0)),
                 completion_tokens=int(data.get("completion_tokens", 0)),
                 model=str(data.get("model", "")),
+                finish_reason=str(data.get("finish_reason", "stop")),
             )
         except FileNotFoundError:
             return None
@@ -82,6 +84,7 @@ class ResponseCache:
                 "prompt_tokens": reply.prompt_tokens,
                 "completion_tokens": reply.completion_tokens,
                 "model": reply.model,
+                "finish_reason": reply.finish_reason,
             },
             ensure_ascii=False,
         )

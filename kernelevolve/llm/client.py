@@ -1,8 +1,9 @@
 """Chat-completion clients: any OpenAI-compatible endpoint, and a scripted one for tests.
 
-Both share `complete()`: cache lookup, the request, token/cost accounting and the cache write.
-Only the request differs. `openai` is imported on first use so `import kernelevolve` works
-without it.
+Both share `complete()`: cache lookup, the request, token/cost accounting and the cache write,
+and one more request with twice the room when a reply was cut off at the token limit
+(finish_reason "length"). Only the request differs. `openai` is imported on first use so
+`import kernelevolve` works without it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlparse
 
@@ -44,6 +45,7 @@ class LLMConfig:
     price_per_1k_output: float = 0.0
     backoff_s: float = 1.0  # first retry delay; doubles per attempt, with jitter
     backoff_max_s: float = 30.0
+    retry_truncated: bool = True  # a reply cut off at max_tokens is asked once more with twice the room
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -77,19 +79,31 @@ class LLMConfig:
 @dataclass(frozen=True)
 class LLMResponse:
     text: str
-    prompt_tokens: int
+    prompt_tokens: int  # summed over the requests behind this reply (a truncated first try included)
     completion_tokens: int
     cached: bool
     latency_s: float
     model: str
+    finish_reason: str = "stop"  # "length": cut off at the token limit
+    requests: int = 1  # 2 when a truncated reply was asked again with more room; 0 from the cache
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+
+# Why an endpoint did not answer, for the run's health summary.
+UNAVAILABLE_KINDS = ("timeout", "connection", "server_error", "rate_limited", "refused", "malformed", "setup")
 
 
 class LLMUnavailable(RuntimeError):
-    """The endpoint could not answer (after retries where retrying made sense)."""
+    """The endpoint could not answer (after retries where retrying made sense). `kind` is one of
+    UNAVAILABLE_KINDS."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, kind: str = "connection") -> None:
         super().__init__(reason)
         self.reason = reason
+        self.kind = kind
 
 
 @runtime_checkable
@@ -130,18 +144,60 @@ class _ClientBase:
         max_tokens: int | None = None,
         sample: int = 0,
     ) -> LLMResponse:
-        """One chat completion. `sample` numbers repeated asks of the same prompt (cache key)."""
+        """One chat completion. `sample` numbers repeated asks of the same prompt (cache key). A reply
+        cut off at the token limit is asked for once more with twice the room (`retry_truncated`);
+        if that fails or is cut off too, the truncated reply is returned (`truncated` says so)."""
         temp = self.config.temperature if temperature is None else temperature
         key = cache_key(self.config.model, messages, temp, sample)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
                 self.accounting.record_cached()
-                return LLMResponse(hit.text, hit.prompt_tokens, hit.completion_tokens, True, 0.0, hit.model)
+                return LLMResponse(
+                    hit.text,
+                    hit.prompt_tokens,
+                    hit.completion_tokens,
+                    True,
+                    0.0,
+                    hit.model,
+                    hit.finish_reason,
+                    0,
+                )
+        budget = max_tokens or self.config.max_tokens
+        response = self._counted(messages, temp, budget)
+        if response.truncated and self.config.retry_truncated:
+            log.debug("LLM reply cut off at %d tokens; asking again with %d", budget, 2 * budget)
+            try:
+                longer = self._counted(messages, temp, 2 * budget)
+            except LLMUnavailable as exc:
+                log.debug("the longer request failed (%s); keeping the truncated reply", exc.reason)
+            else:
+                response = replace(
+                    longer,
+                    prompt_tokens=response.prompt_tokens + longer.prompt_tokens,
+                    completion_tokens=response.completion_tokens + longer.completion_tokens,
+                    latency_s=response.latency_s + longer.latency_s,
+                    requests=2,
+                )
+        if self.cache is not None:
+            reply = CachedReply(
+                response.text,
+                response.prompt_tokens,
+                response.completion_tokens,
+                response.model,
+                response.finish_reason,
+            )
+            self.cache.put(key, reply)
+        return response
+
+    def _counted(
+        self, messages: Sequence[Message], temperature: float | None, max_tokens: int
+    ) -> LLMResponse:
+        """One request, with its tokens, cost and latency (or its failure) in the accounting."""
         try:
-            response = self._request(messages, temp, max_tokens or self.config.max_tokens)
-        except LLMUnavailable:
-            self.accounting.record_failure()
+            response = self._request(messages, temperature, max_tokens)
+        except LLMUnavailable as exc:
+            self.accounting.record_failure(exc.kind)
             raise
         cost = call_cost_usd(
             response.prompt_tokens,
@@ -150,13 +206,12 @@ class _ClientBase:
             self.config.price_per_1k_output,
         )
         self.accounting.record_call(
-            response.prompt_tokens, response.completion_tokens, cost, response.latency_s
+            response.prompt_tokens,
+            response.completion_tokens,
+            cost,
+            response.latency_s,
+            truncated=response.truncated,
         )
-        if self.cache is not None:
-            reply = CachedReply(
-                response.text, response.prompt_tokens, response.completion_tokens, response.model
-            )
-            self.cache.put(key, reply)
         return response
 
     def _request(
@@ -193,7 +248,8 @@ class OpenAICompatibleClient(_ClientBase):
         if self.config.is_local:
             return "EMPTY"  # local servers (vLLM, SGLang, Ollama) accept any key
         raise LLMUnavailable(
-            f"environment variable {self.config.api_key_env} is not set (needed for {self.config.base_url})"
+            f"environment variable {self.config.api_key_env} is not set (needed for {self.config.base_url})",
+            "setup",
         )
 
     def _client(self) -> Any:
@@ -203,7 +259,7 @@ class OpenAICompatibleClient(_ClientBase):
                     import openai
                 except ImportError as exc:
                     raise LLMUnavailable(
-                        "the openai package is not installed (pip install 'kernelevolve[llm]')"
+                        "the openai package is not installed (pip install 'kernelevolve[llm]')", "setup"
                     ) from exc
                 # The SDK's HTTP layer logs every request at INFO; unless the user set a level for
                 # it, keep it to warnings so a run's log shows our messages, not one line per call.
@@ -248,7 +304,7 @@ class OpenAICompatibleClient(_ClientBase):
         if temperature is not None:
             request["temperature"] = temperature
         attempts = self.config.max_retries + 1
-        last = ""
+        last, kind = "", "connection"
         for attempt in range(attempts):
             retry_after: float | None = None
             try:
@@ -260,13 +316,24 @@ class OpenAICompatibleClient(_ClientBase):
                 status = exc.status_code
                 last = f"HTTP {status}: {_short(exc.message)}"
                 if status not in _RETRYABLE_STATUS and status < 500:
-                    raise LLMUnavailable(f"{self.config.base_url} refused the request: {last}") from exc
+                    raise LLMUnavailable(
+                        f"{self.config.base_url} refused the request: {last}", "refused"
+                    ) from exc
+                kind = "rate_limited" if status == 429 else "server_error"
                 retry_after = _retry_after(exc.response.headers)
             except openai.APITimeoutError:
-                last = f"no answer within {self.config.timeout_s:g} s"
+                last, kind = f"no answer within {self.config.timeout_s:g} s", "timeout"
             except openai.APIConnectionError as exc:
                 cause = exc.__cause__ or exc
                 last = f"connection failed: {_short(str(cause)) or type(cause).__name__}"
+                kind = "connection"
+            except (openai.APIResponseValidationError, ValueError) as exc:  # JSONDecodeError is a ValueError
+                # not a chat completion at all: asking again gets the same answer
+                raise LLMUnavailable(
+                    f"{self.config.base_url} answered with something that is not an OpenAI chat completion "
+                    f"({type(exc).__name__}: {_short(str(exc))}); is it an OpenAI-compatible endpoint?",
+                    "malformed",
+                ) from None
             if attempt + 1 < attempts:
                 self.accounting.record_retry()
                 delay = self._delay(attempt, retry_after)
@@ -274,18 +341,21 @@ class OpenAICompatibleClient(_ClientBase):
                     "LLM attempt %d/%d failed (%s); retrying in %.2f s", attempt + 1, attempts, last, delay
                 )
                 self._sleep(delay)
-        raise LLMUnavailable(f"{self.config.base_url}: gave up after {attempts} attempts; last error: {last}")
+        raise LLMUnavailable(
+            f"{self.config.base_url}: gave up after {attempts} attempts; last error: {last}", kind
+        )
 
     def _to_response(self, completion: Any, latency_s: float) -> LLMResponse:
         choices = getattr(completion, "choices", None) or []
         text = (choices[0].message.content or "") if choices else ""
+        finish_reason = str(getattr(choices[0], "finish_reason", None) or "stop") if choices else "stop"
         usage = getattr(completion, "usage", None)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
         if usage is None:
             completion_tokens = _rough_tokens(text)
         model = str(getattr(completion, "model", "") or self.config.model)
-        return LLMResponse(text, prompt_tokens, completion_tokens, False, latency_s, model)
+        return LLMResponse(text, prompt_tokens, completion_tokens, False, latency_s, model, finish_reason)
 
 
 def _short(text: str, limit: int = 300) -> str:
@@ -341,7 +411,7 @@ class ScriptedClient(_ClientBase):
                 reply = self._script[self._next]
                 self._next += 1
             else:
-                reply = LLMUnavailable("scripted client: no replies left")
+                reply = LLMUnavailable("scripted client: no replies left", "server_error")
         if isinstance(reply, LLMUnavailable):
             raise reply
         prompt_tokens = sum(len(m.get("content", "").split()) for m in request)

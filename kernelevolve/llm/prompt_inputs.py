@@ -1,20 +1,21 @@
 """What one LLM operator call needs, read from the search graph into a `PromptInputs` value.
 
-`gather_inputs` collects the parents and their reports, a sibling attempt, per-shape shapes and
-traffic, a bottleneck diagnosis, backend guidance and knowledge-base retrievals. Turning that
+`gather_inputs` collects the parents and their reports, the lineage's attempts (llm/memory.py),
+per-shape shapes and traffic, a bottleneck diagnosis, backend guidance and knowledge-base retrievals. Turning that
 value into text is kernelevolve/llm/prompts.py's job.
 """
 
 from __future__ import annotations
 
-import difflib
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kernelevolve.llm.diagnosis import Diagnosis, diagnose, telling_line
+from kernelevolve.llm.diagnosis import Diagnosis, diagnose
+from kernelevolve.llm.memory import Attempt, recall
+from kernelevolve.llm.retrieval import Situation
 from kernelevolve.specs.traced_tags import program_tags
 from kernelevolve.specs.traffic import IOSummary, describe_io
 from kernelevolve.types import Baseline, EvalReport, FitnessValue, KernelSpec
@@ -37,10 +38,10 @@ _DEFAULT_GUIDANCE = {
         "with cute.compile and reuse the compiled function across calls."
     ),
 }
-_DIFF_LINES = 60
+MEMORY_TOKENS = 1200  # default budget of the attempts section
 
-# (query, platform, backend) -> [(title, text)] or [(id, title, text)], best first.
-Retriever = Callable[[str, "Platform", str], Sequence[Sequence[str]]]
+# situation -> [(title, text)] or [(id, title, text)], best first (llm/retrieval.py's KBRetriever).
+Retriever = Callable[[Situation], Sequence[Sequence[str]]]
 
 
 @dataclass(frozen=True)
@@ -50,16 +51,6 @@ class ParentInfo:
     backend: str
     report: EvalReport | None
     fitness: FitnessValue | None = None
-
-
-@dataclass(frozen=True)
-class SiblingInfo:
-    """Another child of the same parent: what it changed and how it fared."""
-
-    id: str
-    mode: str
-    outcome: str
-    diff: str
 
 
 @dataclass(frozen=True)
@@ -79,7 +70,8 @@ class PromptInputs:
     baselines: Mapping[str, Baseline] = field(default_factory=dict)
     io: Mapping[str, IOSummary | None] = field(default_factory=dict)  # shape name -> shapes/traffic
     diagnosis: Diagnosis | None = None
-    sibling: SiblingInfo | None = None
+    attempts: tuple[Attempt, ...] = ()  # the lineage's attempts, most recent first
+    memory_tokens: int = MEMORY_TOKENS
     retrieved: tuple[RetrievedDoc, ...] = ()
     guidance: str = ""
     strict: bool = True
@@ -107,39 +99,6 @@ def backend_guidance(backend: str, platform: Platform) -> str:
     return text
 
 
-def _outcome(report: EvalReport | None, fitness: FitnessValue | None) -> str:
-    if report is None:
-        return "not evaluated yet"
-    if report.ok:
-        speed = f"{fitness.objective:.2f}x eager (geomean)" if fitness and fitness.feasible else "correct"
-        return f"ok, {speed}"
-    detail = telling_line(report.feedback, 160)
-    return (
-        f"{report.status.value}"
-        + (f" ({report.error_name})" if report.error_name else "")
-        + (f": {detail}" if detail else "")
-    )
-
-
-def _sibling(ctx: ProposalContext, parent_id: str) -> SiblingInfo | None:
-    """The most recently made evaluated child of the parent, with its diff against the parent."""
-    graph = ctx.graph
-    children = [graph.node(c) for c in graph.children(parent_id)]
-    done = [n for n in children if n.evaluated]
-    if not done:
-        return None
-    child = max(done, key=lambda n: n.order)
-    parent_src = graph.node(parent_id).candidate.source.splitlines()
-    diff = list(
-        difflib.unified_diff(
-            parent_src, child.candidate.source.splitlines(), "parent", "sibling", n=2, lineterm=""
-        )
-    )
-    if len(diff) > _DIFF_LINES:
-        diff = diff[:_DIFF_LINES] + [f"... ({len(diff) - _DIFF_LINES} more diff lines)"]
-    return SiblingInfo(child.id, child.candidate.mode, _outcome(child.report, child.fitness), "\n".join(diff))
-
-
 def _baselines(ctx: ProposalContext, parents: Sequence[ParentInfo]) -> dict[str, Baseline]:
     """The run's baselines (recorded by the engine as a graph event), else those in a report."""
     recorded = ctx.graph.recorded_baselines()
@@ -152,13 +111,11 @@ def _baselines(ctx: ProposalContext, parents: Sequence[ParentInfo]) -> dict[str,
     return {}
 
 
-def _retrieve(
-    retriever: Retriever | None, query: str, platform: Platform, backend: str
-) -> tuple[RetrievedDoc, ...]:
+def _retrieve(retriever: Retriever | None, situation: Situation) -> tuple[RetrievedDoc, ...]:
     if retriever is None:
         return ()
     try:
-        found = retriever(query, platform, backend)
+        found = retriever(situation)
     except Exception:  # retrieval is an aid; a broken index must not stop proposals
         log.warning("knowledge-base retrieval failed; continuing without it", exc_info=True)
         return ()
@@ -179,6 +136,7 @@ def gather_inputs(
     *,
     retriever: Retriever | None = None,
     strict: bool = True,
+    memory_tokens: int = MEMORY_TOKENS,
 ) -> PromptInputs:
     """Everything `build_prompt` needs for one call, read from the context's graph."""
     graph, spec, platform = ctx.graph, ctx.spec, ctx.platform
@@ -195,9 +153,8 @@ def gather_inputs(
         moved = {k: v.bytes_moved for k, v in io.items() if v and v.bytes_moved}
         flops = {k: v.flops for k, v in io.items() if v and v.flops}
         diagnosis = diagnose(parents[0].report, baselines, spec, platform, moved, flops)
-    query = diagnosis.query if diagnosis else "first kernel design"
-    query = " ".join([query, backend, *program_tags(spec)])  # what the reference does, not its name
-    sibling = _sibling(ctx, parents[0].id) if len(parents) == 1 else None
+    # what the reference does (its traced tags), never its name
+    situation = Situation(platform, backend, program_tags(spec), diagnosis, spec.dtype)
     return PromptInputs(
         mode=mode,
         spec=spec,
@@ -207,8 +164,9 @@ def gather_inputs(
         baselines=baselines,
         io=io,
         diagnosis=diagnosis,
-        sibling=sibling,
-        retrieved=_retrieve(retriever, query, platform, backend),
+        attempts=recall(graph, parent_ids, mode) if memory_tokens > 0 else (),
+        memory_tokens=memory_tokens,
+        retrieved=_retrieve(retriever, situation),
         guidance=backend_guidance(backend, platform),
         strict=strict,
     )

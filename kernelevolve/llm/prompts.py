@@ -17,12 +17,12 @@ from string import Template
 from typing import TYPE_CHECKING
 
 from kernelevolve.llm.diagnosis import Diagnosis
+from kernelevolve.llm.memory import memory_section
 from kernelevolve.llm.prompt_inputs import (
     ParentInfo,
     PromptInputs,
     RetrievedDoc,
     Retriever,
-    SiblingInfo,
     backend_guidance,
     gather_inputs,
 )
@@ -39,7 +39,6 @@ __all__ = [
     "PromptInputs",
     "RetrievedDoc",
     "Retriever",
-    "SiblingInfo",
     "backend_guidance",
     "build_prompt",
     "fill_template",
@@ -50,7 +49,6 @@ __all__ = [
     "platform_section",
     "problem_section",
     "report_section",
-    "sibling_section",
     "timing_table",
     "title",
 ]
@@ -203,18 +201,6 @@ def parents_section(inputs: PromptInputs) -> str:
     return "\n\n".join(blocks)
 
 
-def sibling_section(sibling: SiblingInfo | None) -> str:
-    if sibling is None:
-        return ""
-    lines = [
-        f"## An earlier attempt from the same parent ({sibling.mode}, id {sibling.id}): {sibling.outcome}"
-    ]
-    if sibling.diff:
-        lines += ["Its change against the parent:", "```diff", sibling.diff, "```"]
-    lines.append("Learn from it: build on what worked, do not repeat what failed.")
-    return "\n".join(lines)
-
-
 def knowledge_section(docs: Sequence[RetrievedDoc]) -> str:
     if not docs:
         return ""
@@ -280,7 +266,9 @@ def build_prompt(inputs: PromptInputs) -> Prompt:
         platform=platform_section(inputs.platform),
         parents=parents_section(inputs),
         diagnosis=inputs.diagnosis.statement if inputs.diagnosis else "none available",
-        sibling=sibling_section(inputs.sibling),
+        memory=memory_section(
+            inputs.attempts, inputs.parents[0].id if inputs.parents else "", inputs.memory_tokens
+        ),
         guidance=guidance,
         knowledge=knowledge_section(inputs.retrieved),
         answer_format=answer,

@@ -10,7 +10,8 @@ from typing import Any
 
 from kernelevolve.eval.own_kernels import kernel_use
 from kernelevolve.results.evaluation_log import evaluation_log
-from kernelevolve.results.format import first_line
+from kernelevolve.results.format import first_line, format_speedup
+from kernelevolve.results.versions import versions
 from kernelevolve.search.fitness import VERIFIED_FLAG, score
 from kernelevolve.search.graph import Node, SearchGraph, best_strict
 from kernelevolve.specs.input_distributions import distribution_outcomes, failed_distributions
@@ -146,6 +147,7 @@ def build_results(
             "evaluation_s": sum(node.report.wall_s for node in evaluated if node.report),
         },
         "baselines": {k: v.to_json() for k, v in baselines.items()},
+        "versions": versions(),
         "best": None,
     }
     if best is not None and best.fitness is not None and best.report is not None:
@@ -181,7 +183,31 @@ def build_results(
     results["time"]["evaluation_stages_s"] = {k: round(v, 3) for k, v in sorted(stages.items())}
     if extra:
         results.update(extra)
+    for name, report in (results.get("operators") or {}).items():
+        if isinstance(report, dict) and isinstance(report.get("accounting"), dict):
+            report["per_evaluation"] = llm_per_evaluation(results, name, report["accounting"])
     return results
+
+
+def llm_per_evaluation(results: dict[str, Any], operator: str, accounting: dict[str, Any]) -> dict[str, Any]:
+    """An LLM operator's calls and tokens per evaluated candidate of the run (every session), and per
+    evaluated candidate it made itself."""
+    calls = int(accounting.get("calls", 0))
+    tokens = int(accounting.get("prompt_tokens", 0)) + int(accounting.get("completion_tokens", 0))
+    evaluations = int(results.get("evaluations", 0))
+    own = sum((results.get("evaluations_by_operator") or {}).get(operator, {}).values())
+
+    def per(amount: int, count: int) -> float | None:
+        return round(amount / count, 3) if count else None
+
+    return {
+        "evaluations": evaluations,
+        "own_evaluations": own,
+        "calls": per(calls, evaluations),
+        "tokens": per(tokens, evaluations),
+        "calls_per_own_evaluation": per(calls, own),
+        "tokens_per_own_evaluation": per(tokens, own),
+    }
 
 
 def _node_summary(
@@ -258,7 +284,7 @@ def _ms(value: float | None) -> str:
 
 
 def _x(value: float | None) -> str:
-    return f"{value:.2f}x" if value is not None else "-"
+    return format_speedup(value)  # 0.0037x, not 0.00x
 
 
 def _share(value: float | None) -> str:
@@ -285,11 +311,43 @@ def _confirmation_line(entry: dict[str, Any]) -> str:
     )
 
 
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{kind.replace('_', ' ')} {n}" for kind, n in sorted(counts.items()) if n) or "none"
+
+
+def llm_health_lines(results: dict[str, Any]) -> list[str]:
+    """The endpoint's health for each LLM operator: calls, failures by kind, latency, economy."""
+    lines = []
+    for name, report in sorted((results.get("operators") or {}).items()):
+        accounting = report.get("accounting") if isinstance(report, dict) else None
+        if not isinstance(accounting, dict):
+            continue
+        per = report.get("per_evaluation") or {}
+        latency = accounting.get("mean_latency_s")
+        replies = {k: v for k, v in (accounting.get("replies_by_kind") or {}).items() if k != "new"}
+        lines.append(
+            f"{name} endpoint {report.get('model', '?')} at {report.get('base_url', '?')}: "
+            f"{accounting.get('calls', 0)} calls ({(accounting.get('this_session') or {}).get('calls', 0)} "
+            f"this session), {accounting.get('prompt_tokens', 0) + accounting.get('completion_tokens', 0)} "
+            f"tokens, ${accounting.get('cost_usd', 0.0):.4f}; "
+            + (f"mean latency {latency:.2f} s; " if latency is not None else "")
+            + f"{per.get('calls') if per.get('calls') is not None else '-'} calls per evaluation"
+        )
+        lines.append(
+            f"{name} failures: endpoint {_counts(accounting.get('failures_by_kind') or {})}; "
+            f"replies without a new kernel {_counts(replies)}"
+        )
+        if (report.get("replies") or {}).get("prose_only"):
+            lines.append(f"warning: {name}'s endpoint answered in prose, without code")
+    return lines
+
+
 def summary_table(results: dict[str, Any]) -> str:
     lines = [
         f"spec {results['spec']['name']} on {results['platform']}: {results['evaluations']} evaluations "
         f"({results['candidates']} candidates), stopped: {results['stop_reason']}",
         "status counts: " + ", ".join(f"{k}={v}" for k, v in results["evaluations_by_status"].items() if v),
+        *llm_health_lines(results),
     ]
     for entry in results.get("rejected_winners") or ():
         failed = [
@@ -373,3 +431,26 @@ def summary_table(results: dict[str, Any]) -> str:
                 f"({_x(row.get('speedup_vs_compile_graphs'))} of it)"
             )
     return "\n".join(lines)
+
+
+def verification_lines(results: dict[str, Any]) -> list[str]:
+    """What a run's verdicts rest on, and (platform=cpu) what its times do not say: under the summary."""
+    spec = results["spec"]
+    checks = results.get("checks") or {}
+    by_status = results.get("evaluations_by_status") or {}
+    shapes = [shape["name"] for shape in spec.get("shapes") or ()]
+    trials = checks.get("correctness_trials")
+    lines = [
+        f"verified: {by_status.get('ok', 0)} of {results['evaluations']} kernels evaluated matched the "
+        f"reference (atol {spec['atol']:g}, rtol {spec['rtol']:g})"
+        + (f" on {trials} fresh seeded inputs" if trials else "")
+        + f" at each of {len(shapes)} shape(s) ({', '.join(shapes)}), checked by a judge process that "
+        "never imports the kernel"
+    ]
+    if checks.get("interpreted"):
+        lines.append(
+            f"timings: platform={results['platform']} runs Triton kernels in Triton's interpreter "
+            "(TRITON_INTERPRET=1) against native PyTorch, so the times and speedups above check the "
+            "pipeline, not kernel speed; a GPU platform (platform=h100, ...) measures the kernels"
+        )
+    return lines

@@ -2,11 +2,14 @@
 
     python -m kernelevolve.results.report RUN_DIR | SWEEP_DIR [-o report.html]
 
-A run report shows fitness over time, the search graph, the best kernel's speedup per shape vs
-eager and torch.compile, evaluations by status and operator with the commonest failure reasons,
-and the best kernel's source. Other folders go to report plug-ins (`FOLDER_REPORTS`): a sweep folder's
-report is the bench's (bench/sweep/report.py). Plots are matplotlib PNGs embedded as base64 (the
-`report` extra); without matplotlib the report still has every table and says what is missing.
+A run report (Jinja2, `templates/run_report.html.j2`) shows the overview, the winner beside the
+reference (per-shape times and speedups vs eager and torch.compile, both sources side by side), its
+roofline position, the search graph (SVG: candidates labelled, edges named by operator, pan, zoom and
+hover), a sortable table of every candidate, evaluations by status and operator with the commonest
+failures, and the versions the run ran with. Other folders go to report plug-ins (`FOLDER_REPORTS`): a
+sweep folder's report is the bench's (bench/sweep/report.py). Static charts are matplotlib PNGs
+embedded as base64 (the `report` extra); without matplotlib the report still has every table and the
+graph, and says what is missing.
 `write_run_report(run_dir)` is what a search calls at its end.
 """
 
@@ -21,16 +24,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.eval.roofline import fraction
 from kernelevolve.registry import PluginUnavailableError, Registry
+from kernelevolve.results.format import first_line
 from kernelevolve.results.format import format_ms as _ms
 from kernelevolve.results.format import format_percent as _pct
 from kernelevolve.results.format import format_speedup as _x
-from kernelevolve.results.html import escape as _e
+from kernelevolve.results.graph_view import layout
 from kernelevolve.results.html import figure as _figure
 from kernelevolve.results.html import load_plots as _plots
-from kernelevolve.results.html import page as _page
-from kernelevolve.results.html import table as _table
 from kernelevolve.results.html import write_atomic as _write
+from kernelevolve.results.templating import render
+from kernelevolve.results.versions import versions
 
 log = logging.getLogger(__name__)
 
@@ -139,8 +144,72 @@ def _kernel_use_rows(best: Mapping[str, Any], strict: Mapping[str, Any] | None) 
     return rows
 
 
+def _candidate_rows(
+    candidates: Mapping[str, Any], reports: Sequence[Mapping[str, Any]], best_id: str | None
+) -> list[dict[str, Any]]:
+    """One row per evaluation, in evaluation order, for the sortable candidate table."""
+    rows = []
+    for index, record in enumerate(reports, start=1):
+        report = record.get("report") or {}
+        fitness = record.get("fitness") or {}
+        candidate = candidates.get(record["id"], {})
+        rows.append(
+            {
+                "index": index,
+                "id": record["id"],
+                "best": record["id"] == best_id,
+                "operator": candidate.get("operator", "?"),
+                "mode": candidate.get("mode", ""),
+                "backend": candidate.get("backend", ""),
+                "parents": [p[:10] for p in candidate.get("parent_ids") or []],
+                "status": report.get("status", "?"),
+                "error_name": report.get("error_name", ""),
+                "feedback": first_line(report.get("feedback", "")),
+                "speedup_vs_eager": fitness.get("objective") if fitness.get("feasible") else None,
+                "speedup_vs_compile": fitness.get("speedup_vs_compile") if fitness.get("feasible") else None,
+                "ms": {k: (v or {}).get("median_ms") for k, v in (report.get("latency") or {}).items()},
+                "max_abs_error": report.get("max_abs_error"),
+                "wall_s": report.get("wall_s"),
+            }
+        )
+    return rows
+
+
+def _roofline_rows(results: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    floors = results.get("roofline_floor_ms") or {}
+    out = []
+    for row in rows:
+        floor = floors.get(row["shape"])
+        if floor is None:
+            continue
+        best, eager = fraction(floor, row.get("best_ms")), fraction(floor, row.get("eager_ms"))
+        out.append(
+            {
+                "shape": row["shape"],
+                "floor_ms": floor,
+                "best_ms": row.get("best_ms"),
+                "eager_ms": row.get("eager_ms"),
+                "best_fraction": best,
+                "eager_fraction": eager,
+                "best_width": round(100 * min(best or 0.0, 1.0), 1),
+                "eager_width": round(100 * min(eager or 0.0, 1.0), 1),
+            }
+        )
+    return out
+
+
+def _reference_source(run: Path) -> str | None:
+    path = run / "spec.json"
+    if not path.is_file():
+        return None
+    source = json.loads(path.read_text()).get("reference_source")
+    return str(source) if source else None
+
+
 def render_run_report(run_dir: Path | str) -> str:
     """The run report's HTML (run_dir must hold results.json)."""
+    from markupsafe import Markup
+
     run = Path(run_dir)
     if not (run / "results.json").is_file():
         raise ReportError(f"{run}: no results.json (not a finished kernelevolve run directory)")
@@ -150,102 +219,66 @@ def render_run_report(run_dir: Path | str) -> str:
     best = results.get("best") or {}
     plots = _plots()
     spec = results.get("spec", {})
-    shapes = ", ".join(f"{s['name']} {s.get('params', {})}" for s in spec.get("shapes", []))
     overview = [
         ["spec", f"{spec.get('name')} ({spec.get('origin', '')}), key {spec.get('key', '')}"],
         ["dtype / tolerance", f"{spec.get('dtype')} atol {spec.get('atol')} rtol {spec.get('rtol')}"],
-        ["shapes", shapes],
+        ["shapes", ", ".join(f"{s['name']} {s.get('params', {})}" for s in spec.get("shapes", []))],
         ["platform", results.get("platform")],
         ["evaluations", f"{results.get('evaluations')} ({results.get('candidates')} candidates)"],
         ["stopped", results.get("stop_reason", "")],
         ["wall time", f"{(results.get('time') or {}).get('wall_s', 0):.1f} s"],
         ["best kernel", best.get("id", "none found")],
     ]
-    if best:
-        overview += [
-            ["best: made by", f"{best.get('operator')} / {best.get('mode')} ({best.get('backend')})"],
-            [
-                "best: geomean speedup",
-                f"{_x(best.get('speedup_vs_eager'))} vs eager, "
-                f"{_x(best.get('speedup_vs_compile'))} vs torch.compile",
-            ],
-        ]
-        overview += _kernel_use_rows(best, results.get("best_strict"))
-    sections = ["<h2>Overview</h2>" + _table(["", ""], overview)]
-    sections.append(
-        "<h2>Fitness over time</h2>"
-        + _figure(plots, lambda p: p.fitness_over_time(evaluations), "fitness over time")
-    )
-    export = _graph_export(run)
-    sections.append(
-        "<h2>Search graph</h2>"
-        + _figure(plots, lambda p: p.search_graph(export, best.get("id")), "search graph")
-    )
-    if best:
-        rows = best.get("shapes", [])
-        table = _table(
-            ["shape", "kernel ms", "eager ms", "compile ms", "vs eager", "vs torch.compile"],
-            [
-                [
-                    r["shape"],
-                    _ms(r.get("best_ms")),
-                    _ms(r.get("eager_ms")),
-                    _ms(r.get("compile_ms")),
-                    _x(r.get("speedup_vs_eager")),
-                    _x(r.get("speedup_vs_compile")),
-                ]
-                for r in rows
-            ],
-        )
-        sections.append(
-            f"<h2>Best kernel per shape ({_e(best.get('id'))})</h2>"
-            + table
-            + _figure(plots, lambda p: p.shape_speedups(rows), "speedup per shape")
-        )
-    compile_errors = {
-        k: v.get("compile_error")
-        for k, v in (results.get("baselines") or {}).items()
-        if v.get("compile_error")
-    }
-    if compile_errors:
-        sections.append(
-            "<h2>torch.compile baseline failures</h2>"
-            + _table(
-                ["shape", "error"], [[k, v.splitlines()[0] if v else ""] for k, v in compile_errors.items()]
-            )
-        )
-    by_status = {k: v for k, v in (results.get("evaluations_by_status") or {}).items() if v}
+    rows = best.get("shapes", [])
+    params = {s["name"]: s.get("params", {}) for s in spec.get("shapes", [])}
     by_operator = results.get("evaluations_by_operator") or {}
-    statuses = sorted({s for counts in by_operator.values() for s in counts})
-    sections.append(
-        "<h2>Evaluations by status and operator</h2>"
-        + _table(["status", "evaluations"], sorted(by_status.items(), key=lambda kv: -kv[1]))
-        + _table(
-            ["operator", *statuses],
-            [[op, *(c.get(s, 0) for s in statuses)] for op, c in sorted(by_operator.items())],
-        )
-        + (
-            _figure(plots, lambda p: p.failures_by_operator(by_operator), "evaluations by operator")
-            if by_operator
-            else ""
-        )
-    )
-    reasons = _failure_reasons(evaluations)
-    if reasons:
-        sections.append(
-            "<h2>Commonest failures</h2>"
-            + _table(["status", "error", "count", "last line of feedback"], reasons)
-        )
+    source = None
     if best:
         source = (candidates.get(best["id"]) or {}).get("source")
         if source is None and (run / "best" / "kernel.py").is_file():
             source = (run / "best" / "kernel.py").read_text()
-        sections.append(
-            f"<h2>Best kernel source ({_e(best['id'])})</h2><pre>{_e(source or '(not found)')}</pre>"
+    recorded = results.get("versions")
+    context = {
+        "title": f"kernelevolve run: {spec.get('name', run.name)} on {results.get('platform', '?')}",
+        "overview": overview,
+        "kernel_use": _kernel_use_rows(best, results.get("best_strict")) if best else [],
+        "best": best,
+        "platform": results.get("platform", "?"),
+        "shape_rows": [{**r, "params": params.get(r["shape"], {})} for r in rows],
+        "speedup_figure": Markup(_figure(plots, lambda p: p.shape_speedups(rows), "speedup per shape"))
+        if rows
+        else "",
+        "spec_origin": spec.get("origin", ""),
+        "reference_source": _reference_source(run),
+        "winner_source": source,
+        "roofline": _roofline_rows(results, rows),
+        "graph": layout(_graph_export(run), best.get("id")),
+        "fitness_figure": Markup(
+            _figure(plots, lambda p: p.fitness_over_time(evaluations), "fitness over time")
+        ),
+        "candidates": _candidate_rows(candidates, reports, best.get("id")),
+        "shape_names": [s["name"] for s in spec.get("shapes", [])],
+        "by_status": sorted(
+            ((k, v) for k, v in (results.get("evaluations_by_status") or {}).items() if v),
+            key=lambda kv: -kv[1],
+        ),
+        "statuses": sorted({s for counts in by_operator.values() for s in counts}),
+        "by_operator": sorted(by_operator.items()),
+        "operator_figure": Markup(
+            _figure(plots, lambda p: p.failures_by_operator(by_operator), "evaluations by operator")
         )
-    return _page(
-        f"kernelevolve run: {spec.get('name', run.name)} on {results.get('platform', '?')}", sections
-    )
+        if by_operator
+        else "",
+        "reasons": _failure_reasons(evaluations),
+        "compile_errors": [
+            (k, v["compile_error"])
+            for k, v in (results.get("baselines") or {}).items()
+            if v.get("compile_error")
+        ],
+        "versions": recorded or versions(),
+        "versions_note": "as recorded by the run" if recorded else "at report time (the run recorded none)",
+    }
+    return render("run_report.html.j2", **context)
 
 
 def write_run_report(run_dir: Path | str, output: Path | str | None = None) -> Path:

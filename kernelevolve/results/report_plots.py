@@ -14,23 +14,15 @@ from typing import Any
 
 import matplotlib
 
+from kernelevolve.results.graph_view import OTHER_COLOUR as _OTHER
+from kernelevolve.results.graph_view import STATUS_COLOURS
+
 matplotlib.use("Agg")  # no display; must precede pyplot
 
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-STATUS_COLOURS = {
-    "ok": "#2ca02c",
-    "incorrect": "#d62728",
-    "runtime_error": "#ff7f0e",
-    "compile_error": "#9467bd",
-    "rejected_static": "#8c564b",
-    "timeout": "#e377c2",
-    "worker_crash": "#7f7f7f",
-    "pending": "#c7c7c7",
-}
-_OTHER = "#17becf"  # a status this module does not know yet
 _DPI = 110
 
 
@@ -81,67 +73,6 @@ def fitness_over_time(evaluations: Sequence[Mapping[str, Any]]) -> str:
         ax.legend(loc="best", fontsize=8)
     else:
         ax.text(0.5, 0.5, "no evaluations", ha="center", va="center", transform=ax.transAxes)
-    return _encode(fig)
-
-
-def search_graph(export: Mapping[str, Any], best_id: str | None = None) -> str:
-    """The search graph: nodes by generation (depth) left to right, coloured by status; best starred."""
-    import networkx as nx
-
-    graph = nx.DiGraph()
-    for node in export.get("nodes", []):
-        graph.add_node(node["id"], depth=int(node.get("depth", 0)), status=node.get("status", "pending"))
-    for edge in export.get("edges", []):
-        if edge["source"] in graph and edge["target"] in graph:
-            graph.add_edge(edge["source"], edge["target"])
-    count = graph.number_of_nodes()
-    depth = max((d for _, d in graph.nodes(data="depth")), default=0)
-    fig, ax = plt.subplots(figsize=(min(4 + 1.6 * depth, 14), min(3 + 0.12 * count, 9)))
-    if count:
-        positions = nx.multipartite_layout(graph, subset_key="depth", align="vertical")
-        size = max(20, 260 - 2 * count)
-        nx.draw_networkx_edges(graph, positions, ax=ax, alpha=0.35, arrows=True, arrowsize=7, node_size=size)
-        statuses = sorted({s for _, s in graph.nodes(data="status")})
-        for status in statuses:
-            members = [n for n, s in graph.nodes(data="status") if s == status]
-            nx.draw_networkx_nodes(
-                graph,
-                positions,
-                nodelist=members,
-                node_color=STATUS_COLOURS.get(status, _OTHER),
-                node_size=size,
-                ax=ax,
-            )
-        handles = [
-            Line2D([0], [0], marker="o", linestyle="", color=STATUS_COLOURS.get(s, _OTHER), label=s)
-            for s in statuses
-        ]
-        if best_id in graph:
-            nx.draw_networkx_nodes(
-                graph,
-                positions,
-                nodelist=[best_id],
-                node_shape="*",
-                node_color="gold",
-                edgecolors="black",
-                node_size=size * 3,
-                ax=ax,
-            )
-            handles.append(
-                Line2D(
-                    [0],
-                    [0],
-                    marker="*",
-                    linestyle="",
-                    markersize=12,
-                    color="gold",
-                    markeredgecolor="black",
-                    label="best",
-                )
-            )
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
-    ax.set_title(f"Search graph: {count} candidates, {depth + 1 if count else 0} generation(s)")
-    ax.set_axis_off()
     return _encode(fig)
 
 

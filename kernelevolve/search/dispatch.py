@@ -6,7 +6,9 @@ The engine asks two questions and reports two kinds of outcome; every rule that 
     interleaved across the operators that made them (each operator's own order kept), taking turns with
     children.
   * `next_job(waiting)`: an operator (the scheduler's bandit over improvement per cost, skipping operators
-    whose last proposal gave nothing while a report that could change that is in flight) and its parents
+    whose last proposal gave nothing while a report that could change that is in flight, and operators
+    resting: a `Rests` operator that said its recent proposals were wasted sits out 1, 2, 4... reports,
+    with its reason in the log) and its parents
     (the selection policy; in a permissive run every STRICT_TURN-th one-parent job goes to the best
     own-kernel node instead, which the strict result reports and the policy would otherwise never tune).
   * `proposal_done(...)` and `evaluated(...)`: rewards for the bandit and the barren bookkeeping.
@@ -14,17 +16,21 @@ The engine asks two questions and reports two kinds of outcome; every rule that 
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from kernelevolve.search.graph import SearchGraph, best_strict
-from kernelevolve.search.interfaces import FollowsUp, Operator, ParentSet, SelectionPolicy
+from kernelevolve.search.interfaces import FollowsUp, Operator, ParentSet, Rests, SelectionPolicy
 from kernelevolve.search.ready_queue import ReadyQueue
 from kernelevolve.types import Candidate, FitnessValue
 
 BARREN_PROPOSAL_COST = 1e-3  # a proposal that gave nothing new: the floor cost of an evaluated child
 STRICT_TURN = 3  # permissive runs: every third one-parent job tunes the best own-kernel node
+MAX_REST_REPORTS = 16  # a resting operator sits out 1, 2, 4... reports, at most this many
+
+log = logging.getLogger(__name__)
 
 
 class Scheduler(Protocol):
@@ -66,6 +72,9 @@ class Dispatch:
         self._barren: set[str] = set()
         self._followed_up: set[tuple[str, ParentSet]] = set()  # follow-up jobs already handed out
         self._one_parent_jobs = 0
+        self._reports = 0
+        self._resting: dict[str, tuple[int, str]] = {}  # operator -> (report count it waits for, why)
+        self._rests: dict[str, int] = {}  # operator -> rests in a row (the next one is twice as long)
 
     # ------------------------------------------------------------- queue
     def __len__(self) -> int:
@@ -104,10 +113,14 @@ class Dispatch:
     def all_barren(self) -> bool:
         return all(op.name in self._barren for op in self.schedulable())
 
+    def resting(self) -> dict[str, str]:
+        """Operators sitting out, and why."""
+        return {name: why for name, (_, why) in self._resting.items()}
+
     def next_job(self, waiting: bool) -> tuple[Operator, ParentSet] | None:
         """An operator and its parents, or None. `waiting`: evaluations are in flight, so operators that
         just gave nothing sit out until their report; with nothing in flight all may try again."""
-        available = self.schedulable()
+        available = [op for op in self.schedulable() if op.name not in self._resting]
         fresh = [op for op in available if op.name not in self._barren]
         if fresh or waiting:
             available = fresh
@@ -134,16 +147,30 @@ class Dispatch:
 
     def proposal_done(self, operator_name: str, fresh: int) -> None:
         self.barren_rounds = 0 if fresh else self.barren_rounds + 1
-        if not fresh:
-            # a zero-reward pull, so the bandit learns that it declines here
-            self.scheduler.update(operator_name, 0.0, BARREN_PROPOSAL_COST)
-            self._barren.add(operator_name)
+        if fresh:  # it gave something new: no longer barren, and a later rest starts short again
+            self._barren.discard(operator_name)
+            self._rests.pop(operator_name, None)
+            return
+        # a zero-reward pull, so the bandit learns that it declines here
+        self.scheduler.update(operator_name, 0.0, BARREN_PROPOSAL_COST)
+        self._barren.add(operator_name)
+        operator = next((op for op in self.operators if op.name == operator_name), None)
+        reason = operator.rest_reason() if isinstance(operator, Rests) else None
+        if reason:
+            rests = self._rests[operator_name] = self._rests.get(operator_name, 0) + 1
+            length = min(2 ** (rests - 1), MAX_REST_REPORTS)
+            self._resting[operator_name] = (self._reports + length, reason)
+            log.info("operator %s rests for %d evaluation(s): %s", operator_name, length, reason)
 
     # ------------------------------------------------------------- reports
     def evaluated(self, candidate: Candidate, fitness: FitnessValue, cost_s: float) -> None:
         """A report was recorded: the graph changed, so every operator may have something again. The
         operator that made the candidate is rewarded by its gain over its best parent, per second."""
         self._barren.clear()
+        self._reports += 1
+        for name, (until, _) in list(self._resting.items()):
+            if self._reports >= until:
+                del self._resting[name]
         self.policy.observe(self.graph, candidate.id)
         parent_fitness = [self.graph.node(p).fitness for p in candidate.parent_ids if p in self.graph]
         parent_best = max((f.objective for f in parent_fitness if f is not None), default=0.0)

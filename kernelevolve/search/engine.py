@@ -26,6 +26,7 @@ from kernelevolve.search.interfaces import (
     Evaluator,
     Operator,
     ParentSet,
+    Prepares,
     ProposalContext,
     SearchState,
     SelectionPolicy,
@@ -88,6 +89,7 @@ class Engine:
         backends: tuple[str, ...],
         settings: EngineSettings = EngineSettings(),
         on_report: Callable[[Node], None] | None = None,
+        on_phase: Callable[[str], None] | None = None,
     ) -> None:
         if not operators:
             raise ValueError("the search needs at least one operator")
@@ -108,18 +110,35 @@ class Engine:
         self.backends = backends
         self.settings = settings
         self.on_report = on_report
+        self.on_phase = on_phase  # told "baselines", "seeds", then "search" as each begins
         self.rng = random.Random(settings.seed)
         self.dispatch = Dispatch(operators, policy, scheduler, graph, self.rng, eval_settings.strict)
         self._best_objective: float | None = None
         self._since_improvement = 0
         self._session_evaluations = 0
         self._baselines: dict[str, Baseline] = {}
+        self._jobs_at = (-1, 0)  # (graph revision, jobs handed out at it): seeds the next job's draws
         self.baseline_s = 0.0
         self.seed_s = 0.0
 
     # ----------------------------------------------------------------- state
+    def _llm_totals(self) -> tuple[float, int, int]:
+        """(cost, calls, tokens) of the operators' LLM accounting: the run's, every session included."""
+        seen: dict[int, Any] = {}
+        for operator in self.operators:
+            accounting = getattr(operator, "accounting", None)
+            if accounting is not None and callable(getattr(accounting, "totals", None)):
+                seen[id(accounting)] = accounting.totals()
+        totals = list(seen.values())
+        return (
+            sum(float(t.cost_usd) for t in totals),
+            sum(int(t.calls) for t in totals),
+            sum(int(t.prompt_tokens) + int(t.completion_tokens) for t in totals),
+        )
+
     def _state(self, elapsed_s: float, idle: bool) -> SearchState:
         best = self.graph.best()
+        cost, calls, tokens = self._llm_totals()
         return SearchState(
             evaluations=len(self.graph.evaluated()),
             elapsed_s=elapsed_s,
@@ -128,11 +147,19 @@ class Engine:
             # Barren rounds only mean "exhausted" once nothing is waiting for evaluation: a report
             # still in flight can give the operators new parents.
             proposals_exhausted=idle and self.dispatch.barren_rounds >= self.settings.max_barren_rounds,
-            llm_cost_usd=sum(
-                float(getattr(getattr(op, "accounting", None), "cost_usd", 0.0) or 0.0)
-                for op in self.operators
-            ),
+            llm_cost_usd=cost,
+            llm_calls=calls,
+            llm_tokens=tokens,
         )
+
+    def _reseed(self) -> None:
+        """Seed the next job's random draws from the graph's revision (and the jobs already handed out
+        at it), not from the draws of earlier jobs: a resumed run then chooses at each state what the
+        uninterrupted run chose there, and sends the prompts it sent (whose replies are cached)."""
+        revision = self.graph.revision
+        jobs = self._jobs_at[1] + 1 if self._jobs_at[0] == revision else 0
+        self._jobs_at = (revision, jobs)
+        self.rng.seed(f"{self.settings.seed}:{revision}:{jobs}")
 
     def _load_baselines(self) -> dict[str, Baseline]:
         for event in reversed(self.graph.events("baselines")):
@@ -153,6 +180,22 @@ class Engine:
             backends=self.backends,
             budget_hint=self.settings.children_per_proposal,
         )
+
+    def _work(self, operator: Operator, parents: ParentSet) -> Callable[[], list[Candidate]]:
+        """What the pool runs for one job: a `Prepares` operator reads the graph here, now."""
+        ctx = self._context(parents)
+        if not isinstance(operator, Prepares):
+            return lambda: operator.propose(ctx)
+        try:
+            return operator.prepare(ctx)
+        except Exception as exc:  # an operator bug must not end the run: the job fails in the pool
+            error = exc
+            log.debug("operator %s failed to prepare", operator.name, exc_info=True)
+
+            def fail() -> list[Candidate]:
+                raise error
+
+            return fail
 
     def _accept(self, candidates: list[Candidate]) -> list[Candidate]:
         """Add new candidates to the graph; returns those that were new (and runnable here)."""
@@ -228,6 +271,7 @@ class Engine:
         # of seconds per shape) and the seed proposals (Inductor's captures of a level-3 network take
         # one to three minutes) are reported separately and do not eat into it (when seeding counted, some
         # level-3 problems spent their budget before any evaluation: experiments/full_sweep_h200).
+        self._phase("baselines")
         baseline_start = time.monotonic()
         self._baselines = self._load_baselines()
         self.baseline_s = time.monotonic() - baseline_start
@@ -235,9 +279,11 @@ class Engine:
         self._best_objective = best.fitness.objective if best and best.fitness else None
         for node in self.graph.pending():  # resume: proposed, never evaluated
             self.dispatch.ready.add_pending(node.candidate)
+        self._phase("seeds")
         seed_start = time.monotonic()
         self._seed()
         self.seed_s = time.monotonic() - seed_start
+        self._phase("search")
         start = time.monotonic()
         evaluations: dict[Future[EvalReport], Candidate] = {}
         proposals: dict[Future[list[Candidate]], str] = {}
@@ -274,17 +320,19 @@ class Engine:
                     and self.dispatch.ready.children + len(evaluations) < 2 * self.evaluator.capacity
                 )
                 while want_more and len(proposals) < self.settings.proposal_concurrency:
+                    self._reseed()
                     job = self.dispatch.next_job(waiting=bool(evaluations))
                     if job is None:
                         break
                     operator, parents = job
-                    proposals[pool.submit(operator.propose, self._context(parents))] = operator.name
+                    proposals[pool.submit(self._work(operator, parents))] = operator.name
                     want_more = (
                         self.dispatch.ready.children + len(evaluations) + len(proposals)
                         < 2 * self.evaluator.capacity
                     )
                 if not evaluations and not proposals and not self.dispatch:
-                    reason = "no operator can propose anything new"
+                    resting = "; ".join(f"{k} rests: {v}" for k, v in self.dispatch.resting().items())
+                    reason = "no operator can propose anything new" + (f" ({resting})" if resting else "")
                     break
                 pending: list[Future[Any]] = [*evaluations, *proposals]
                 done, _ = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
@@ -320,6 +368,7 @@ class Engine:
             _, still = wait(running, timeout=drain_s)
             if running and not still:
                 log.info("waited %.1f s for the running proposal(s)", time.monotonic() - waited)
+            self._keep_finished(proposals)
             if still:
                 log.log(
                     logging.WARNING if drain_s > 0 else logging.INFO,
@@ -336,6 +385,24 @@ class Engine:
             baselines=self._baselines,
             scheduler=self.scheduler.to_json(),
         )
+
+    def _phase(self, name: str) -> None:
+        if self.on_phase:
+            self.on_phase(name)
+
+    def _keep_finished(self, proposals: dict[Future[list[Candidate]], str]) -> None:
+        """Children of proposals that finished after the stop go into the graph, unevaluated: they were
+        paid for (an LLM call), and a resumed run evaluates them first, as the run would have."""
+        for future, name in proposals.items():
+            if not future.done() or future.cancelled() or future.exception() is not None:
+                continue
+            try:
+                kept = self._accept(future.result())
+            except Exception:
+                log.exception("children of operator %s not kept", name)
+                continue
+            if kept:
+                log.info("kept %d unevaluated child(ren) of %s for a resume", len(kept), name)
 
     def _drain(self, evaluations: dict[Future[EvalReport], Candidate]) -> None:
         """Evaluations already running are paid for: wait for them and record what they say."""

@@ -74,6 +74,7 @@ class SearchGraph:
         self._events: list[dict[str, Any]] = []
         self._depth: dict[str, int] = {}
         self._reported: dict[str, None] = {}  # ids in the order of their first report: evaluation order
+        self._revision = 0  # records kept so far (candidates, reports, events): the same after a reload
         self._lock = threading.RLock()
         self.checkpoint = pathlib.Path(checkpoint) if checkpoint is not None else None
         if self.checkpoint is not None:
@@ -114,6 +115,7 @@ class SearchGraph:
         clean = json.loads(json.dumps(payload))
         with self._lock:
             self._events.append({"kind": kind, "payload": clean})
+            self._revision += 1
             self._append({"type": "event", "kind": kind, "payload": clean})
 
     def _add(self, candidate: Candidate) -> bool:
@@ -122,6 +124,7 @@ class SearchGraph:
             return False
         node = Node(candidate=candidate, report=None, fitness=None, order=len(self._order))
         self.digraph.add_node(cid, node=node)
+        self._revision += 1
         self._order.append(cid)
         # Parents are normally already in the graph (they were selected from it). An unknown parent
         # id (e.g. a past win from another run) gets no edge; the id stays in candidate.parent_ids.
@@ -143,6 +146,7 @@ class SearchGraph:
         old: Node = self.digraph.nodes[candidate_id]["node"]
         self.digraph.nodes[candidate_id]["node"] = Node(old.candidate, report, fitness, old.order)
         self._reported.setdefault(candidate_id, None)
+        self._revision += 1
 
     def _append(self, record: dict[str, Any]) -> None:
         if self.checkpoint is None:
@@ -160,6 +164,12 @@ class SearchGraph:
 
     def __len__(self) -> int:
         return len(self._order)
+
+    @property
+    def revision(self) -> int:
+        """How many records the graph holds (candidates, reports, events); a reloaded checkpoint has the
+        revision it had when written, so decisions seeded by it repeat on a resume."""
+        return self._revision
 
     def node(self, candidate_id: str) -> Node:
         try:
@@ -319,6 +329,7 @@ class SearchGraph:
             )
         elif kind == "event":
             self._events.append({"kind": record["kind"], "payload": record.get("payload", {})})
+            self._revision += 1
         else:
             log.warning("%s: record %d has unknown type %r; skipped", path, lineno, kind)
 

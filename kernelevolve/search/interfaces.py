@@ -7,7 +7,7 @@ the engine relies on and nothing more.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -58,6 +58,27 @@ class FollowsUp(Protocol):
 
 
 @runtime_checkable
+class Prepares(Protocol):
+    """An operator that reads the graph and then waits on something slow (an LLM call): the engine calls
+    `prepare` in its own thread, so the proposal is made from the graph as it was when the job was handed
+    out (not as reports recorded meanwhile left it), and runs the returned callable in its pool."""
+
+    def prepare(self, ctx: ProposalContext) -> Callable[[], list[Candidate]]:
+        """The slow part of `propose(ctx)`, with everything it reads from the graph read now."""
+        ...
+
+
+@runtime_checkable
+class Rests(Protocol):
+    """An operator that can tell when asking it again at once would be wasted (its recent proposals
+    gave nothing usable, its budget is spent): the dispatch then lets it sit out a while."""
+
+    def rest_reason(self) -> str | None:
+        """Why it should rest now, or None."""
+        ...
+
+
+@runtime_checkable
 class SelectionPolicy(Protocol):
     """Chooses which nodes to expand next."""
 
@@ -81,7 +102,9 @@ class SearchState:
     best: FitnessValue | None
     evaluations_since_improvement: int
     proposals_exhausted: bool = False
-    llm_cost_usd: float = 0.0
+    llm_cost_usd: float = 0.0  # the run's LLM totals, every session included
+    llm_calls: int = 0
+    llm_tokens: int = 0
 
 
 @runtime_checkable

@@ -129,6 +129,34 @@ class CostBudget:
 
 
 @dataclass(frozen=True)
+class LLMCalls:
+    limit: int
+    name = "max_llm_calls"
+
+    def __post_init__(self) -> None:
+        _number(self.name, self.limit, minimum=0, integer=True)
+
+    def check(self, state: SearchState) -> tuple[bool, str]:
+        if state.llm_calls >= self.limit:
+            return True, f"max_llm_calls: {state.llm_calls} LLM calls reached the limit of {self.limit}"
+        return False, ""
+
+
+@dataclass(frozen=True)
+class LLMTokens:
+    limit: int
+    name = "max_llm_tokens"
+
+    def __post_init__(self) -> None:
+        _number(self.name, self.limit, minimum=0, integer=True)
+
+    def check(self, state: SearchState) -> tuple[bool, str]:
+        if state.llm_tokens >= self.limit:
+            return True, f"max_llm_tokens: {state.llm_tokens} LLM tokens reached the limit of {self.limit}"
+        return False, ""
+
+
+@dataclass(frozen=True)
 class ProposalsExhausted:
     name = "proposals_exhausted"
 
@@ -166,6 +194,8 @@ VALID_KEYS = (
     "plateau",
     "target_speedup",
     "cost_budget_usd",
+    "max_llm_calls",
+    "max_llm_tokens",
     "proposals_exhausted",
 )
 _PLATEAU_KEYS = ("patience", "min_relative_gain")
@@ -188,7 +218,9 @@ def build_termination(config: Mapping[str, Any]) -> AnyOf:
 
         {"max_evaluations": 40, "wall_clock_s": 300,
          "plateau": {"patience": 20, "min_relative_gain": 0.01},
-         "target_speedup": null, "cost_budget_usd": null}
+         "target_speedup": null, "cost_budget_usd": null, "max_llm_calls": null, "max_llm_tokens": null}
+
+    The LLM rules count the whole run (every session of a resumed one), as the accounting does.
 
     Null or absent keys are off, except ``proposals_exhausted``, which defaults to true because the
     engine cannot continue once no operator has anything to propose (set it false to keep waiting).
@@ -205,9 +237,15 @@ def build_termination(config: Mapping[str, Any]) -> AnyOf:
         rules.append(TargetSpeedup(config["target_speedup"]))
     if config.get("cost_budget_usd") is not None:
         rules.append(CostBudget(config["cost_budget_usd"]))
+    if config.get("max_llm_calls") is not None:
+        rules.append(LLMCalls(config["max_llm_calls"]))
+    if config.get("max_llm_tokens") is not None:
+        rules.append(LLMTokens(config["max_llm_tokens"]))
     if config.get("plateau") is not None:
         rules.append(_plateau(config["plateau"]))
-    if not any(isinstance(r, (MaxEvaluations, WallClock, Plateau, CostBudget)) for r in rules):
+    if not any(
+        isinstance(r, (MaxEvaluations, WallClock, Plateau, CostBudget, LLMCalls, LLMTokens)) for r in rules
+    ):
         log.warning("termination: no evaluation, time, plateau or cost limit set; the run may not end")
     exhausted = config.get("proposals_exhausted", True)
     if not isinstance(exhausted, bool) and exhausted is not None:

@@ -25,7 +25,7 @@ from kernelevolve.specs.precision import REFERENCE_PRECISIONS
 from kernelevolve.specs.reference import MODES
 from kernelevolve.specs.shape_ranges import ShapeRangeError, expand_entry
 from kernelevolve.specs.sources import from_source, split_source
-from kernelevolve.types import DEFAULT_INPUT_DISTRIBUTIONS, KernelSpec, ShapeCase
+from kernelevolve.types import DEFAULT_INPUT_DISTRIBUTIONS, Backward, KernelSpec, ShapeCase
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +45,7 @@ ALLOWED_KEYS = {
     "input_distributions",  # winners' final checks: a list of names from specs/input_distributions.py
     "mode",  # as_built (default), eval or train: the mode the models run in
     "reference_precision",  # exact_fp32 (default) or framework_default (KernelBench's protocol)
+    "backward",  # a training spec: true, or {inputs: [0] | all, parameters: [weight] | all | none}
 }
 KNOWN_BACKENDS = ("triton", "cute")
 
@@ -140,6 +141,7 @@ def spec_from_mapping(
         input_distributions=_input_distributions(data.get("input_distributions"), origin),
         mode=_one_of(data, "mode", MODES, origin),
         reference_precision=_one_of(data, "reference_precision", REFERENCE_PRECISIONS, origin),
+        backward=_backward(data.get("backward"), origin),
     )
 
 
@@ -176,6 +178,38 @@ def _one_of(data: Mapping[str, Any], key: str, choices: tuple[str, ...], origin:
     if value not in choices:
         raise SpecError(f"{origin}: {key} {raw!r} not in {list(choices)}")
     return value
+
+
+def _backward(raw: Any, origin: str) -> Backward | None:
+    """The spec's `backward`: absent or false (a forward spec), true (every floating input and every
+    parameter need gradients), or a mapping naming them: `inputs` (positions in get_inputs(), or `all`)
+    and `parameters` (names, `all` or `none`)."""
+    if raw is None or raw is False:
+        return None
+    if raw is True:
+        return Backward()
+    if not isinstance(raw, Mapping) or set(raw) - {"inputs", "parameters"}:
+        raise SpecError(
+            f"{origin}: 'backward' must be true or a mapping with keys inputs, parameters; got {raw!r}"
+        )
+    inputs, parameters = raw.get("inputs", "all"), raw.get("parameters", "all")
+    if inputs != "all" and not (
+        isinstance(inputs, list)
+        and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in inputs)
+    ):
+        raise SpecError(
+            f"{origin}: backward.inputs must be 'all' or a list of input positions, got {inputs!r}"
+        )
+    if parameters not in ("all", "none") and not (
+        isinstance(parameters, list) and all(isinstance(p, str) and p for p in parameters)
+    ):
+        raise SpecError(
+            f"{origin}: backward.parameters must be 'all', 'none' or a list of names, got {parameters!r}"
+        )
+    return Backward(
+        inputs=None if inputs == "all" else tuple(inputs),
+        parameters=None if parameters == "all" else () if parameters == "none" else tuple(parameters),
+    )
 
 
 def _input_distributions(raw: Any, origin: str) -> tuple[str, ...]:
@@ -220,5 +254,9 @@ def validate_reference(spec: KernelSpec) -> None:
     from kernelevolve.specs.reference_check import check_reference
 
     problem = check_reference(spec)
+    if problem is None and spec.backward is not None:
+        from kernelevolve.specs.training import backward_problem
+
+        problem = backward_problem(spec)
     if problem:
         raise SpecError(f"{spec.origin}: {problem}")

@@ -70,6 +70,10 @@ class CompilerSeedOperator:
 
     def _generate(self, ctx: ProposalContext) -> list[Candidate]:
         device = capture_device(ctx)
+        if ctx.spec.backward is not None:  # a training spec: torch.compile's forward and backward
+            from kernelevolve.variation.training_seed import training_seeds
+
+            return training_seeds(ctx, device, self.strict, self.name)
         seeds = self._seeds_of_each_capture(
             ctx, device, lambda settings: capture_programs(ctx, device, settings), {}
         )

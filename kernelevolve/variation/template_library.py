@@ -5,7 +5,8 @@ Every template is a complete candidate source (it defines ``ModelNew``) kept und
 
     # kernelevolve-template: name=softmax_rowwise family=softmax backend=triton
 
-(``seed_precisions=tf32`` may follow: FP32_PRECISION values also seeded on GPU platforms), and its
+(``seed_precisions=tf32`` may follow: FP32_PRECISION values also seeded on GPU platforms; ``training=true``
+marks a forward + backward kernel, the kind a training spec is served), and its
 tunables are module-level constants with a ``# tune:`` comment listing the choices
 (read by `kernelevolve.variation.tunables`, which the tuning operator edits with). A spec is
 served by every template whose family its reference's traced program is an instance of
@@ -57,6 +58,8 @@ class Template:
     tunables: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # name -> choices
     # FP32_PRECISION values seeded beside the template's own on GPU platforms (header `seed_precisions=`)
     seed_precisions: tuple[str, ...] = ()
+    # Forward and backward (header `training=true`): the templates a training spec is served
+    training: bool = False
 
     @property
     def params(self) -> dict[str, Any]:
@@ -172,6 +175,7 @@ def _read_backend_folder(folder: Traversable) -> list[Template]:
                     source=text,
                     tunables=parse_tunables(text),
                     seed_precisions=tuple(p for p in fields.get("seed_precisions", "").split(",") if p),
+                    training=fields.get("training") == "true",
                 )
             )
     return templates
@@ -214,6 +218,8 @@ def load_templates(backend: str | None = None) -> list[Template]:
 
 def templates_for(spec: KernelSpec, backend: str) -> list[Template]:
     """Templates of `backend` whose family the spec's reference is an instance of (from its traced program,
-    never its name or text), or that the spec declares in its tags."""
+    never its name or text), or that the spec declares in its tags; for a training spec, only those with a
+    backward (`training=true`), whose forward serves forward specs too."""
     families = {*spec.tags, *spec_families(spec)}
-    return [t for t in load_templates(backend) if t.family in families]
+    wanted = [t for t in load_templates(backend) if t.family in families]
+    return [t for t in wanted if t.training] if spec.backward is not None else wanted

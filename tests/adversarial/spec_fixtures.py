@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelevolve.types import KernelSpec, Status
+from kernelevolve.types import Backward, KernelSpec, Status
 
 _HEADER = """
 import torch
@@ -206,7 +206,39 @@ def get_init_inputs():
 """
 )
 
+# RMSNorm as a training spec: the output, the input's gradient and the weight's, from upstream gradients
+RMSNORM = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(features))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+
+
+rows = 5
+features = 48
+
+
+def get_inputs():
+    return [torch.randn(rows, features)]
+
+
+def get_init_inputs():
+    return [features]
+"""
+)
+
 SPECS: dict[str, KernelSpec] = {
+    "rmsnorm_train": KernelSpec(
+        name="adversarial_rmsnorm_train", reference_source=RMSNORM, atol=1e-4, rtol=1e-4, backward=Backward()
+    )
+}
+SPECS |= {
     name: KernelSpec(name=f"adversarial_{name}", reference_source=source, atol=1e-4, rtol=1e-4)
     for name, source in {
         "relu": RELU,

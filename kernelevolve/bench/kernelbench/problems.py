@@ -78,11 +78,29 @@ def list_problems(path: str | Path, levels: tuple[int, ...] = (1, 2, 3)) -> list
     return sorted(problems, key=lambda p: (p.level, p.problem_id))
 
 
+class UnknownProblem(LookupError, ValueError):
+    """No such problem; the message names the ids the level has."""
+
+
 def load_problem(path: str | Path, level: int, problem_id: int) -> Problem:
-    for problem in list_problems(path, (level,)):
+    found = list_problems(path, (level,))
+    for problem in found:
         if problem.problem_id == problem_id:
             return problem
-    raise KeyError(f"KernelBench level {level} has no problem {problem_id} in {path}")
+    ids = _id_ranges([p.problem_id for p in found])
+    valid = f"valid ids at level {level}: {ids}" if ids else "that level has no problems there"
+    raise UnknownProblem(f"KernelBench level {level} has no problem {problem_id} in {path}; {valid}")
+
+
+def _id_ranges(ids: list[int]) -> str:
+    """[1, 2, 3, 5] -> "1-3, 5"."""
+    spans: list[list[int]] = []
+    for i in sorted(set(ids)):
+        if spans and i == spans[-1][1] + 1:
+            spans[-1][1] = i
+        else:
+            spans.append([i, i])
+    return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in spans)
 
 
 def problem_tags(problem: Problem) -> tuple[str, ...]:

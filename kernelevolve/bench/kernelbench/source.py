@@ -29,7 +29,10 @@ def resolve(argument: str, platform: Platform, config: Mapping[str, Any]) -> Ker
             "a KernelBench problem, but kernelbench.path is not set; pass "
             "kernelbench.path=<KernelBench checkout or problems.jsonl> (or set KERNELBENCH_PATH)"
         )
-    problem = problems.load_problem(str(path), int(match.group(1)), int(match.group(2)))
+    try:
+        problem = problems.load_problem(str(path), int(match.group(1)), int(match.group(2)))
+    except FileNotFoundError as exc:  # UnknownProblem is a ValueError: resolve_spec names the argument
+        raise SpecError(str(exc)) from None
     spec = problems.problem_to_spec(problem)
     if platform.device == "cpu":
         budget = int(options.get("cpu_budget_elements") or DEFAULT_CPU_BUDGET_ELEMENTS)

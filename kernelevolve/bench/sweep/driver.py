@@ -46,6 +46,7 @@ from kernelevolve.bench.sweep.suite import suite_problems
 from kernelevolve.bench.sweep.summary import MANIFEST, RESULTS_DIR, load_records
 from kernelevolve.bench.sweep.summary_markdown import write_summary
 from kernelevolve.paths import PROJECT_ROOT
+from kernelevolve.results.progress import Progress
 
 log = logging.getLogger("kernelevolve.bench.sweep")
 
@@ -170,8 +171,13 @@ class Sweep:
             runner = functools.partial(judged_problem, runner, judge)
         shared = self.options.isolate and self.options.evaluator == "ray"
         address = (base.get("evaluator") or {}).get("address")
-        with shared_ray_cluster(address) if shared else contextlib.nullcontext():
-            ran, stopped = self._run_problems(todo, base, slots, share, observed, runner, start)
+        with (
+            shared_ray_cluster(address) if shared else contextlib.nullcontext(),
+            Progress(prefix="sweep: ") as progress,
+        ):
+            progress.phase("problems", total=len(todo), unit="problems", budget_s=self.options.time_limit_s)
+            done = functools.partial(_shown, progress)
+            ran, stopped = self._run_problems(todo, base, slots, share, observed, runner, start, done)
         if self.options.quiet_baselines:
             self._quiet_baselines(start, base, first=ran)
         summary = write_summary(self.out)
@@ -188,6 +194,7 @@ class Sweep:
         observed: dict[int, list[float]],
         runner: Callable[[dict[str, Any], Problem], dict[str, Any]],
         start: float,
+        done_one: Callable[[dict[str, Any]], None] = lambda record: None,
     ) -> tuple[list[str], bool]:
         """Runs problems from `todo`, len(slots) at a time, until done or the time limit; (ran, stopped)."""
         free: queue.SimpleQueue[str | None] = queue.SimpleQueue()
@@ -235,6 +242,7 @@ class Sweep:
                     self._store(record)
                     _note_wall_s(observed, record)
                     ran.append(problem_key(problem))
+                    done_one(record)
         return ran, stopped
 
     def _quiet_baselines(
@@ -356,6 +364,12 @@ class Sweep:
             }
         )
         path.write_text(json.dumps(manifest, indent=2))
+
+
+def _shown(progress: Progress, record: dict[str, Any]) -> None:
+    speedup = record.get("speedup_vs_eager")
+    note = f"last {record['problem']} {record['status']}" + (f" {speedup:.2f}x eager" if speedup else "")
+    progress.advance(note=note)
 
 
 def _note_wall_s(observed: dict[int, list[float]], record: dict[str, Any]) -> None:

@@ -1,26 +1,26 @@
-"""A sweep folder's report.html, from its summary.json (correctness rate, fast_p tables, geomeans,
-per-problem results): `python -m kernelevolve.results.report SWEEP_DIR` finds it through the entry point
-group `kernelevolve.reports` (`write_folder_report`)."""
+"""A sweep folder's report.html (Jinja2, `results/templates/sweep_report.html.j2`), from its summary.json
+and records: correctness rate, fast_p tables and geomeans, a sortable table of the problems linking each
+to its run's report (written where missing, when the run directory is here), every problem's candidates,
+and the versions its runs recorded. `python -m kernelevolve.results.report SWEEP_DIR` finds it through
+the entry point group `kernelevolve.reports` (`write_folder_report`)."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from kernelevolve.bench.sweep.summary import MODES, metric_groups
-from kernelevolve.results.format import format_ms as _ms
-from kernelevolve.results.format import format_own
 from kernelevolve.results.format import format_percent as _pct
 from kernelevolve.results.format import format_speedup as _x
-from kernelevolve.results.html import escape as _e
 from kernelevolve.results.html import figure as _figure
 from kernelevolve.results.html import load_plots as _plots
-from kernelevolve.results.html import page as _page
-from kernelevolve.results.html import table as _table
 from kernelevolve.results.html import write_atomic as _write
-from kernelevolve.results.report import REPORT_FILE, ReportError
+from kernelevolve.results.report import REPORT_FILE, ReportError, write_run_report
+from kernelevolve.results.templating import render
+from kernelevolve.results.versions import versions
 
 
 def write_folder_report(folder: Path, output: Path | str | None = None) -> Path | None:
@@ -42,26 +42,14 @@ def _sweep_summary(sweep: Path) -> dict[str, Any]:
     raise ReportError(f"{sweep}: no summary.json and no results/ folder (not a sweep folder)")
 
 
-_PERMISSIVE_COLUMNS = ("strict vs eager", "strict vs compile", "own kernels", "library time")
-
-
-def _permissive_cells(row: Mapping[str, Any]) -> list[str]:
-    """A permissive sweep's problem row: the strict winner's speedups and how the winner runs."""
-    return [
-        _x(row.get("strict_speedup_vs_eager")),
-        _x(row.get("strict_speedup_vs_compile")),
-        format_own(row.get("own_kernels_only")),
-        _pct(row.get("library_share")),
-    ]
-
-
-def _mode_sections(metrics: Mapping[str, Any], mode_label: str, fast_p: Sequence[str]) -> list[str]:
+def _mode_sections(
+    metrics: Mapping[str, Any], mode_label: str, fast_p: Sequence[str]
+) -> list[dict[str, Any]]:
     groups = metric_groups(metrics)
     return [
-        f"<h2>{_e(mode_label[0].upper() + mode_label[1:])}: against {label}</h2>"
-        + _table(
-            ["group", "correct", "geomean speedup", *(f"fast_{p}" for p in fast_p)],
-            [
+        {
+            "title": f"{mode_label[0].upper() + mode_label[1:]}: against {label}",
+            "rows": [
                 [
                     name,
                     _pct(m.get("correctness_rate")),
@@ -70,14 +58,51 @@ def _mode_sections(metrics: Mapping[str, Any], mode_label: str, fast_p: Sequence
                 ]
                 for name, m in groups
             ],
-        )
+        }
         for baseline, label in (("eager", "PyTorch eager"), ("compile", "torch.compile"))
     ]
 
 
-def render_sweep_report(sweep_dir: Path | str) -> str:
+def _records(sweep: Path) -> dict[str, dict[str, Any]]:
+    if not (sweep / "results").is_dir():
+        return {}
+    from kernelevolve.bench.sweep.summary import load_records
+
+    return {str(r.get("problem")): r for r in load_records(sweep)}
+
+
+def _run_href(record: Mapping[str, Any], report_dir: Path) -> str | None:
+    """The problem's run report, relative to the sweep report, where its run directory is here."""
+    run_dir = record.get("run_dir")
+    if not run_dir or not (Path(str(run_dir)) / "results.json").is_file():
+        return None
+    report = Path(str(run_dir)) / REPORT_FILE
+    if not report.is_file():
+        try:
+            write_run_report(Path(str(run_dir)))
+        except (OSError, ValueError):
+            return None
+    return Path(os.path.relpath(report.resolve(), report_dir.resolve())).as_posix()
+
+
+def _versions(records: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, str], str]:
+    """The versions the sweep's runs recorded (several values where runs differed), or this machine's."""
+    seen: dict[str, list[str]] = {}
+    for record in records.values():
+        for name, version in (record.get("versions") or {}).items():
+            if version not in seen.setdefault(name, []):
+                seen[name].append(str(version))
+    if seen:
+        return {k: " / ".join(v) for k, v in seen.items()}, "as recorded by the sweep's runs"
+    return versions(), "at report time (the sweep's records carry none)"
+
+
+def render_sweep_report(sweep_dir: Path | str, report_dir: Path | None = None) -> str:
+    from markupsafe import Markup
+
     sweep = Path(sweep_dir)
     summary = _sweep_summary(sweep)
+    records = _records(sweep)
     plots = _plots()
     fast_p = [f"{p:g}" for p in summary.get("fast_p", [])]
     # strict (own kernels only) always, permissive when the sweep ran in permissive mode
@@ -89,88 +114,50 @@ def render_sweep_report(sweep_dir: Path | str) -> str:
         for mode, metrics_of_mode in modes.items()
         for name, metrics in metric_groups(metrics_of_mode)
     ]
-    settings = summary.get("settings") or {}
-    sections = []
-    if settings:
-        sections.append(
-            "<h2>Settings</h2>" + _table(["setting", "value"], sorted((k, v) for k, v in settings.items()))
+    sections = [
+        section
+        for mode, mode_label in MODES.items()
+        if mode in modes
+        for section in _mode_sections(modes[mode], mode_label, fast_p)
+    ]
+    problems = []
+    for order, row in enumerate(summary.get("problems") or []):
+        record = records.get(str(row.get("problem")), {})
+        problems.append(
+            {
+                **{k: None for k in ("roofline_fraction", "own_kernels_only", "library_share")},
+                **{k: None for k in ("strict_speedup_vs_eager", "strict_speedup_vs_compile")},
+                **row,
+                "order": order,
+                "roofline_fraction": row.get("roofline_fraction", record.get("roofline_fraction")),
+                "run_dir": record.get("run_dir"),
+                "run_href": _run_href(record, report_dir or sweep),
+            }
         )
-    sections.append(
-        "<h2>Correctness</h2>"
-        + _table(
-            ["group", "problems", "correct", "correctness rate", "statuses"],
-            [
-                [
-                    name,
-                    m["problems"],
-                    m["correct"],
-                    _pct(m.get("correctness_rate")),
-                    ", ".join(f"{k}={v}" for k, v in sorted((m.get("statuses") or {}).items())),
-                ]
-                for name, m in groups
-            ],
-        )
+    version_table, note = _versions(records)
+    return render(
+        "sweep_report.html.j2",
+        title=f"kernelevolve sweep: {sweep.name}",
+        settings=sorted((summary.get("settings") or {}).items()),
+        groups=groups,
+        mode_sections=sections,
+        fast_p=fast_p,
+        fast_p_figure=Markup(_figure(plots, lambda p: p.fast_p_curves(summary), "fast_p curves")),
+        problems=problems,
+        problems_figure=Markup(_figure(plots, lambda p: p.problem_speedups(problems), "per-problem speedup"))
+        if problems
+        else "",
+        permissive=summary.get("mode") == "permissive",
+        failures=summary.get("failures") or [],
+        pending=summary.get("pending") or [],
+        candidates=[(key, r["candidates"]) for key, r in records.items() if r.get("candidates")],
+        versions=version_table,
+        versions_note=note,
     )
-    for mode, mode_label in MODES.items():
-        if mode in modes:
-            sections += _mode_sections(modes[mode], mode_label, fast_p)
-    sections.append("<h2>fast_p</h2>" + _figure(plots, lambda p: p.fast_p_curves(summary), "fast_p curves"))
-    problems = summary.get("problems") or []
-    permissive = summary.get("mode") == "permissive"
-    if problems:
-        sections.append(
-            "<h2>Problems</h2>"
-            + _figure(plots, lambda p: p.problem_speedups(problems), "per-problem speedup")
-            + _table(
-                [
-                    "problem",
-                    "name",
-                    "status",
-                    "best ms",
-                    "eager ms",
-                    "compile ms",
-                    "vs eager",
-                    "vs compile",
-                    "evals",
-                    *(_PERMISSIVE_COLUMNS if permissive else ()),
-                ],
-                [
-                    [
-                        r.get("problem"),
-                        r.get("name"),
-                        r.get("status"),
-                        _ms(r.get("best_ms")),
-                        _ms(r.get("eager_ms")),
-                        _ms(r.get("compile_ms")),
-                        _x(r.get("speedup_vs_eager")),
-                        _x(r.get("speedup_vs_compile")),
-                        r.get("evaluations") or 0,
-                        *(_permissive_cells(r) if permissive else ()),
-                    ]
-                    for r in problems
-                ],
-            )
-        )
-    failures = summary.get("failures") or []
-    if failures:
-        sections.append(
-            "<h2>Failures</h2>"
-            + _table(
-                ["problem", "name", "status", "evals", "detail"],
-                [
-                    [f["problem"], f.get("name"), f["status"], f.get("evaluations", 0), f.get("detail", "")]
-                    for f in failures
-                ],
-            )
-        )
-    if summary.get("pending"):
-        sections.append(
-            f"<h2>Not run yet ({len(summary['pending'])})</h2><p>{_e(', '.join(summary['pending']))}</p>"
-        )
-    return _page(f"kernelevolve sweep: {sweep.name}", sections)
 
 
 def write_sweep_report(sweep_dir: Path | str, output: Path | str | None = None) -> Path:
     """Write report.html into the sweep folder (or `output`) from its summary.json; returns its path."""
     sweep = Path(sweep_dir)
-    return _write(Path(output) if output else sweep / REPORT_FILE, render_sweep_report(sweep))
+    path = Path(output) if output else sweep / REPORT_FILE
+    return _write(path, render_sweep_report(sweep, path.parent))

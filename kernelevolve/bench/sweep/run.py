@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.bench.kernelbench.problems import Problem
-from kernelevolve.paths import CONF_DIR
 
 log = logging.getLogger("kernelevolve.bench.sweep")
 
@@ -90,8 +89,7 @@ def record_slug(level: int, problem_id: int) -> str:
 # ---------------------------------------------------------------------------------- config
 def compose_base_config(options: SweepOptions) -> dict[str, Any]:
     """conf/config.yaml + groups with the sweep's overrides, as the Hydra CLI would compose it."""
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
+    from kernelevolve.config import compose, to_plain
 
     overrides = [
         f"platform={options.platform}",
@@ -106,9 +104,7 @@ def compose_base_config(options: SweepOptions) -> dict[str, Any]:
         overrides.append("strict=false")
     overrides += list(options.sets)
     try:
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            cfg = compose(config_name="config", overrides=overrides)
-        plain: dict[str, Any] = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]
+        plain = to_plain(compose(overrides))
     except Exception as exc:  # Hydra's override and composition errors name what is wrong
         raise SweepError(f"cannot compose the config (overrides {overrides}): {exc}") from exc
     plain["kernelbench"] = {**(plain.get("kernelbench") or {}), "path": str(options.kernelbench_path)}
@@ -368,6 +364,7 @@ def record_from_results(results: dict[str, Any]) -> dict[str, Any]:
         # one compact entry per evaluated candidate, in evaluation order (kernelevolve.results.evaluation_log);
         # `python -m kernelevolve.bench.sweep.candidates` prints them
         "candidates": list(results.get("evaluation_log") or []),
+        "versions": results.get("versions"),  # kernelevolve, torch, triton... the run ran with
     }
     _add_roofline(record, results)
     record["precision_verdicts"] = precision_verdicts(record["candidates"], best)

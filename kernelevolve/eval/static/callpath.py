@@ -174,8 +174,11 @@ class Checker:
         args: list[Kinds],
         kw: dict[str | None, Kinds],
         skip_first: bool,
+        binds_ctx: bool = False,
     ) -> Kinds:
-        """Add a unit to the call path with the kinds its call site passes; return its summary."""
+        """Add a unit to the call path with the kinds its call site passes; return its summary.
+        `binds_ctx`: the first parameter is bound by the caller whatever the method's kind (autograd's
+        `ctx` of a torch.autograd.Function's static forward and backward)."""
         if id(node) in self.mod.device_defs:
             self.cute_used = self.cute_used or node.name in self.mod.cute_funcs
             return EMPTY
@@ -185,7 +188,7 @@ class Checker:
             for d in node.decorator_list
         ):
             self.issue("state_between_calls", node, f"{node.name} memoizes results of calls that get tensors")
-        names = positional(node)[1 if skip_first and not is_static(node) else 0 :]
+        names = positional(node)[1 if binds_ctx or (skip_first and not is_static(node)) else 0 :]
         current = self.params.get(qual, {})
         merged = dict(current)
         for name, kinds in [*zip(names, args, strict=False), *kw.items()]:
@@ -209,10 +212,16 @@ class Checker:
         return f"{cls}.{node.name if node else name}"
 
     def reach_method(
-        self, cls: str, name: str, args: list[Kinds], kw: dict[str | None, Kinds], skip_first: bool = True
+        self,
+        cls: str,
+        name: str,
+        args: list[Kinds],
+        kw: dict[str | None, Kinds],
+        skip_first: bool = True,
+        binds_ctx: bool = False,
     ) -> Kinds:
         node = self._method(cls, name)
-        return self.reach(f"{cls}.{node.name}", node, cls, args, kw, skip_first) if node else EMPTY
+        return self.reach(f"{cls}.{node.name}", node, cls, args, kw, skip_first, binds_ctx) if node else EMPTY
 
     def reach_class(
         self, cls: str, args: list[Kinds], kw: dict[str | None, Kinds], instantiated: bool

@@ -6,7 +6,21 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from kernelevolve.eval.static.kinds import EMPTY, METHOD, UNKNOWN_SHAPE, A, D, F, H, K, Kinds, S, Shape, T
+from kernelevolve.eval.static.kinds import (
+    EMPTY,
+    INPUT,
+    METHOD,
+    UNKNOWN_SHAPE,
+    A,
+    D,
+    F,
+    H,
+    K,
+    Kinds,
+    S,
+    Shape,
+    T,
+)
 from kernelevolve.eval.static.module import callee_name
 from kernelevolve.eval.static.rules import (
     ALIAS_METHODS,
@@ -100,10 +114,13 @@ class CallKinds:
             if self._is_self(recv) and self.owner is not None:
                 return self._self_call(e, func.attr, args, kw, every)
             if isinstance(recv, ast.Name) and recv.id in self.mod.classes and recv.id not in self.env:
-                method = "forward" if func.attr == "apply" else func.attr
+                applied = func.attr == "apply"  # a torch.autograd.Function: forward(ctx, ...), then backward
+                method = "forward" if applied else func.attr
+                if applied:  # backward(ctx, *upstream gradients) runs on the call path too
+                    self.c.reach_method(recv.id, "backward", [INPUT] * max(1, len(args)), {}, binds_ctx=True)
                 return self._local(
                     e,
-                    self.c.reach_method(recv.id, method, args, kw, skip_first=func.attr == "apply"),
+                    self.c.reach_method(recv.id, method, args, kw, skip_first=applied, binds_ctx=applied),
                     self.c.method_qual(recv.id, method),
                 )
             held_class: str | None = None

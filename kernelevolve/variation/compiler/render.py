@@ -146,74 +146,100 @@ def render(
     `own_kernels` puts our Triton GEMM, convolution and attention in place of the library calls
     (`own_gemm.substitutable`)."""
     prelude, bases, class_body, forward_sig = reference_parts(reference_source)
-    tunables: list[Tunable] = []
-    kernel_blocks: list[str] = []
-    call_blocks: list[str] = []
-    dispatch: list[ShapeProgram] = []
-    epilogues: list[FusedEpilogue] = []
+    blocks = ProgramBlocks(interpreter, own_kernels)
     for index, shaped in enumerate(programs):
-        suffix = f"_s{index}"
+        blocks.add(shaped, f"_s{index}", f"S{index}", f"_call_s{index}")
+    lines = blocks.module_lines(
+        f'"""Inductor\'s Triton kernels for {title}, launched by ModelNew itself (compiler_seed)."""', prelude
+    )
+    lines += ["", f"class ModelNew({bases}):"]
+    lines += ["    " + line if line else "" for line in class_body.splitlines()]
+    lines += ["", f"    def forward({forward_sig}):", *_forward_body(forward_sig, programs)]
+    source = "\n".join(lines) + "\n"
+    ast.parse(source)  # a rendering bug must surface here, not as a candidate's compile error
+    return source, blocks.defaults()
+
+
+class ProgramBlocks:
+    """The kernels, launchers and call functions of Inductor programs (`add`, one per program), and the
+    module they make with the library sources their calls need (`module_lines`)."""
+
+    def __init__(self, interpreter: bool, own_kernels: bool) -> None:
+        self.interpreter, self.own_kernels = interpreter, own_kernels
+        self.tunables: list[Tunable] = []
+        self.kernel_blocks: list[str] = []
+        self.call_blocks: list[str] = []
+        self.epilogues: list[FusedEpilogue] = []
+        self.calls: set[str] = set()
+
+    def add(self, shaped: ShapeProgram, suffix: str, prefix: str, call_name: str) -> None:
+        """The program's kernels (renamed with `suffix`, tunables prefixed `prefix`_K<n>) and its call
+        function `call_name(args, device)`."""
         renames = {k.name: k.name + suffix for k in shaped.program.kernels}
         pointwise: dict[str, tuple[Kernel, str]] = {}
         for number, kernel in enumerate(shaped.program.kernels):
-            prefix = f"S{index}_K{number}"
-            own = _tunables(kernel, prefix)
-            tunables += own
-            kernel_source = for_interpreter(kernel.source) if interpreter else kernel.source
-            kernel_blocks.append(_renamed(kernel_source, renames))
-            kernel_blocks.append(_launcher(kernel, renames[kernel.name], prefix, {t.name for t in own}))
+            own = _tunables(kernel, f"{prefix}_K{number}")
+            self.tunables += own
+            kernel_source = for_interpreter(kernel.source) if self.interpreter else kernel.source
+            self.kernel_blocks.append(_renamed(kernel_source, renames))
+            self.kernel_blocks.append(
+                _launcher(kernel, renames[kernel.name], f"{prefix}_K{number}", {t.name for t in own})
+            )
             if kernel.kind == "pointwise":
                 renamed = renames[kernel.name]
                 pointwise[f"_launch_{renamed}"] = (dataclasses.replace(kernel, source=kernel_source), renamed)
-        call_block, fused = _call_function(shaped, index, renames, own_kernels, pointwise, not interpreter)
-        call_blocks.append(call_block)
-        epilogues += fused
-        dispatch.append(shaped)
-    kernel_blocks += [e.source for e in epilogues]
-    calls = {c for p in programs for c in p.program.library_calls}
-    replaced = set(FUSED_OPS) if own_kernels else set()
-    uses_aten = any(c.startswith("torch.ops.aten") for c in calls - replaced)
-    hosts = {e.host for e in epilogues}
-    gemm_tunables = [*GEMM_TUNABLES, *(EPILOGUE_TUNABLES if "_matmul" in hosts else ())]
-    # the encoder layer's helper runs our GEMM and attention too
-    gemm = [*gemm_tunables, GEMM_SOURCE] if own_kernels and calls & {*SUBSTITUTED, *ENCODER_OPS} else []
-    if own_kernels and calls & set(FUSED_OPS):
-        gemm += [*ATTENTION_TUNABLES, ATTENTION_SOURCE]
-    if own_kernels and calls & set(ENCODER_OPS):
-        gemm.append(ENCODER_SOURCE)
-    if own_kernels and CONVOLUTION in calls:
-        gemm += [*CONV_TUNABLES, *(CONV_EPILOGUE_TUNABLES if "_conv" in hosts else ()), CONV_SOURCE]
-    library = not own_kernels and not interpreter  # on a GPU: cuDNN/cuBLAS through our wrappers
-    if library and CONVOLUTION in calls:
-        gemm += [*LIBRARY_CONV_TUNABLES, LIBRARY_CONV_SOURCE]
-    if library and calls & set(SUBSTITUTED):
-        gemm += [*LIBRARY_GEMM_TUNABLES, LIBRARY_GEMM_SOURCE]
-    if library and calls & {CONVOLUTION, *SUBSTITUTED}:
-        gemm += [TF32_SPLIT_SOURCE, TF32_SPLIT_KERNEL_SOURCE]
-    if interpreter:  # Triton's interpreter takes no bf16x3 dot (it computes every fp32 dot in fp32)
-        gemm = [line.replace(', "bf16x3"', "") for line in gemm]
-    lines = [
-        f'"""Inductor\'s Triton kernels for {title}, launched by ModelNew itself (compiler_seed)."""',
-        "",
-        *prelude,
-        "from torch._inductor.runtime import triton_helpers",
-        "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math",
-        "",
-        *(["aten = torch.ops.aten", ""] if uses_aten else []),
-        *[t.line() for t in tunables],
-        *gemm,
-        _HELPERS,
-        *([INTERPRETER_REDUCTIONS_SOURCE] if interpreter else []),
-        *([INTERPRETER_LIBDEVICE_SOURCE] if any(_uses_own_libdevice(b) for b in kernel_blocks) else []),
-    ]
-    for block in kernel_blocks + call_blocks:
-        lines += ["", "", block.rstrip("\n")]
-    lines += ["", f"class ModelNew({bases}):"]
-    lines += ["    " + line if line else "" for line in class_body.splitlines()]
-    lines += ["", f"    def forward({forward_sig}):", *_forward_body(forward_sig, dispatch)]
-    source = "\n".join(lines) + "\n"
-    ast.parse(source)  # a rendering bug must surface here, not as a candidate's compile error
-    return source, {t.name: t.default for t in tunables}
+        call_block, fused = _call_function(
+            shaped, call_name, renames, self.own_kernels, pointwise, not self.interpreter
+        )
+        self.call_blocks.append(call_block)
+        self.epilogues += fused
+        self.calls |= set(shaped.program.library_calls)
+
+    def defaults(self) -> dict[str, int]:
+        return {t.name: t.default for t in self.tunables}
+
+    def module_lines(self, docstring: str, prelude: list[str]) -> list[str]:
+        """The module up to ModelNew: imports, tunables, library sources, helpers, kernels, calls."""
+        own_kernels, interpreter, calls = self.own_kernels, self.interpreter, self.calls
+        kernel_blocks = self.kernel_blocks + [e.source for e in self.epilogues]
+        replaced = set(FUSED_OPS) if own_kernels else set()
+        uses_aten = any(c.startswith("torch.ops.aten") for c in calls - replaced)
+        hosts = {e.host for e in self.epilogues}
+        gemm_tunables = [*GEMM_TUNABLES, *(EPILOGUE_TUNABLES if "_matmul" in hosts else ())]
+        # the encoder layer's helper runs our GEMM and attention too
+        gemm = [*gemm_tunables, GEMM_SOURCE] if own_kernels and calls & {*SUBSTITUTED, *ENCODER_OPS} else []
+        if own_kernels and calls & set(FUSED_OPS):
+            gemm += [*ATTENTION_TUNABLES, ATTENTION_SOURCE]
+        if own_kernels and calls & set(ENCODER_OPS):
+            gemm.append(ENCODER_SOURCE)
+        if own_kernels and CONVOLUTION in calls:
+            gemm += [*CONV_TUNABLES, *(CONV_EPILOGUE_TUNABLES if "_conv" in hosts else ()), CONV_SOURCE]
+        library = not own_kernels and not interpreter  # on a GPU: cuDNN/cuBLAS through our wrappers
+        if library and CONVOLUTION in calls:
+            gemm += [*LIBRARY_CONV_TUNABLES, LIBRARY_CONV_SOURCE]
+        if library and calls & set(SUBSTITUTED):
+            gemm += [*LIBRARY_GEMM_TUNABLES, LIBRARY_GEMM_SOURCE]
+        if library and calls & {CONVOLUTION, *SUBSTITUTED}:
+            gemm += [TF32_SPLIT_SOURCE, TF32_SPLIT_KERNEL_SOURCE]
+        if interpreter:  # Triton's interpreter takes no bf16x3 dot (it computes every fp32 dot in fp32)
+            gemm = [line.replace(', "bf16x3"', "") for line in gemm]
+        lines = [
+            docstring,
+            "",
+            *prelude,
+            "from torch._inductor.runtime import triton_helpers",
+            "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math",
+            "",
+            *(["aten = torch.ops.aten", ""] if uses_aten else []),
+            *[t.line() for t in self.tunables],
+            *gemm,
+            _HELPERS,
+            *([INTERPRETER_REDUCTIONS_SOURCE] if interpreter else []),
+            *([INTERPRETER_LIBDEVICE_SOURCE] if any(_uses_own_libdevice(b) for b in kernel_blocks) else []),
+        ]
+        for block in kernel_blocks + self.call_blocks:
+            lines += ["", "", block.rstrip("\n")]
+        return lines
 
 
 def _forward_body(forward_sig: str, dispatch: list[ShapeProgram]) -> list[str]:
@@ -250,7 +276,7 @@ def _dispatch_condition(shaped: ShapeProgram) -> str:
 
 def _call_function(
     shaped: ShapeProgram,
-    index: int,
+    name: str,
     renames: dict[str, str],
     own_kernels: bool,
     pointwise: dict[str, tuple[Kernel, str]],
@@ -287,7 +313,7 @@ def _call_function(
     body = [ast.unparse(s) for s in steps]
     names = ", ".join(program.arg_names)
     lines = [
-        f"def _call_s{index}(args, device):",
+        f"def {name}(args, device):",
         f'    """Shape {shaped.shape}: state {list(shaped.state_names)}, then the inputs."""',
         *_graph_inputs_selection(shaped),
         f"    {names}, = args",

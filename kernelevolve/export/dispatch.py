@@ -1,0 +1,163 @@
+"""Which path serves a call: a searched shape's kernel, or the reference computation.
+
+A call is keyed by its signature, the shape and dtype of each input tensor. The signature of a
+searched shape goes to that shape's kernel (checked when loaded, see `custom_op.KernelOp.verify`).
+Other signatures fall into buckets: every dimension rounded up to a power of two, rank and dtypes
+kept. A signature in the bucket of a searched shape is tried on that shape's kernel (the nearest
+searched shape's, where several share the bucket): its first call runs the kernel and the reference
+on the caller's own inputs, returns the reference's output, and settles the signature; a kernel that
+matched serves that signature from then on, one that raised or differed never does. A signature in
+no searched bucket, and any call on another device type than the platform's, takes the reference.
+
+`Dispatcher` keeps the record: the path of each recent call (`calls`), counts by path (`counts`),
+the verdict of every tried signature (`settled`) and the (config, shape) pairs switched off
+(`disabled`, with the reason).
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import math
+from collections.abc import Callable, Container, Mapping, Sequence
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+REFERENCE_PATH = "reference"
+Signature = tuple[tuple[tuple[int, ...], str], ...]
+
+
+def signature(inputs: Sequence[Any]) -> Signature:
+    """(shape, dtype) of every input tensor."""
+    return tuple((tuple(int(d) for d in t.shape), str(t.dtype)) for t in inputs)
+
+
+def _round_up(size: int) -> int:
+    return 1 << max(size - 1, 0).bit_length()
+
+
+def bucket(sig: Signature) -> tuple[Any, ...]:
+    """The signature with every dimension rounded up to a power of two (4 and 3 share one; 5 does not)."""
+    return tuple((tuple(_round_up(d) for d in shape), dtype) for shape, dtype in sig)
+
+
+def distance(a: Signature, b: Signature) -> float:
+    """How far two signatures of one bucket are apart: summed |log2| ratios of their dimensions."""
+    return sum(
+        abs(math.log2(max(x, 1)) - math.log2(max(y, 1)))
+        for (sa, _), (sb, _) in zip(a, b, strict=True)
+        for x, y in zip(sa, sb, strict=True)
+    )
+
+
+def kernel_path(shape: str) -> str:
+    return f"kernel:{shape}"
+
+
+def trial_path(shape: str) -> str:
+    return f"trial:{shape}"
+
+
+class Dispatcher:
+    """Routes calls by signature (see the module docstring) and records which path served each."""
+
+    def __init__(
+        self,
+        searched: Mapping[Signature, str],
+        device_type: str,
+        atol: float,
+        rtol: float,
+        *,
+        history: int = 10_000,
+        label: str = "kernel",
+    ) -> None:
+        self.searched = dict(searched)
+        self.device_type = device_type
+        self.atol, self.rtol = atol, rtol
+        self.label = label
+        self.calls: collections.deque[str] = collections.deque(maxlen=history)
+        self.counts: collections.Counter[str] = collections.Counter()
+        self.disabled: dict[tuple[int, str], str] = {}
+        self.settled: dict[tuple[int, Signature], str] = {}  # shape that serves it, or "" (the reference)
+        self.reasons: dict[tuple[int, Signature], str] = {}
+        self._buckets: dict[tuple[Any, ...], list[tuple[Signature, str]]] = collections.defaultdict(list)
+        for sig, shape in self.searched.items():
+            self._buckets[bucket(sig)].append((sig, shape))
+
+    def route(self, inputs: Sequence[Any], config: int, available: Container[str]) -> tuple[str | None, bool]:
+        """(shape whose kernel would serve these inputs or None for the reference, whether it is a trial)."""
+        if not inputs or any(t.device.type != self.device_type for t in inputs):
+            return None, False
+        sig = signature(inputs)
+
+        def usable(shape: str) -> bool:
+            return shape in available and (config, shape) not in self.disabled
+
+        exact = self.searched.get(sig)
+        if exact is not None:
+            return (exact, False) if usable(exact) else (None, False)
+        verdict = self.settled.get((config, sig))
+        if verdict is not None:
+            return (verdict, False) if verdict and usable(verdict) else (None, False)
+        near = [(distance(sig, s), shape) for s, shape in self._buckets.get(bucket(sig), ()) if usable(shape)]
+        if not near:
+            return None, False
+        return min(near)[1], True
+
+    def run(
+        self,
+        inputs: Sequence[Any],
+        config: int,
+        available: Container[str],
+        kernel: Callable[[str], Any],
+        reference: Callable[[], Any],
+        disabling: tuple[type[BaseException], ...] = (),
+    ) -> Any:
+        """The output for one call: the routed kernel's, the reference's, or (a trial) the reference's
+        after comparing the kernel's with it. `disabling`: exceptions of the kernel path that switch
+        its shape off and fall back to the reference (others propagate)."""
+        shape, trial = self.route(inputs, config, available)
+        if shape is None:
+            return self._record(REFERENCE_PATH, reference())
+        if trial:
+            return self._trial(inputs, config, shape, kernel, reference)
+        try:
+            out = kernel(shape)
+        except disabling as exc:
+            self.disabled[(config, shape)] = str(exc)
+            log.warning("%s for shape %s disabled: %s", self.label, shape, exc)
+            return self._record(REFERENCE_PATH, reference())
+        return self._record(kernel_path(shape), out)
+
+    def _trial(
+        self,
+        inputs: Sequence[Any],
+        config: int,
+        shape: str,
+        kernel: Callable[[str], Any],
+        reference: Callable[[], Any],
+    ) -> Any:
+        from kernelevolve.eval.correctness import within_tolerance
+
+        sig = signature(inputs)
+        expected = reference()
+        try:
+            got = kernel(shape)
+        except (
+            Exception
+        ) as exc:  # a kernel made for other shapes may refuse this one: the reference serves it
+            ok, why = False, f"the kernel raised {type(exc).__name__}: {exc}"
+        else:
+            ok, worst = within_tolerance(expected, got, self.atol, self.rtol)
+            why = "" if ok else f"differs from the reference (max abs error {worst:.3g})"
+        self.settled[(config, sig)] = shape if ok else ""
+        self.reasons[(config, sig)] = why
+        if not ok:
+            log.info("%s of shape %s not used for inputs %s: %s", self.label, shape, sig, why)
+        return self._record(trial_path(shape), expected)
+
+    def _record(self, path: str, out: Any) -> Any:
+        self.calls.append(path)
+        self.counts[path] += 1
+        return out

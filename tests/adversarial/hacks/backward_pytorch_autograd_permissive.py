@@ -1,0 +1,66 @@
+# hack: backward_pytorch_autograd_strict in permissive mode, which judges a training step by what it
+# computes: the kernel's forward value with gradients from PyTorch's autograd of a PyTorch copy of the
+# forward is right, and is timed as it runs (both copies of the forward included)
+# spec: rmsnorm_train
+# strict: false
+# expect: ok
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def fwd_kernel(x_ptr, w_ptr, y_ptr, r_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + row * n + offs, mask=mask, other=0.0)
+    r = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / n + 1e-6)
+    w = tl.load(w_ptr + offs, mask=mask, other=0.0)
+    tl.store(y_ptr + row * n + offs, x * r * w, mask=mask)
+    tl.store(r_ptr + row, r)
+
+
+@triton.jit
+def dx_kernel(dy_ptr, x_ptr, w_ptr, r_ptr, dx_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + row * n + offs, mask=mask, other=0.0)
+    g = tl.load(dy_ptr + row * n + offs, mask=mask, other=0.0) * tl.load(w_ptr + offs, mask=mask, other=0.0)
+    r = tl.load(r_ptr + row)
+    dx = r * g - x * (r * r * r) * (tl.sum(g * x, axis=0) / n)
+    tl.store(dx_ptr + row * n + offs, dx, mask=mask)
+
+
+@triton.jit
+def dw_kernel(dy_ptr, x_ptr, r_ptr, dw_ptr, rows, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for row in range(0, rows):
+        x = tl.load(x_ptr + row * n + offs, mask=mask, other=0.0)
+        dy = tl.load(dy_ptr + row * n + offs, mask=mask, other=0.0)
+        acc += dy * x * tl.load(r_ptr + row)
+    tl.store(dw_ptr + offs, acc, mask=mask)
+
+
+def kernel_forward(x, weight):
+    rows, n = x.shape
+    y = torch.empty_like(x)
+    r = torch.empty((rows,), device=x.device, dtype=torch.float32)
+    fwd_kernel[(rows,)](x.detach(), weight.detach(), y, r, n, BLOCK=triton.next_power_of_2(n))
+    return y
+
+
+class ModelNew(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(features))
+
+    def forward(self, x):
+        x = x.contiguous()
+        # the kernel's value, with PyTorch's autograd of a PyTorch forward riding along for the gradients
+        shadow = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+        return kernel_forward(x, self.weight) + (shadow - shadow.detach())

@@ -12,17 +12,19 @@
 # BUDGET_SECONDS (120: search wall clock per spec), TIME_LIMIT_S (360: no spec starts that the estimate says
 # would end after it; a spec's estimate is BUDGET_SECONDS + 60 s, or the longest seen so far, so a call ends
 # by about TIME_LIMIT_S + 180 s, with the quiet re-timing of host-bound baselines after it, under 9 minutes),
-# SPECS (all, or comma-separated names), EXTRA (more sweep arguments, e.g. "--retry-failed").
+# SPECS (comma-separated names; default: every shipped spec without a `backward:`, i.e. the forward specs,
+# not the training specs train_*), EXTRA (more sweep arguments, e.g. "--retry-failed").
 # The CPU run recorded beside this script used: PLATFORM=cpu BUDGET_EVALS=6 BUDGET_SECONDS=120.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 python=${PYTHON:-python}
 out=${OUT:-experiments/model_suite/h200}
+forward_specs=$(grep -L '^backward:' operators/spec/*.yaml | xargs -n1 basename | sed 's/\.yaml$//' | paste -sd, -)
 started=$(date +%s)
 set +e
 # shellcheck disable=SC2086  # EXTRA is a list of arguments
 "$python" -m kernelevolve.bench.sweep \
-  --specs "${SPECS:-all}" \
+  --specs "${SPECS:-$forward_specs}" \
   --platform "${PLATFORM:-h200}" \
   --permissive \
   --budget-evals "${BUDGET_EVALS:-20}" \

@@ -26,22 +26,22 @@ class Status(str, Enum):
 
 @dataclass(frozen=True)
 class ShapeCase:
-    """One benchmark shape: overrides of the reference module's size constants.
-
-    KernelBench-style references define module-level constants (``batch_size = 16``) that
-    ``get_inputs``/``get_init_inputs`` read; a shape case rebinds them before inputs are made.
-    An empty ``params`` means "the reference as written".
-    """
+    """One benchmark shape: overrides of the reference module's size constants (``batch_size = 16``, read
+    by ``get_inputs``/``get_init_inputs``); empty ``params``: the reference as written. ``bucket``: where
+    the case stands for a range of sizes (specs/shape_ranges.py), constant -> [from, to] of those sizes."""
 
     name: str
     params: dict[str, Any] = field(default_factory=dict)
+    bucket: dict[str, list[int]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "params": dict(self.params)}
+        extra = {"bucket": {k: list(v) for k, v in self.bucket.items()}} if self.bucket else {}
+        return {"name": self.name, "params": dict(self.params), **extra}
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> ShapeCase:
-        return ShapeCase(name=str(data["name"]), params=dict(data.get("params", {})))
+        bucket = {str(k): [int(x) for x in v] for k, v in (data.get("bucket") or {}).items()}
+        return ShapeCase(name=str(data["name"]), params=dict(data.get("params", {})), bucket=bucket)
 
 
 # Input distributions a winner is checked on before it is reported (specs/input_distributions.py); a

@@ -264,9 +264,9 @@ def test_replay_operator_proposes_similar_wins(store: PastWinStore) -> None:
     assert candidate.metadata["past_win"]["spec_name"] == "softmax_rows"
     assert candidate.metadata["past_win"]["speedup"] == 2.5
 
-    # Once in the graph it is not proposed again; the next most similar win comes instead.
+    # Once in the graph it is not proposed again, and the convolution's win is another program's kernel.
     assert ctx.graph.add_candidate(candidate)
-    assert [c.metadata["past_win"]["spec_name"] for c in operator.propose(ctx)] == ["conv2d_3x3"]
+    assert operator.propose(ctx) == []
 
     # Built by name from the registry as the app does it: the kb config names the cache folder.
     by_name = OPERATORS.create(
@@ -284,7 +284,7 @@ def test_replay_respects_platform_and_backends(store: PastWinStore) -> None:
     assert operator.propose(_context(VARIANT_SPEC, "mi300x")) == []
     assert operator.propose(_context(VARIANT_SPEC, "cpu")) == []
     assert operator.propose(_context(VARIANT_SPEC, "h100", backends=("cute",))) == []
-    assert len(operator.propose(_context(VARIANT_SPEC, "h200"))) == 2  # same-vendor fallback
+    assert len(operator.propose(_context(VARIANT_SPEC, "h200"))) == 1  # same-vendor fallback
     with pytest.raises(ValueError, match="at least 1"):
         ReplayOperator(store, k=0)
 
@@ -317,3 +317,48 @@ def test_empty_store_proposes_nothing(tmp_path: Path) -> None:
 
     operator = ReplayOperator(tmp_path / "nothing-here")
     assert operator.propose(_context(VARIANT_SPEC, "h100")) == []
+
+
+GELU_REFERENCE = SOFTMAX_VARIANT_REFERENCE.replace(
+    "torch.nn.functional.softmax(logits, dim=-1)", "torch.nn.functional.gelu(logits)"
+)
+SOLVE_REFERENCE = (
+    SOFTMAX_VARIANT_REFERENCE.replace(
+        "torch.nn.functional.softmax(logits, dim=-1)", "torch.linalg.solve(logits, logits[:, :1])"
+    )
+    .replace("rows = 128", "rows = 64")
+    .replace("cols = 4096", "cols = 64")
+)
+
+
+def test_replay_proposes_only_wins_of_the_same_structure(store: PastWinStore) -> None:
+    """A past win is proposed only for a spec whose reference traces to the same program (at any sizes,
+    under any name), never another problem's kernel, however low `min_score` is set."""
+    from kernelevolve.specs.structure import spec_structure
+    from kernelevolve.variation.replay import ReplayOperator
+
+    gelu = _spec("softmax_like_name", GELU_REFERENCE, ("softmax", "reduction"), (ShapeCase("default"),))
+    store.add(PastWin.from_spec(gelu, "h100", "triton", SOFTMAX_KERNEL.replace("tl.exp", "tl.exp2"), 4.0))
+    solve = _spec("linear_solve", SOLVE_REFERENCE, ("softmax", "reduction"), (ShapeCase("default"),))
+    operator = ReplayOperator(store, k=4, min_score=0.0)
+    assert operator.propose(_context(solve, "h100")) == []  # neither the GELU nor the softmax kernel
+    assert spec_structure(VARIANT_SPEC) == spec_structure(SOFTMAX_SPEC) != spec_structure(gelu)
+    names = [c.metadata["past_win"]["spec_name"] for c in operator.propose(_context(VARIANT_SPEC, "h100"))]
+    assert names == ["softmax_rows"]
+    assert [c.metadata["past_win"]["spec_name"] for c in operator.propose(_context(gelu, "h100"))] == [
+        "softmax_like_name"
+    ]
+
+
+def test_a_win_recorded_without_a_structure_is_not_replayed(store: PastWinStore) -> None:
+    from dataclasses import replace
+
+    from kernelevolve.variation.replay import ReplayOperator
+
+    old = replace(
+        PastWin.from_spec(VARIANT_SPEC, "h200", "triton", SOFTMAX_KERNEL + "\n# old\n", 9.0), structure=""
+    )
+    assert PastWin.from_json({k: v for k, v in old.to_json().items() if k != "structure"}) == old
+    store.add(old)
+    proposals = ReplayOperator(store, k=4, min_score=0.0).propose(_context(VARIANT_SPEC, "h200"))
+    assert [c.metadata["past_win"]["platform"] for c in proposals] == ["h100"]  # the softmax win only

@@ -1,4 +1,5 @@
-"""The specs shipped in operators/: well-formed YAML, runnable references, meaningful GPU sizes."""
+"""The specs shipped in operators/: well-formed YAML, references that run on CPU at their small shapes
+(every spec, cheaply), meaningful GPU sizes."""
 
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ import yaml
 from kernelevolve.paths import SPEC_DIR
 from kernelevolve.platforms import load_platform
 from kernelevolve.specs.loading import load_spec_file, validate_reference
+from kernelevolve.specs.shape_ranges import expand_entry
 
 torch = pytest.importorskip("torch")
 
 REQUIRED_KEYS = {"name", "description", "reference", "dtype", "backends", "tags", "shapes", "cpu_shapes"}
 TOLERANCE_KEYS = {"atol", "rtol"}
-# training specs (train_*): which gradients are checked, and the winners' input distributions
+# training specs (train_*): which gradients are checked; any spec: the winners' input distributions
 OPTIONAL_KEYS = TOLERANCE_KEYS | {"backward", "input_distributions"}
 DTYPES = {"float32": 4, "float16": 2, "bfloat16": 2}
 REQUIRED_SPECS = {
@@ -34,6 +36,20 @@ REQUIRED_SPECS = {
     "jagged_to_padded_dense",
     "embedding_bag_sum",
     "dot_interaction",
+    # the model suite: recommendation and language-model operators in the dtypes those models run in
+    "embedding_bag_mean",
+    "bucketize",
+    "feature_hash",
+    "topk_retrieval",
+    "segment_sum",
+    "jagged_mean",
+    "rope",
+    "rmsnorm_llama",
+    "linear_cross_entropy",
+    "gqa_attention",
+    "moe_router",
+    "quantize_int8",
+    "dequantize_int8",
 }
 # One benchmark run should move real data on an H200: more than its 60 MiB L2, well inside its memory.
 MIN_GPU_BYTES, MAX_GPU_BYTES = 16 << 20, 8 << 30
@@ -59,6 +75,15 @@ def _shape_constants(shape: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in shape.items() if k != "name"}
 
 
+def _cases(name: str, key: str) -> list[dict[str, Any]]:
+    """The shape cases of a spec's `key` list, a ranged constant's entry expanded, each with its name."""
+    return [
+        {"name": case, **params}
+        for shape in SPECS[name][key]
+        for case, params, _ in expand_entry(shape["name"], _shape_constants(shape))
+    ]
+
+
 def _tensors(value: Any) -> list[Any]:
     if isinstance(value, torch.Tensor):
         return [value]
@@ -67,9 +92,11 @@ def _tensors(value: Any) -> list[Any]:
     return []
 
 
-def test_at_least_twelve_specs_including_the_required_families() -> None:
-    assert len(SPECS) >= 12
+def test_at_least_forty_specs_including_the_required_families() -> None:
+    assert len(SPECS) >= 40
     assert set(SPECS) >= REQUIRED_SPECS, f"missing: {sorted(REQUIRED_SPECS - set(SPECS))}"
+    half = [name for name, data in SPECS.items() if data["dtype"] in ("float16", "bfloat16")]
+    assert len(half) >= len(SPECS) // 2, "most real models run in bf16 or fp16"
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
@@ -97,8 +124,8 @@ def test_spec_yaml_is_well_formed(name: str) -> None:
         if isinstance(target, ast.Name)
     }
     for key in ("shapes", "cpu_shapes"):
-        shapes = data[key]
-        assert isinstance(shapes, list) and shapes
+        assert isinstance(data[key], list) and data[key]
+        shapes = _cases(name, key)
         names = [s["name"] for s in shapes]
         assert len(set(names)) == len(names)
         for shape in shapes:
@@ -112,7 +139,7 @@ def test_spec_yaml_is_well_formed(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_reference_runs_at_cpu_shapes(name: str) -> None:
     dtype = getattr(torch, SPECS[name]["dtype"])
-    for shape in SPECS[name]["cpu_shapes"]:
+    for shape in _cases(name, "cpu_shapes"):
         module = _reference_module(name, _shape_constants(shape))
         torch.manual_seed(0)
         model = module.Model(*module.get_init_inputs()).to(dtype)
@@ -135,8 +162,8 @@ def test_spec_loads_and_gpu_shapes_validate(name: str) -> None:
     """The project's loader takes each spec on both platforms; GPU shapes check out on meta tensors."""
     cpu = load_spec_file(SPEC_DIR / f"{name}.yaml", load_platform("cpu"))
     gpu = load_spec_file(SPEC_DIR / f"{name}.yaml", load_platform("h200"))
-    assert [s.name for s in cpu.shapes] == [s["name"] for s in SPECS[name]["cpu_shapes"]]
-    assert [s.name for s in gpu.shapes] == [s["name"] for s in SPECS[name]["shapes"]]
+    assert [s.name for s in cpu.shapes] == [s["name"] for s in _cases(name, "cpu_shapes")]
+    assert [s.name for s in gpu.shapes] == [s["name"] for s in _cases(name, "shapes")]
     assert gpu.tags == tuple(SPECS[name]["tags"]) and gpu.dtype == SPECS[name]["dtype"]
     validate_reference(gpu)
 
@@ -145,7 +172,7 @@ def test_spec_loads_and_gpu_shapes_validate(name: str) -> None:
 def test_gpu_shapes_move_tens_of_mb_to_a_few_gb(name: str) -> None:
     """Inputs + parameters at each GPU shape, counted on meta tensors (no memory is used)."""
     itemsize = DTYPES[SPECS[name]["dtype"]]
-    for shape in SPECS[name]["shapes"]:
+    for shape in _cases(name, "shapes"):
         module = _reference_module(name, _shape_constants(shape))
         with torch.device("meta"):
             model = module.Model(*module.get_init_inputs())

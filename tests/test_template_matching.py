@@ -185,3 +185,16 @@ def test_a_family_must_hold_at_every_shape_case(tmp_path: Path) -> None:
     )
     assert {t.family for t in templates_for(_user_spec(tmp_path, code, {"rows": 5}), "triton")} == {"softmax"}
     assert templates_for(_user_spec(tmp_path, code, {"depth": 2}), "triton") == []
+
+
+def test_a_reference_calling_a_wrapper_function_gets_its_template(tmp_path: Path) -> None:
+    """The forward calls a module-level helper that calls softmax (how converted benchmarks write it):
+    tracing sees through the call, so the template still matches."""
+    code = _softmax("    def forward(self, x):\n        return my_softmax(x)").replace(
+        "class Model", "def my_softmax(x):\n    return torch.softmax(x, -1)\n\n\nclass Model"
+    )
+    assert {t.family for t in templates_for(_user_spec(tmp_path, code, {"rows": 5}), "triton")} == {"softmax"}
+    nested = code.replace("return torch.softmax(x, -1)", "return _inner(x)").replace(
+        "def my_softmax", "def _inner(t):\n    return F.softmax(t, dim=1)\n\n\ndef my_softmax"
+    )
+    assert {t.family for t in templates_for(_user_spec(tmp_path, nested, {}), "triton")} == {"softmax"}

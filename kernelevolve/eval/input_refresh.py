@@ -60,12 +60,17 @@ def schedule(seed: int, calls: int) -> list[int]:
 
 
 def apply(leaves: Sequence[torch.Tensor], pattern: Sequence[torch.Tensor | None]) -> None:
-    """Flip the pattern's bits in place (its own inverse)."""
+    """Flip the pattern's bits in place (its own inverse). A set whose leaf is longer or shorter in its last
+    dimension than the first set's (a jagged batch's values: their count is drawn per seed) takes the row
+    repeated or cut to its length, the same on both sides."""
     for leaf, bits in zip(leaves, pattern, strict=True):
-        if bits is not None:
+        if bits is not None and leaf.numel() > 0:
             view_name = _LAYOUT[str(leaf.dtype).removeprefix("torch.")][0]
             import torch
 
+            length = leaf.shape[-1]
+            if bits.shape[0] != length:
+                bits = bits.repeat(-(-length // bits.shape[0]))[:length]
             leaf.view(getattr(torch, view_name)).bitwise_xor_(bits)
 
 

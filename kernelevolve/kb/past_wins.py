@@ -32,6 +32,7 @@ import numpy as np
 from kernelevolve.kb.encoder import Encoder, default_encoder
 from kernelevolve.paths import cache_dir
 from kernelevolve.platforms import PlatformError, load_platform
+from kernelevolve.specs.structure import spec_structure
 from kernelevolve.types import KernelSpec, ShapeCase, candidate_id
 
 log = logging.getLogger(__name__)
@@ -98,6 +99,9 @@ class PastWin:
     speedup_vs_compile: float | None = None
     created: str = ""  # ISO-8601 UTC
     reference_excerpt: str = field(default="", compare=False)
+    # what the spec's reference computes, sizes left out (specs/structure.py); "" for wins recorded before
+    # it was kept, or of a reference that could not be traced: such a win is replayed for no spec
+    structure: str = ""
 
     @property
     def candidate_id(self) -> str:
@@ -129,6 +133,7 @@ class PastWin:
             speedup_vs_compile=None if speedup_vs_compile is None else float(speedup_vs_compile),
             created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             reference_excerpt=reference_excerpt(spec.reference_source),
+            structure=spec_structure(spec),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -144,6 +149,7 @@ class PastWin:
             "speedup_vs_compile": self.speedup_vs_compile,
             "created": self.created,
             "reference_excerpt": self.reference_excerpt,
+            "structure": self.structure,
         }
 
     @staticmethod
@@ -161,6 +167,7 @@ class PastWin:
             speedup_vs_compile=None if compile_speedup is None else float(compile_speedup),
             created=str(data.get("created", "")),
             reference_excerpt=str(data.get("reference_excerpt", "")),
+            structure=str(data.get("structure", "")),
         )
 
 

@@ -19,9 +19,11 @@ import yaml
 
 from kernelevolve.paths import SPEC_DIR
 from kernelevolve.platforms import Platform
+from kernelevolve.specs.built_dtype import DEFAULT_TOLERANCE, DTYPES, built_dtype
 from kernelevolve.specs.input_distributions import validate_distribution_names
 from kernelevolve.specs.precision import REFERENCE_PRECISIONS
 from kernelevolve.specs.reference import MODES
+from kernelevolve.specs.shape_ranges import ShapeRangeError, expand_entry
 from kernelevolve.specs.sources import from_source, split_source
 from kernelevolve.types import DEFAULT_INPUT_DISTRIBUTIONS, Backward, KernelSpec, ShapeCase
 
@@ -45,8 +47,6 @@ ALLOWED_KEYS = {
     "reference_precision",  # exact_fp32 (default) or framework_default (KernelBench's protocol)
     "backward",  # a training spec: true, or {inputs: [0] | all, parameters: [weight] | all | none}
 }
-DTYPES = ("float32", "float16", "bfloat16")
-DEFAULT_TOLERANCE = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
 KNOWN_BACKENDS = ("triton", "cute")
 
 
@@ -116,15 +116,16 @@ def spec_from_mapping(
     if not isinstance(name, str) or not name:
         raise SpecError(f"{origin}: 'name' (a non-empty string) is required")
     source, reference_path = _reference_source(data, base_dir, origin)
-    dtype = str(data.get("dtype", "float32"))
+    shapes_key = "cpu_shapes" if platform.device == "cpu" and data.get("cpu_shapes") else "shapes"
+    shapes = _parse_shapes(data.get(shapes_key), origin, shapes_key)
+    # Without a `dtype`, the one the reference builds its inputs in: a half-precision problem stays one.
+    dtype = str(data["dtype"]) if "dtype" in data else built_dtype(source, shapes[0].params)
     if dtype not in DTYPES:
         raise SpecError(f"{origin}: dtype {dtype!r} not in {DTYPES}")
     backends = tuple(data.get("backends") or data.get("targets") or ("triton",))
     bad = [b for b in backends if b not in KNOWN_BACKENDS]
     if bad:
         raise SpecError(f"{origin}: unknown backend(s) {bad}; valid: {list(KNOWN_BACKENDS)}")
-    shapes_key = "cpu_shapes" if platform.device == "cpu" and data.get("cpu_shapes") else "shapes"
-    shapes = _parse_shapes(data.get(shapes_key), origin, shapes_key)
     return KernelSpec(
         name=name,
         reference_source=source,
@@ -237,7 +238,11 @@ def _parse_shapes(raw: Any, origin: str, key: str) -> tuple[ShapeCase, ...]:
         if not isinstance(entry, Mapping):
             raise SpecError(f"{origin}: {key}[{index}] must be a mapping, got {entry!r}")
         params = {str(k): v for k, v in entry.items() if k != "name"}
-        shapes.append(ShapeCase(name=str(entry.get("name", f"shape{index}")), params=params))
+        try:  # a constant given as a range or list of sizes stands for several cases (shape_ranges.py)
+            cases = expand_entry(str(entry.get("name", f"shape{index}")), params)
+        except ShapeRangeError as exc:
+            raise SpecError(f"{origin}: {key}[{index}]: {exc}") from None
+        shapes += [ShapeCase(name, plain, bucket) for name, plain, bucket in cases]
     names = [s.name for s in shapes]
     if len(set(names)) != len(names):
         raise SpecError(f"{origin}: shape names must be unique, got {names}")

@@ -269,6 +269,42 @@ def _sdpa(program: TracedProgram) -> bool:
     return plain and program.function_output == f"fn{program.functions.index(call)}"
 
 
+def _topk_values(program: TracedProgram) -> bool:
+    """The sorted k largest values over the last dim, k the constructor's one argument (ModelNew(k))."""
+    op, k = _one_op(program, "topk.default", output="op0[0]"), _dim(program)
+    if op is None or k is None or not program.input_shapes or program.input_shapes[0] is None:
+        return False
+    rank = len(program.input_shapes[0])
+    return (
+        op.arguments.get("k") == k
+        and op.arguments.get("dim") in (-1, rank - 1)
+        and op.arguments.get("largest") is True
+        and op.arguments.get("sorted") is True
+    )
+
+
+def _segment_mean(program: TracedProgram) -> bool:
+    """segment_reduce(values, "mean", lengths=..., initial=0) over dim 0 of 2-D values (ModelNew())."""
+    if program.init or len(program.ops) != 1 or program.output != "op0":
+        return False
+    op = program.ops[0]
+    shapes = program.input_shapes
+    return (
+        op.name == "segment_reduce.default"
+        and op.sources == ("in0", "in1")
+        and len(shapes) == 2
+        and shapes[0] is not None
+        and len(shapes[0]) == 2
+        and shapes[1] is not None
+        and len(shapes[1]) == 1
+        and op.arguments.get("reduce") == "mean"
+        and op.arguments.get("axis") == 0
+        and op.arguments.get("indices") is None
+        and op.arguments.get("offsets") is None
+        and op.arguments.get("initial") == 0
+    )
+
+
 def _stateless(matches: Callable[[TracedProgram], bool]) -> Callable[[TracedProgram], bool]:
     """A family whose template holds no state: a reference with parameters or buffers is another program."""
     return lambda program: not program.state and matches(program)
@@ -292,6 +328,8 @@ FAMILIES: dict[str, Callable[[TracedProgram], bool]] = {
             "l2norm_dim1": _l2norm_dim1,
             "matvec": _matvec,
             "cumsum_exclusive_dim": _exclusive_cumsum,
+            "topk_values": _topk_values,
+            "segment_mean": _segment_mean,
             "sdpa": lambda program: _sdpa(program) or traced_layers.attention(program),
             **{family: _pool(family) for family in POOLS},
         }.items()
@@ -305,6 +343,8 @@ FAMILIES: dict[str, Callable[[TracedProgram], bool]] = {
     "gemm_bias_relu": traced_layers.gemm_bias_relu,
     "elementwise_chain": traced_layers.elementwise_chain,
     "embedding_bag_sum": traced_layers.embedding_bag_sum,
+    "embedding_bag_mean": traced_layers.embedding_bag_mean,
+    "embedding_bag_weighted": traced_layers.embedding_bag_weighted,
     "dot_interaction": traced_layers.dot_interaction,
 }
 

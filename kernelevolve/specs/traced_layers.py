@@ -327,7 +327,24 @@ def elementwise_chain(program: TracedProgram) -> bool:
 def embedding_bag_sum(program: TracedProgram) -> bool:
     """nn.EmbeddingBag(num_embeddings, embedding_dim, mode="sum", include_last_offset=True) held as `bag`,
     called on (indices, offsets): the template's ModelNew(num_embeddings, embedding_dim)."""
-    if not _ints(program.init, 2) or program.state != (("bag.weight", tuple(program.init)),):
+    return _embedding_bag(program, mode=0)
+
+
+def embedding_bag_mean(program: TracedProgram) -> bool:
+    """The same in mode="mean": the template's variant."""
+    return _embedding_bag(program, mode=1)
+
+
+def embedding_bag_weighted(program: TracedProgram) -> bool:
+    """F.embedding_bag in mode="sum" with per-sample weights (the third input) over the module's own
+    `weight` table: the template's ModelNew(num_embeddings, embedding_dim)."""
+    return _embedding_bag(program, mode=0, table="weight", inputs=("in0", "in1", "in2"))
+
+
+def _embedding_bag(
+    program: TracedProgram, mode: int, table: str = "bag.weight", inputs: tuple[str, ...] = ("in0", "in1")
+) -> bool:
+    if not _ints(program.init, 2) or program.state != ((table, tuple(program.init)),):
         return False
     walk = _Walk(program)
     source = walk.base(program.output)
@@ -336,8 +353,8 @@ def embedding_bag_sum(program: TracedProgram) -> bool:
         return False
     arguments = op.arguments
     return (
-        tuple(walk.base(s) for s in op.sources) == ("state:bag.weight", "in0", "in1")
-        and arguments.get("mode") == 0
+        tuple(walk.base(s) for s in op.sources) == (f"state:{table}", *inputs)
+        and arguments.get("mode") == mode
         and arguments.get("include_last_offset") is True
         and arguments.get("per_sample_weights") is None
         and arguments.get("padding_idx") in (None, -1)

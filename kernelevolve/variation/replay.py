@@ -1,8 +1,12 @@
-"""Replay: propose kernels that won on similar specs before (LLM-free, arity 0).
+"""Replay: propose kernels that won before on specs of the same structure (LLM-free, arity 0).
 
-A replayed source may not even fit this spec (another constructor, other shapes); that is fine,
-the harness decides. The operator only proposes wins for backends the context allows, skips ones
-already in the graph, and so runs dry once every similar win has been tried.
+Only a win whose spec's reference computes what this one does is proposed: the same traced ops, wired
+the same way, on inputs of the same ranks (`specs/structure.py`), at whatever sizes. A win for another
+program (a GELU kernel for a linear solve) would only spend an evaluation and turn "nothing to propose"
+into "incorrect"; a win recorded without a structure is never proposed. Among the wins that fit, the
+store's ranking (embedding similarity, tags, the very same spec first) orders them. The operator only
+proposes wins for backends the context allows, skips ones already in the graph, and so runs dry once
+every fitting win has been tried.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from pathlib import Path
 from kernelevolve.kb.encoder import KBUnavailable, missing_kb_packages
 from kernelevolve.kb.past_wins import PastWinStore
 from kernelevolve.search.interfaces import ProposalContext
+from kernelevolve.specs.structure import spec_structure
 from kernelevolve.types import Candidate
 
 log = logging.getLogger(__name__)
@@ -39,6 +44,7 @@ class ReplayOperator:
         self.min_score = min_score
         self._disabled_reason = ""
         self._checked = False
+        self._structures: dict[str, str] = {}  # spec key -> its structure key
 
     def _available(self) -> bool:
         if self._disabled_reason:
@@ -66,11 +72,16 @@ class ReplayOperator:
         except KBUnavailable as exc:
             self._disable(str(exc))
             return []
+        if ctx.spec.key not in self._structures:
+            self._structures[ctx.spec.key] = spec_structure(ctx.spec)
+        structure = self._structures[ctx.spec.key]
         proposals: list[Candidate] = []
         seen: set[str] = set()
         for win, score in ranked:
             if win.backend not in ctx.backends or score < self.min_score:
                 continue
+            if not structure or win.structure != structure:
+                continue  # another program's kernel, however similar its text
             candidate = Candidate(
                 source=win.source,
                 backend=win.backend,

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.specs.built_dtype import DEFAULT_TOLERANCE, built_dtype
 from kernelevolve.specs.reference_module import load_reference_module, size_constants
 from kernelevolve.specs.traced_families import traced_families
 from kernelevolve.specs.traced_tags import traced_tags
@@ -17,8 +18,8 @@ from kernelevolve.types import KernelSpec, ShapeCase
 
 log = logging.getLogger(__name__)
 
-# KernelBench's precision-aware tolerances for fp32 problems.
-KERNELBENCH_FP32_TOLERANCE = 1e-4
+# KernelBench's precision-aware tolerances: 1e-4 for fp32 problems, 1e-2 for fp16 and bf16 ones.
+KERNELBENCH_TOLERANCE = DEFAULT_TOLERANCE
 # Constants at or below this are left alone by CPU scaling: they are dims, kernel sizes, strides, flags.
 _MIN_SCALABLE = 16
 _SCALED_FLOOR = 8
@@ -30,6 +31,9 @@ class Problem:
     problem_id: int
     name: str
     code: str
+    # the spec argument a sweep runs it by where it is not a KernelBench problem (a shipped spec's name,
+    # `kernelevolve.bench.sweep.suite`); "" for KernelBench's own, run as kernelbench:LEVEL/ID
+    spec: str = ""
 
     @property
     def file_name(self) -> str:
@@ -107,12 +111,15 @@ def problem_tags(problem: Problem) -> tuple[str, ...]:
 
 
 def problem_to_spec(problem: Problem) -> KernelSpec:
+    """The problem as a spec, in the dtype it builds its inputs in (an fp16 problem stays fp16, with
+    KernelBench's tolerance for it)."""
+    dtype = built_dtype(problem.code)
     return KernelSpec(
         name=f"kb_L{problem.level}_{problem.name}",
         reference_source=problem.code,
-        dtype="float32",
-        atol=KERNELBENCH_FP32_TOLERANCE,
-        rtol=KERNELBENCH_FP32_TOLERANCE,
+        dtype=dtype,
+        atol=KERNELBENCH_TOLERANCE[dtype],
+        rtol=KERNELBENCH_TOLERANCE[dtype],
         shapes=(ShapeCase("default"),),
         backends=("triton", "cute"),
         tags=problem_tags(problem),

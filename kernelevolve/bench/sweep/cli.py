@@ -4,6 +4,7 @@
         --platform h200 --budget-evals 20 --budget-seconds 120 --out experiments/sweeps/NAME \\
         --time-limit-s 500 [--sample FILE] [--evaluator local|ray] [--parallel N] [--permissive] \\
         [--kernelbench-judge PATH] [--set key=value ...]
+    python -m kernelevolve.bench.sweep --specs all --platform h200 ... # the shipped specs (suite.py)
 
 Arguments are argparse (not Hydra): each problem's config is composed from conf/ with Hydra's
 compose API, exactly as `python -m kernelevolve` would, with `--set` items as extra overrides
@@ -63,6 +64,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ids", help="problem ids within each level, e.g. 1-10,19")
     parser.add_argument(
         "--sample", type=Path, help="a sample list, run in its order (see experiments/sweep_sample.md)"
+    )
+    parser.add_argument(
+        "--specs",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="NAMES",
+        help="sweep shipped specs (operators/spec) instead of KernelBench problems: 'all' or names, "
+        "comma- or space-separated; they are level 0, numbered in the suite's sorted order (--ids selects)",
     )
     parser.add_argument("--platform", default="cpu")
     parser.add_argument("--budget-evals", type=int, default=20, help="evaluations per problem")
@@ -207,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         quiet_baselines=args.quiet_baselines,
         kernelbench_judge=args.kernelbench_judge.expanduser() if args.kernelbench_judge else None,
         kernelbench_judge_timeout_s=args.kernelbench_judge_timeout_s,
+        specs=tuple(args.specs),
     )
     try:
         outcome = Sweep(options).run()

@@ -37,10 +37,12 @@ from kernelevolve.bench.sweep.run import (
     problem_key,
     problem_slug,
     record_slug,
+    record_spec,
     run_problem,
     run_problem_isolated,
 )
 from kernelevolve.bench.sweep.sample import read_sample
+from kernelevolve.bench.sweep.suite import suite_problems
 from kernelevolve.bench.sweep.summary import MANIFEST, RESULTS_DIR, load_records
 from kernelevolve.bench.sweep.summary_markdown import write_summary
 from kernelevolve.paths import PROJECT_ROOT
@@ -97,7 +99,12 @@ def parse_ids(text: str) -> set[int]:
 
 
 def select_problems(options: SweepOptions) -> list[Problem]:
-    problems = list_problems(options.kernelbench_path, tuple(options.levels))
+    if options.specs:
+        if options.sample is not None:
+            raise SweepError("--sample lists KernelBench problems; with --specs, name the specs instead")
+        problems = suite_problems(options.specs)
+    else:
+        problems = list_problems(options.kernelbench_path, tuple(options.levels))
     if options.sample is not None:
         wanted = read_sample(options.sample)
         missing = set(wanted) - {(p.level, p.problem_id) for p in list_problems(options.kernelbench_path)}
@@ -251,7 +258,7 @@ class Sweep:
         deadline = None if limit is None else start + limit + QUIET_BASELINES_ALLOWANCE_S
 
         def config_for(record: dict[str, Any]) -> dict[str, Any]:
-            return {**base, "spec": f"kernelbench:{record['level']}/{record['problem_id']}"}
+            return {**base, "spec": record_spec(record)}
 
         this_call = set(first)
         # a stable sort: this call's records first, each group in the folder's order

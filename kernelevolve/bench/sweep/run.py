@@ -54,6 +54,8 @@ class SweepOptions:
     # a KernelBench checkout (or its src): each problem's winners also judged by its own evaluator
     kernelbench_judge: Path | None = None
     kernelbench_judge_timeout_s: float = 600.0
+    # shipped specs to sweep instead of KernelBench problems (names, or "all": `suite.py`), as level 0
+    specs: tuple[str, ...] = ()
 
     @property
     def estimate_s(self) -> float:
@@ -113,7 +115,7 @@ def problem_config(
     base: dict[str, Any], problem: Problem, runs_dir: Path, device: str | None
 ) -> dict[str, Any]:
     cfg = copy.deepcopy(base)
-    cfg["spec"] = f"kernelbench:{problem.level}/{problem.problem_id}"
+    cfg["spec"] = problem_spec(problem)
     cfg["run"] = {**(cfg.get("run") or {}), "root": str(runs_dir), "name": problem_slug(problem)}
     partial = _resumable_run(runs_dir, problem_slug(problem))
     if partial is not None:
@@ -121,6 +123,16 @@ def problem_config(
     if device is not None:
         cfg["platform"]["devices"] = [device]
     return cfg
+
+
+def problem_spec(problem: Problem) -> str:
+    """The spec argument a problem runs by: its own (a shipped spec), else kernelbench:LEVEL/ID."""
+    return problem.spec or f"kernelbench:{problem.level}/{problem.problem_id}"
+
+
+def record_spec(record: dict[str, Any]) -> str:
+    """The spec argument of a problem's record (records before shipped-spec sweeps have no "spec")."""
+    return str(record.get("spec") or f"kernelbench:{record['level']}/{record['problem_id']}")
 
 
 def _resumable_run(runs_dir: Path, slug: str) -> Path | None:
@@ -191,6 +203,7 @@ def _record_head(cfg: dict[str, Any], problem: Problem) -> dict[str, Any]:
         "level": problem.level,
         "problem_id": problem.problem_id,
         "name": problem.name,
+        "spec": problem_spec(problem),
         "platform": cfg["platform"]["name"],
         "evaluator": (cfg.get("evaluator") or {}).get("name", "local"),
     }

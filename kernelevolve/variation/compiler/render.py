@@ -95,6 +95,9 @@ INTERPRETER_MATH = (
     "sin",
     "sqrt",
 )
+# libdevice functions without one, run by our own (kernels/interpreter_libdevice.py, pasted in where used)
+INTERPRETER_LIBDEVICE = ("nearbyint", "signbit", "tanh")
+INTERPRETER_LIBDEVICE_SOURCE = "\n\n" + kernel_source("interpreter_libdevice")
 _LIBDEVICE_CALL = re.compile(r"\blibdevice\.(\w+)\(")
 # Inductor's max2/min2 reduce with a Python combine function, which Triton's interpreter calls once per
 # element (about 3 ms a call: 60 s of the CPU demo's 80 went to one softmax candidate). The interpreter
@@ -113,13 +116,23 @@ class RenderError(Exception):
 def for_interpreter(kernel_source: str) -> str:
     """libdevice calls as tl.math calls and Inductor's max2/min2 as builtin reductions (CPU platform);
     RenderError if a libdevice call has no equivalent."""
-    missing = sorted({f for f in _LIBDEVICE_CALL.findall(kernel_source) if f not in INTERPRETER_MATH})
+    known = (*INTERPRETER_MATH, *INTERPRETER_LIBDEVICE)
+    missing = sorted({f for f in _LIBDEVICE_CALL.findall(kernel_source) if f not in known})
     if missing:
         raise RenderError(f"libdevice {', '.join(missing)} cannot run in Triton's interpreter")
-    kernel_source = _LIBDEVICE_CALL.sub(lambda m: f"tl.math.{m.group(1)}(", kernel_source)
+    kernel_source = _LIBDEVICE_CALL.sub(
+        lambda m: (
+            f"_ke_interp_{m.group(1)}(" if m.group(1) in INTERPRETER_LIBDEVICE else f"tl.math.{m.group(1)}("
+        ),
+        kernel_source,
+    )
     for inductor, builtin in _INTERPRETER_REDUCTIONS.items():
         kernel_source = kernel_source.replace(inductor, builtin)
     return kernel_source
+
+
+def _uses_own_libdevice(block: str) -> bool:
+    return any(f"_ke_interp_{name}(" in block for name in INTERPRETER_LIBDEVICE)
 
 
 def render(
@@ -222,6 +235,7 @@ class ProgramBlocks:
             *gemm,
             _HELPERS,
             *([INTERPRETER_REDUCTIONS_SOURCE] if interpreter else []),
+            *([INTERPRETER_LIBDEVICE_SOURCE] if any(_uses_own_libdevice(b) for b in kernel_blocks) else []),
         ]
         for block in kernel_blocks + self.call_blocks:
             lines += ["", "", block.rstrip("\n")]

@@ -1,5 +1,7 @@
 # kernelevolve-template: name=embedding_bag_sum family=embedding_bag_sum backend=triton
-"""nn.EmbeddingBag(mode="sum", include_last_offset=True) as a gather-and-accumulate kernel.
+# kernelevolve-variant: name=embedding_bag_mean family=embedding_bag_mean MEAN=True
+"""nn.EmbeddingBag(mode="sum", include_last_offset=True) as a gather-and-accumulate kernel; its variant
+embedding_bag_mean divides each bag's sum by its size (mode="mean").
 
 Program (bag, d-block) walks its bag BLOCK_N indices at a time: it loads the indices, gathers a
 BLOCK_N x BLOCK_D tile of table rows (independent loads in flight hide gather latency) and adds
@@ -15,6 +17,7 @@ import triton.language as tl
 BLOCK_N = 16  # tune: 4, 8, 16, 32, 64
 BLOCK_D = 128  # tune: 32, 64, 128, 256
 NUM_WARPS = 4  # tune: 1, 2, 4, 8
+MEAN = False  # mode="mean": each bag's sum over its size (an empty bag still gives zeros)
 
 
 @triton.jit
@@ -28,6 +31,7 @@ def _bag_sum_kernel(
     stride_o,
     BLOCK_N: tl.constexpr,
     BLOCK_D: tl.constexpr,
+    MEAN: tl.constexpr,
 ):
     bag = tl.program_id(0).to(tl.int64)
     cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
@@ -46,7 +50,10 @@ def _bag_sum_kernel(
             other=0.0,
         )
         acc += tile.to(tl.float32)
-    tl.store(out_ptr + bag * stride_o + cols, tl.sum(acc, axis=0).to(out_ptr.dtype.element_ty), mask=col_ok)
+    total = tl.sum(acc, axis=0)
+    if MEAN:
+        total = total / tl.maximum(end - start, 1).to(tl.float32)
+    tl.store(out_ptr + bag * stride_o + cols, total.to(out_ptr.dtype.element_ty), mask=col_ok)
 
 
 class ModelNew(nn.Module):
@@ -75,6 +82,7 @@ class ModelNew(nn.Module):
             out.stride(0),
             BLOCK_N=BLOCK_N,
             BLOCK_D=block_d,
+            MEAN=MEAN,
             num_warps=NUM_WARPS,
         )
         return out

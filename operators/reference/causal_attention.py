@@ -1,0 +1,30 @@
+"""Causal self-attention of a decoder-only language model (prefill), through PyTorch's fused op."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """scaled_dot_product_attention with is_causal on (batch, heads, seq_len, head_dim) tensors."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+batch_size = 2
+num_heads = 32
+seq_len = 2048
+head_dim = 128
+
+
+def get_inputs():
+    shape = (batch_size, num_heads, seq_len, head_dim)
+    return [torch.randn(shape), torch.randn(shape), torch.randn(shape)]
+
+
+def get_init_inputs():
+    return []

@@ -30,8 +30,6 @@ def _config(server: LoopbackLLMServer | None = None, **overrides: object) -> LLM
         "api_key_env": "KERNELEVOLVE_TEST_UNSET_KEY",
         "timeout_s": 5.0,
         "max_retries": 3,
-        "backoff_s": 0.01,
-        "backoff_max_s": 0.05,
     }
     values.update(overrides)
     return LLMConfig(**values)  # type: ignore[arg-type]
@@ -61,61 +59,73 @@ def test_plain_call_sends_model_and_messages(server: LoopbackLLMServer) -> None:
     assert server.headers[0]["authorization"] == "Bearer EMPTY"
 
 
+# The SDK's retries wait 0.5 s, 1 s, 2 s... unless the server sends Retry-After; the scripted
+# faults below send a short one to keep the tests quick.
+QUICK = 0.01
+
+
 def test_retries_after_rate_limits_then_succeeds(server: LoopbackLLMServer) -> None:
-    server.fail_next(429, times=2)
+    server.fail_next(429, times=2, retry_after=QUICK)
     client = OpenAICompatibleClient(_config(server))
     response = client.complete(MESSAGES)
     assert response.text == "hello back"
     assert len(server.requests) == 3
     totals = client.accounting.totals()
     assert (totals.calls, totals.retries, totals.failures) == (1, 2, 0)
+    # the latency is the answering attempt's, not the waits before it
+    assert response.latency_s < 1.0
 
 
 def test_retries_server_errors_and_dropped_connections(server: LoopbackLLMServer) -> None:
-    server.fail_next(500)
-    server.fail_next(503)
-    server.drop_next()
+    server.drop_next()  # no Retry-After: the SDK's own backoff, 0.5 s less jitter for a first retry
+    server.fail_next(500, retry_after=QUICK)
+    server.fail_next(503, retry_after=QUICK)
     client = OpenAICompatibleClient(_config(server))
     assert client.complete(MESSAGES).text == "hello back"
     assert len(server.requests) == 4
+    assert client.accounting.totals().retries == 3
 
 
 def test_gives_up_after_max_retries(server: LoopbackLLMServer) -> None:
-    server.fail_next(500, times=10)
+    server.fail_next(500, times=10, retry_after=QUICK)
     client = OpenAICompatibleClient(_config(server, max_retries=2))
-    with pytest.raises(LLMUnavailable, match="gave up after 3 attempts.*HTTP 500"):
+    with pytest.raises(LLMUnavailable, match="gave up after 3 attempts.*HTTP 500") as info:
         client.complete(MESSAGES)
+    assert info.value.kind == "server_error" and "\n" not in info.value.reason
     assert len(server.requests) == 3
-    assert client.accounting.totals().failures == 1
+    totals = client.accounting.totals()
+    assert (totals.calls, totals.retries, totals.failures) == (0, 2, 1)
 
 
 def test_client_errors_are_not_retried(server: LoopbackLLMServer) -> None:
-    server.fail_next(400)
+    server.fail_next(400, retry_after=QUICK)  # a Retry-After does not make a bad request retryable
     client = OpenAICompatibleClient(_config(server))
-    with pytest.raises(LLMUnavailable, match="HTTP 400"):
+    with pytest.raises(LLMUnavailable, match="refused the request: HTTP 400") as info:
         client.complete(MESSAGES)
+    assert info.value.kind == "refused"
     assert len(server.requests) == 1
+    assert client.accounting.totals().retries == 0
 
 
 def test_retry_after_header_sets_the_wait(server: LoopbackLLMServer) -> None:
-    server.fail_next(429, retry_after=0.04)
-    waits: list[float] = []
-    client = OpenAICompatibleClient(_config(server, backoff_s=0.001, backoff_max_s=1.0), sleep=waits.append)
+    # 0.8 s is longer than the SDK's first backoff (0.5 s at most): the wait is the server's.
+    server.fail_next(429, retry_after=0.8)
+    client = OpenAICompatibleClient(_config(server, max_retries=1))
+    started = time.monotonic()
     assert client.complete(MESSAGES).text == "hello back"
-    assert len(waits) == 1 and waits[0] >= 0.04
+    assert time.monotonic() - started >= 0.8
+    assert len(server.requests) == 2
 
 
-def test_backoff_grows_exponentially_with_jitter(server: LoopbackLLMServer) -> None:
-    server.fail_next(503, times=3)
-    waits: list[float] = []
-    import random
-
-    config = _config(server, backoff_s=0.1, backoff_max_s=10.0)
-    client = OpenAICompatibleClient(config, sleep=waits.append, rng=random.Random(0))
-    client.complete(MESSAGES)
-    assert len(waits) == 3
-    for attempt, wait in enumerate(waits):
-        assert 0.05 * 2**attempt <= wait <= 0.1 * 2**attempt  # jitter keeps it in [50%, 100%]
+def test_retry_after_beyond_the_limit_is_not_waited_for(server: LoopbackLLMServer) -> None:
+    # The SDK honours Retry-After up to two minutes; a longer one fails at once, as rate-limited.
+    server.fail_next(429, retry_after=600)
+    client = OpenAICompatibleClient(_config(server))
+    started = time.monotonic()
+    with pytest.raises(LLMUnavailable, match="gave up after 1 attempt;.*HTTP 429") as info:
+        client.complete(MESSAGES)
+    assert info.value.kind == "rate_limited"
+    assert time.monotonic() - started < 5 and len(server.requests) == 1
 
 
 def test_closed_port_gives_unavailable() -> None:
@@ -311,7 +321,9 @@ def test_failures_are_counted_by_kind(server: LoopbackLLMServer) -> None:
     for _ in range(3):
         with pytest.raises(LLMUnavailable):
             client.complete(MESSAGES)
-    dead = OpenAICompatibleClient(_config(None, base_url=f"http://127.0.0.1:{_closed_port()}/v1"))
+    dead = OpenAICompatibleClient(
+        _config(None, base_url=f"http://127.0.0.1:{_closed_port()}/v1", max_retries=0)
+    )
     with pytest.raises(LLMUnavailable) as refused:
         dead.complete(MESSAGES)
     assert refused.value.kind == "connection"

@@ -57,7 +57,6 @@ def _config(server: LoopbackLLMServer, **overrides: Any) -> LLMConfig:
         "model": "loopback",
         "api_key_env": "",
         "max_retries": 1,
-        "backoff_s": 0.01,
         "timeout_s": 5.0,
     }
     values.update(overrides)

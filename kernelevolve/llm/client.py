@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -26,7 +25,7 @@ log = logging.getLogger(__name__)
 Message = Mapping[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
 
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
-_RETRYABLE_STATUS = {408, 409, 429}  # plus every 5xx
+_SERVER_STATUS = {408, 409}  # retried by the SDK like every 5xx; 429 is its own kind
 _TOKEN_PARAMS = ("max_tokens", "max_completion_tokens")
 
 
@@ -39,12 +38,10 @@ class LLMConfig:
     max_tokens: int = 8192
     max_tokens_param: str = "max_tokens"  # "max_completion_tokens" for OpenAI reasoning models
     timeout_s: float = 300.0  # per attempt
-    max_retries: int = 4  # extra attempts after the first
+    max_retries: int = 4  # extra attempts after the first (the openai SDK's retries and backoff)
     concurrency: int = 4  # requests in flight at once, across threads
     price_per_1k_input: float = 0.0  # USD
     price_per_1k_output: float = 0.0
-    backoff_s: float = 1.0  # first retry delay; doubles per attempt, with jitter
-    backoff_max_s: float = 30.0
     retry_truncated: bool = True  # a reply cut off at max_tokens is asked once more with twice the room
 
     def __post_init__(self) -> None:
@@ -221,7 +218,9 @@ class _ClientBase:
 
 
 class OpenAICompatibleClient(_ClientBase):
-    """Chat completions against OpenAI, vLLM, SGLang, Ollama... with our own retry policy."""
+    """Chat completions against OpenAI, vLLM, SGLang, Ollama... The openai SDK retries (timeouts,
+    dropped connections, 408/409/429/5xx; exponential backoff with jitter, Retry-After honoured up to
+    its limit); we count its attempts and turn what is left into `LLMUnavailable`."""
 
     def __init__(
         self,
@@ -229,15 +228,14 @@ class OpenAICompatibleClient(_ClientBase):
         *,
         cache: ResponseCache | None = None,
         accounting: Accounting | None = None,
-        rng: random.Random | None = None,
-        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         super().__init__(config, cache, accounting)
         self._slots = threading.BoundedSemaphore(config.concurrency)
-        self._rng = rng or random.Random()
-        self._sleep = sleep
         self._sdk_client: Any = None
         self._sdk_lock = threading.Lock()
+        # Each HTTP request the SDK sends, from the calling thread (the client is synchronous):
+        # attempts per call, and when the last one started.
+        self._attempts = threading.local()
 
     def _api_key(self) -> str:
         if not self.config.api_key_env:
@@ -266,12 +264,15 @@ class OpenAICompatibleClient(_ClientBase):
                 for name in ("httpx", "httpx2"):
                     if logging.getLogger(name).level == logging.NOTSET:
                         logging.getLogger(name).setLevel(logging.WARNING)
-                # The SDK's own retries are off: ours count attempts, honour jitter and are tested.
+                # Attempts are counted by a request hook on the SDK's own HTTP client (its
+                # defaults kept): it sees every retry, whatever the SDK's log says or its level.
+                http_client = openai.DefaultHttpxClient(event_hooks={"request": [self._on_request]})
                 self._sdk_client = openai.OpenAI(
                     api_key=self._api_key(),
                     base_url=self.config.base_url,
                     timeout=self.config.timeout_s,
-                    max_retries=0,
+                    max_retries=self.config.max_retries,
+                    http_client=http_client,
                 )
             return self._sdk_client
 
@@ -282,12 +283,9 @@ class OpenAICompatibleClient(_ClientBase):
                 self._sdk_client.close()
                 self._sdk_client = None
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        delay = min(self.config.backoff_max_s, self.config.backoff_s * (2**attempt))
-        delay *= 0.5 + 0.5 * self._rng.random()  # jitter: spread clients that failed together
-        if retry_after is not None:
-            delay = max(delay, min(retry_after, self.config.backoff_max_s))
-        return delay
+    def _on_request(self, request: Any) -> None:
+        self._attempts.count = getattr(self._attempts, "count", 0) + 1
+        self._attempts.started = time.perf_counter()
 
     def _request(
         self, messages: Sequence[Message], temperature: float | None, max_tokens: int
@@ -299,50 +297,46 @@ class OpenAICompatibleClient(_ClientBase):
             "model": self.config.model,
             "messages": [dict(m) for m in messages],
             self.config.max_tokens_param: max_tokens,
-            "timeout": self.config.timeout_s,
         }
         if temperature is not None:
             request["temperature"] = temperature
-        attempts = self.config.max_retries + 1
+        self._attempts.count = 0
         last, kind = "", "connection"
-        for attempt in range(attempts):
-            retry_after: float | None = None
-            try:
-                with self._slots:
-                    start = time.perf_counter()
-                    completion = client.chat.completions.create(**request)
-                return self._to_response(completion, time.perf_counter() - start)
-            except openai.APIStatusError as exc:
-                status = exc.status_code
-                last = f"HTTP {status}: {_short(exc.message)}"
-                if status not in _RETRYABLE_STATUS and status < 500:
-                    raise LLMUnavailable(
-                        f"{self.config.base_url} refused the request: {last}", "refused"
-                    ) from exc
-                kind = "rate_limited" if status == 429 else "server_error"
-                retry_after = _retry_after(exc.response.headers)
-            except openai.APITimeoutError:
-                last, kind = f"no answer within {self.config.timeout_s:g} s", "timeout"
-            except openai.APIConnectionError as exc:
-                cause = exc.__cause__ or exc
-                last = f"connection failed: {_short(str(cause)) or type(cause).__name__}"
-                kind = "connection"
-            except (openai.APIResponseValidationError, ValueError) as exc:  # JSONDecodeError is a ValueError
-                # not a chat completion at all: asking again gets the same answer
+        try:
+            with self._slots:
+                self._attempts.started = time.perf_counter()
+                completion = client.chat.completions.create(**request)
+            # latency of the attempt that answered, not of the failed ones and waits before it
+            return self._to_response(completion, time.perf_counter() - self._attempts.started)
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            last = f"HTTP {status}: {_short(exc.message)}"
+            if status != 429 and status < 500 and status not in _SERVER_STATUS:
                 raise LLMUnavailable(
-                    f"{self.config.base_url} answered with something that is not an OpenAI chat completion "
-                    f"({type(exc).__name__}: {_short(str(exc))}); is it an OpenAI-compatible endpoint?",
-                    "malformed",
-                ) from None
-            if attempt + 1 < attempts:
+                    f"{self.config.base_url} refused the request: {last}", "refused"
+                ) from exc
+            kind = "rate_limited" if status == 429 else "server_error"
+        except openai.APITimeoutError:
+            last, kind = f"no answer within {self.config.timeout_s:g} s", "timeout"
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            last = f"connection failed: {_short(str(cause)) or type(cause).__name__}"
+            kind = "connection"
+        except (openai.APIResponseValidationError, ValueError) as exc:  # JSONDecodeError is a ValueError
+            # not a chat completion at all: the SDK does not retry it (asking again gets the same answer)
+            raise LLMUnavailable(
+                f"{self.config.base_url} answered with something that is not an OpenAI chat completion "
+                f"({type(exc).__name__}: {_short(str(exc))}); is it an OpenAI-compatible endpoint?",
+                "malformed",
+            ) from None
+        finally:
+            for _ in range(self._attempts.count - 1):
                 self.accounting.record_retry()
-                delay = self._delay(attempt, retry_after)
-                log.debug(
-                    "LLM attempt %d/%d failed (%s); retrying in %.2f s", attempt + 1, attempts, last, delay
-                )
-                self._sleep(delay)
+        attempts = max(1, self._attempts.count)
         raise LLMUnavailable(
-            f"{self.config.base_url}: gave up after {attempts} attempts; last error: {last}", kind
+            f"{self.config.base_url}: gave up after {attempts} attempt{'s' if attempts > 1 else ''}; "
+            f"last error: {last}",
+            kind,
         )
 
     def _to_response(self, completion: Any, latency_s: float) -> LLMResponse:
@@ -361,17 +355,6 @@ class OpenAICompatibleClient(_ClientBase):
 def _short(text: str, limit: int = 300) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value:
-            try:
-                return max(0.0, float(value) * scale)
-            except ValueError:
-                return None  # HTTP-date form: fall back to our own backoff
-    return None
 
 
 Reply = str | LLMUnavailable

@@ -327,22 +327,21 @@ class EvalSettings:
     launch_cover_us: float = 100.0
     max_speedup: float = 50.0  # beyond this a result is re-verified on a fresh worker
     measure_compile_baseline: bool = True
-    # Racing (one-shape specs): a median beyond race_margin x the best of its kind after race_min_trials
-    # calls stops the timing, flagged `timing_cut_short` (never best, never reported). 0: off.
+    # Racing (one-shape specs): a median over race_margin x the best of its kind stops timing (0: off)
     race_margin: float = 1.5
     race_min_trials: int = 10
-    # Settling: a candidate's timing (not a baseline's) stops once its median's 95% confidence interval
-    # is within +-this fraction, from settle_min_trials calls on (experiments/sample_sweep_h200/run_07). 0: off.
+    # Settling: a candidate's timing stops once its median's 95% CI is within +-this fraction (0: off)
     settle_relative_halfwidth: float = 0.0
     settle_min_trials: int = 20
     # ...and from 10 calls on where warm-up calls took at least this long (0: from settle_min_trials)
     settle_long_call_ms: float = 10.0
     # MiB of reference outputs kept per evaluation child for the next checks of the problem; 0: none
     reference_cache_mb: float = 2048.0
-    # Correctness inputs' distribution (specs/input_distributions.py): "normal" is get_inputs() as written
-    input_distribution: str = "normal"
+    input_distribution: str = "normal"  # of correctness inputs (specs/input_distributions.py)
     # Host memory a runner may take (RLIMIT_DATA on the process importing the candidate); 0: no limit
     host_memory_gb: float = 32.0
+    # The runner precompiles, unlocked, only shapes whose inputs take up to this many MiB (0: every shape)
+    precompile_max_input_mb: float = 0.0
 
     def __post_init__(self) -> None:
         """A value out of range is a ValueError naming the setting, the value and what is valid."""
@@ -382,6 +381,7 @@ _EVAL_SETTING_MINIMA: dict[str, float] = {
     "settle_long_call_ms": 0,
     "reference_cache_mb": 0,
     "host_memory_gb": 0,
+    "precompile_max_input_mb": 0,
 }
 
 

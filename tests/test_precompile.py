@@ -52,3 +52,49 @@ def test_one_thread_compiles_as_before() -> None:
     with compiles_in_parallel(threads=1):
         assert async_compile.active_mode.get() is None
     assert COMPILE_THREADS >= 1
+
+
+_TWO_SIZES = """
+import torch
+import torch.nn as nn
+
+n = 1024
+
+
+class Model(nn.Module):
+    def forward(self, x, index):
+        return x[index]
+
+
+def get_inputs():
+    return [torch.randn(n, n), torch.zeros(n, dtype=torch.int64)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_shapes_with_inputs_over_the_cap_are_left_to_the_locked_run() -> None:
+    import torch
+
+    from kernelevolve.eval.harness import _precompile_shapes
+    from kernelevolve.eval.precompile import input_layout, layout_bytes
+    from kernelevolve.specs import reference
+    from kernelevolve.types import EvalSettings, ShapeCase
+
+    module = reference.load_reference(_TWO_SIZES)
+    small, large = ShapeCase("small", {"n": 256}), ShapeCase("large", {"n": 1024})
+    reference.apply_shape(module, large)
+    # floats counted in the run's dtype (as placed), integer inputs in their own
+    assert layout_bytes(input_layout(module), torch.float16) == 1024 * 1024 * 2 + 1024 * 8
+    assert layout_bytes(input_layout(module), torch.float32) == 1024 * 1024 * 4 + 1024 * 8
+
+    def kept(cap_mb: float) -> list[str]:
+        settings = EvalSettings(precompile_max_input_mb=cap_mb)
+        shapes = _precompile_shapes(module, [small, large], settings, "cpu", torch.float32, "as_built")
+        return [entry["shape"].name for entry in shapes]
+
+    assert kept(0) == ["small", "large"]  # 0: no cap
+    assert kept(1) == ["small"]  # 256 KiB in, 4 MiB out
+    assert kept(0.1) == []

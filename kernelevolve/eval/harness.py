@@ -227,11 +227,9 @@ def _judged_stages(
         raise _Stop(failure_fields(reply))
     # (a training step's first calls compile under the device lock: its placeholders are not prepared)
     how = None if spec.backward is not None else _precompile_mode(device, candidate, settings)
-    if how is not None:
-        load["precompile"] = {
-            "how": how,
-            "shapes": _precompile_shapes(ref_module, spec.shapes, settings.seed, device, dtype, spec.mode),
-        }
+    shapes = _precompile_shapes(ref_module, spec.shapes, settings, device, dtype, spec.mode) if how else []
+    if how is not None and shapes:
+        load["precompile"] = {"how": how, "shapes": shapes}
     with _phase(phases, "load"):
         reply = runner.request(load, max(1.0, deadline - time.monotonic()))
     if reply.get("ok") is not True:
@@ -325,19 +323,31 @@ def _precompile_mode(device: str, candidate: Candidate, settings: EvalSettings) 
 
 
 def _precompile_shapes(
-    ref_module: ModuleType, shapes: Sequence[ShapeCase], seed: int, device: str, dtype: Any, mode: str
+    ref_module: ModuleType,
+    shapes: Sequence[ShapeCase],
+    settings: EvalSettings,
+    device: str,
+    dtype: Any,
+    mode: str,
 ) -> list[dict[str, Any]]:
-    """Per shape, what the runner needs to build ModelNew and call it on placeholders."""
-    from kernelevolve.eval.precompile import input_layout
+    """Per shape, what the runner needs to build ModelNew and call it on placeholders. Shapes whose
+    inputs exceed `precompile_max_input_mb` are left to compile in the locked run: placing and freeing
+    gigabytes unlocked slows the locked checks and timing of an evaluation beside it
+    (experiments/adversarial_gpu/README.md, session 29)."""
+    from kernelevolve.eval.precompile import input_layout, layout_bytes
 
+    cap = settings.precompile_max_input_mb * 2**20
     prepared = []
     for shape in shapes:
         reference.apply_shape(ref_module, shape)
+        layout = input_layout(ref_module)
+        if cap and layout_bytes(layout, dtype) > cap:
+            continue
         prepared.append(
             {
                 "shape": shape,
-                "init": reference.seeded_init(ref_module, seed, device, dtype),
-                "placeholders": input_layout(ref_module),
+                "init": reference.seeded_init(ref_module, settings.seed, device, dtype),
+                "placeholders": layout,
                 "mode": mode,
             }
         )

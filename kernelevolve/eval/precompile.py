@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -93,6 +94,22 @@ def input_layout(module: ModuleType) -> list[Any]:
         )
         for v in shaped
     ]
+
+
+def layout_bytes(layout: list[Any], dtype: Any) -> int:
+    """Bytes the placeholders of an `input_layout` take (floating tensors in `dtype`, as placed)."""
+    import torch
+
+    def size(value: Any) -> int:
+        if isinstance(value, dict) and set(value) == {"shape", "dtype"}:
+            kind = getattr(torch, value["dtype"])
+            element = (dtype if kind.is_floating_point else kind).itemsize
+            return math.prod(value["shape"]) * element
+        if isinstance(value, (list, tuple)):
+            return sum(size(v) for v in value)
+        return 0
+
+    return sum(size(v) for v in layout)
 
 
 def place_inputs(layout: list[Any], device: str, dtype: Any) -> list[Any]:

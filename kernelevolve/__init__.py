@@ -10,6 +10,11 @@ from typing import Any
 
 __version__ = "0.1.0"
 
+# Before anything parses Python in threads: a CPython race on early 3.11 and 3.12 releases (parse_guard).
+from kernelevolve.eval.parse_guard import serialise_parsing  # noqa: E402
+
+serialise_parsing()
+
 _LAZY = {
     "optimize": "kernelevolve.api",
     "Budget": "kernelevolve.api",

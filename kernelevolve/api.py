@@ -127,8 +127,9 @@ class OptimizeResult:
         """An instance of the winning ModelNew, with the reference module's weights when names match.
 
         It serves the kernel at the searched shapes and the reference computation at others (a
-        shape of a searched shape's power-of-two bucket is tried on the kernel once, on its first
-        call: `export.drop_in`); `.kernelevolve_dispatcher.calls` says which served each call.
+        shape of a searched shape's bucket, the one a ranged spec recorded or else power-of-two, is
+        tried on the kernel once, on its first call: `export.drop_in`); `.kernelevolve_dispatcher.calls`
+        says which served each call.
 
         For an optimised nn.Module instance the weights are its own (copied), and its train/eval
         mode is kept; a ModelNew whose parameter names differ from the module's raises, since it

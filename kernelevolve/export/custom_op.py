@@ -10,10 +10,10 @@ made underscores), then a keyword-only `config` picking the module structure (0:
 The op is functional (it takes the state, mutates nothing, returns fresh tensors), so it serves any
 module instance with the reference's structure, and `torch.library.opcheck` passes it. Calls are
 routed by `export.dispatch.Dispatcher`: a searched shape's kernel at that shape, the nearest
-searched kernel for other shapes of its power-of-two bucket once a first call has matched it to the
-reference, the reference elsewhere; each call's path is recorded (`calls`, `counts`). The fake
-(meta) implementation and the backward run the reference itself on fake / saved tensors, so tracing
-needs no kernel and training still works.
+searched kernel for other shapes of its bucket (the one a ranged spec recorded, else power-of-two)
+once a first call has matched it to the reference, the reference elsewhere; each call's path is
+recorded (`calls`, `counts`). The fake (meta) implementation and the backward run the reference
+itself on fake / saved tensors, so tracing needs no kernel and training still works.
 
 With `verify=True` every kernel is checked once when loaded, as the search checks it
 (`export.reverify`); a mismatch disables that shape (`on_mismatch="disable"`) or raises (`"raise"`).
@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelevolve.export.dispatch import Dispatcher, signature
 from kernelevolve.export.loader import KernelLoadError, interpreter_ready, load_kernel_class
+from kernelevolve.export.range_buckets import range_layouts
 from kernelevolve.export.reverify import ON_MISMATCH, KernelVerificationError, verify_kernels
 from kernelevolve.export.store import Artifact, ArtifactStore, artifacts_from_run
 from kernelevolve.types import KernelSpec
@@ -166,6 +167,7 @@ class KernelOp:
             self.platform.device,
             spec.atol,
             spec.rtol,
+            ranges=range_layouts(spec),
             history=history,
             label=spec.name,
         )

@@ -2,12 +2,14 @@
 
 A call is keyed by its signature, the shape and dtype of each input tensor. The signature of a
 searched shape goes to that shape's kernel (checked when loaded, see `custom_op.KernelOp.verify`).
-Other signatures fall into buckets: every dimension rounded up to a power of two, rank and dtypes
-kept. A signature in the bucket of a searched shape is tried on that shape's kernel (the nearest
-searched shape's, where several share the bucket): its first call runs the kernel and the reference
+A shape case that stands for a range of sizes (a spec's `{range: ...}`) owns the bucket it recorded:
+a signature whose sizes fall in it (read through the case's input layout, `export.range_buckets`) is
+tried on that case's kernel, the nearest case's where buckets overlap. Other shapes keep power-of-two
+buckets: every dimension rounded up to a power of two, rank and dtypes kept, tried on the nearest
+searched (unranged) shape's kernel. A tried signature's first call runs the kernel and the reference
 on the caller's own inputs, returns the reference's output, and settles the signature; a kernel that
 matched serves that signature from then on, one that raised or differed never does. A signature in
-no searched bucket, and any call on another device type than the platform's, takes the reference.
+no bucket, and any call on another device type than the platform's, takes the reference.
 
 `Dispatcher` keeps the record: the path of each recent call (`calls`), counts by path (`counts`),
 the verdict of every tried signature (`settled`) and the (config, shape) pairs switched off
@@ -20,7 +22,7 @@ import collections
 import logging
 import math
 from collections.abc import Callable, Container, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,18 @@ def distance(a: Signature, b: Signature) -> float:
     )
 
 
+class RangeBucket(Protocol):
+    """A ranged shape case's bucket (`export.range_buckets.RangeLayout`)."""
+
+    @property
+    def shape(self) -> str: ...
+
+    @property
+    def signature(self) -> Signature: ...
+
+    def contains(self, sig: Signature) -> bool: ...
+
+
 def kernel_path(shape: str) -> str:
     return f"kernel:{shape}"
 
@@ -69,10 +83,12 @@ class Dispatcher:
         atol: float,
         rtol: float,
         *,
+        ranges: Sequence[RangeBucket] = (),
         history: int = 10_000,
         label: str = "kernel",
     ) -> None:
         self.searched = dict(searched)
+        self.ranges = tuple(ranges)
         self.device_type = device_type
         self.atol, self.rtol = atol, rtol
         self.label = label
@@ -82,8 +98,10 @@ class Dispatcher:
         self.settled: dict[tuple[int, Signature], str] = {}  # shape that serves it, or "" (the reference)
         self.reasons: dict[tuple[int, Signature], str] = {}
         self._buckets: dict[tuple[Any, ...], list[tuple[Signature, str]]] = collections.defaultdict(list)
+        ranged = {r.signature for r in self.ranges}
         for sig, shape in self.searched.items():
-            self._buckets[bucket(sig)].append((sig, shape))
+            if sig not in ranged:  # a ranged case serves the bucket it recorded, not a power-of-two one
+                self._buckets[bucket(sig)].append((sig, shape))
 
     def route(self, inputs: Sequence[Any], config: int, available: Container[str]) -> tuple[str | None, bool]:
         """(shape whose kernel would serve these inputs or None for the reference, whether it is a trial)."""
@@ -100,7 +118,9 @@ class Dispatcher:
         verdict = self.settled.get((config, sig))
         if verdict is not None:
             return (verdict, False) if verdict and usable(verdict) else (None, False)
-        near = [(distance(sig, s), shape) for s, shape in self._buckets.get(bucket(sig), ()) if usable(shape)]
+        owners = [(r.signature, r.shape) for r in self.ranges if r.contains(sig)]
+        candidates = owners if owners else self._buckets.get(bucket(sig), ())
+        near = [(distance(sig, s), shape) for s, shape in candidates if usable(shape)]
         if not near:
             return None, False
         return min(near)[1], True

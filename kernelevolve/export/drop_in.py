@@ -3,7 +3,8 @@
 The winner was checked at the searched shapes only; some winners (a compiler seed's per-shape
 programs) refuse any other. The drop-in routes each call through `export.dispatch.Dispatcher`: the
 kernel at the searched shapes, tried once on the caller's inputs for other shapes of a searched
-shape's power-of-two bucket, the reference computation (with the module's own weights) elsewhere.
+shape's bucket (the sizes a ranged spec's case recorded, else power-of-two), the reference
+computation (with the module's own weights) elsewhere.
 `module.kernelevolve_dispatcher` records the path of every call.
 """
 
@@ -11,9 +12,11 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from kernelevolve.export.dispatch import Dispatcher, signature
+from kernelevolve.export.range_buckets import range_layouts
 from kernelevolve.types import KernelSpec
 
 if TYPE_CHECKING:
@@ -99,9 +102,10 @@ def served_module(
             return own[device](*inputs)
 
     served = {sig: WINNER for sig in shape_signatures(spec, namespace_for)}
+    ranges = [replace(layout, shape=WINNER) for layout in range_layouts(spec)]  # one kernel serves all
     model.__class__ = _served_class(type(model))
     model.__dict__["kernelevolve_dispatcher"] = Dispatcher(
-        served, device_type, spec.atol, spec.rtol, label=spec.name
+        served, device_type, spec.atol, spec.rtol, ranges=ranges, label=spec.name
     )
     model.__dict__["_kernelevolve_reference"] = reference
     return model

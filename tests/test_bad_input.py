@@ -90,6 +90,18 @@ def test_no_spec_is_one_line(tmp_path: Path) -> None:
     assert code == 2 and "+spec=" in _one_error_line(output)
 
 
+def test_a_malformed_spec_file_is_one_line_naming_each_field(tmp_path: Path) -> None:
+    (tmp_path / "ref.py").write_text(REFERENCE)
+    (tmp_path / "op.yaml").write_text("name: r\nreference: ref.py\natol: lots\nbackends: [cuda]\nshapez: 1\n")
+    code, output, seconds = _cli(["+spec=op.yaml", "platform=cpu", "progress=false"], tmp_path)
+    line = _one_error_line(output)
+    assert code == 2 and seconds < 30, output
+    assert "op.yaml: atol: must be a finite number >= 0, got 'lots'; " in line, line
+    assert (
+        "backends[0]: unknown backend 'cuda'; valid: triton, cute; shapez: unknown key; valid keys: " in line
+    )
+
+
 def test_a_run_directory_that_holds_a_run_is_not_overwritten(tmp_path: Path) -> None:
     old = tmp_path / "runs" / "mine"
     old.mkdir(parents=True)

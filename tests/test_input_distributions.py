@@ -241,7 +241,10 @@ def test_a_spec_can_opt_out_or_choose_its_distributions(tmp_path):
             r"input_distributions: unknown input distribution\(s\) \['lognormal'\]; valid: ",
         ),
         ("[]", "input_distributions: no input distributions given; valid: normal"),
-        ("{large: 1}", "'input_distributions' must be a list of names"),
+        (
+            "{large: 1}",
+            r"input_distributions: must be a name or a list of names, got \{'large': 1\}; valid: ",
+        ),
     ],
 )
 def test_bad_input_distributions_get_a_one_line_error(tmp_path, value, message):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,10 +88,10 @@ def test_inline_reference_and_half_precision_default_tolerance(tmp_path, cpu):
         ("name: x\nreference: ref.py\ndtype: float8\n", "dtype"),
         ("name: x\nreference: ref.py\nbackends: [cuda_c]\n", "unknown backend"),
         ("name: x\nreference: ref.py\nshapes:\n  - {name: a, batch: 3}\n", "unknown constant"),
-        ("name: x\nreference: ref.py\natol: lots\n", "atol must be a number"),
+        ("name: x\nreference: ref.py\natol: lots\n", r"atol: must be a finite number >= 0, got 'lots'"),
         ("name: x\nreference: [unclosed\n", "malformed YAML"),
         ("- just\n- a list\n", "must be a YAML mapping"),
-        ("reference: ref.py\n", "'name'"),
+        ("reference: ref.py\n", "name: required: a non-empty string"),
     ],
 )
 def test_bad_specs_name_the_problem(tmp_path, cpu, yaml_text, message):
@@ -115,3 +117,52 @@ def test_missing_file_and_unknown_name(cpu):
 def test_kernelbench_needs_a_path(cpu):
     with pytest.raises(SpecError, match="kernelbench.path"):
         resolve_spec("kernelbench:1/19", cpu, None)
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "line"),
+    [
+        ("shapez: []\n", "shapez: unknown key; valid keys: name, description, reference, reference_code, "),
+        ("mode: inference\n", "mode: unknown mode 'inference'; valid: as_built, eval, train"),
+        ("backends: [triton, cuda_c]\n", "backends[1]: unknown backend 'cuda_c'; valid: triton, cute"),
+        (
+            "backends: triton\n",
+            "backends: must be a list of kernel languages, got 'triton'; valid: triton, cute",
+        ),
+        ("backward: {inputs: some}\n", "backward.inputs: must be 'all' or a list of input positions"),
+        (
+            "backward: {inputs: [0, -1]}\n",
+            "backward.inputs: must be 'all' or a list of input positions in "
+            "get_inputs() (ints >= 0), got [0, -1]",
+        ),
+        ("backward: {grads: true}\n", "backward.grads: unknown key; valid keys: inputs, parameters"),
+        ("backward: yes please\n", "backward: must be true, false or a mapping with keys inputs, parameters"),
+        ("rtol: .inf\n", "rtol: must be a finite number >= 0, got inf"),
+        ("atol: -1\n", "atol: must be a finite number >= 0, got -1"),
+        ("tags: gemm\n", "tags: must be a list of strings, got 'gemm'"),
+        ("shapes: [3]\n", "shapes[0]: must be a mapping like {name: s1, batch_size: 8}, got 3"),
+        ("reference_code: 'x = 1'\n", "reference, reference_code: give one, not both"),
+        (
+            "atol: lots\nmode: inference\n",
+            "atol: must be a finite number >= 0, got 'lots'; mode: unknown mode",
+        ),
+    ],
+)
+def test_a_bad_field_is_one_line_naming_it_and_the_choices(tmp_path, cpu, yaml_text, line):
+    path = _write(tmp_path, f"name: x\nreference: ref.py\n{yaml_text}")
+    with pytest.raises(SpecError) as raised:
+        resolve_spec(str(path), cpu)
+    message = str(raised.value)
+    assert message.startswith(f"file:{path}: {line}") and "\n" not in message, message
+
+
+def test_only_parsing_a_spec_file_imports_pydantic() -> None:
+    """The judge, the runner and KernelBench's specs never parse a spec file: they run without pydantic."""
+    code = (
+        "import sys, kernelevolve.specs.loading, kernelevolve.eval.harness, kernelevolve.eval.runner\n"
+        "assert 'pydantic' not in sys.modules, 'pydantic imported'\n"
+        "from kernelevolve.platforms import load_platform\n"
+        "kernelevolve.specs.loading.resolve_spec('softmax', load_platform('cpu'), validate=False)\n"
+        "assert 'pydantic' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

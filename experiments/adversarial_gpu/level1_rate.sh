@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The sample sweep's level 1 under the judge/runner harness, for the evaluation rate (issue 35's cost target).
-# Usage on the device (hydra carried as .devpack/hydra):
+# Usage on the device (hydra and pydantic carried as .devpack/hydra: experiments/INDEX.md packs it):
 #   bash experiments/adversarial_gpu/level1_rate.sh TIME_LIMIT_S [NAME [SAMPLE [KEY=VALUE ...]]]
 # e.g. `... 240 capped experiments/adversarial_gpu/l1_large.md platform.eval.precompile_max_input_mb=256`
 set -u

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 36's H200 re-run under KernelBench's protocol (reference at PyTorch's defaults, models as built),
 # with KernelBench's own evaluator judging every winner beside ours. Resumes where a call stopped.
-# Usage on the device (hydra carried as .devpack/hydra/p1, problems as .kbdata, KernelBench's src as .kbsrc):
+# Usage on the device (hydra and pydantic carried as .devpack/hydra/p1: experiments/INDEX.md packs it;
+# problems as .kbdata, KernelBench's src as .kbsrc):
 #   bash experiments/kernelbench_protocol/run.sh SAMPLE_MD OUT_NAME TIME_LIMIT_S
 #   SAMPLE_MD: experiments/sweep_sample.md (the 25-problem sample) or
 #              experiments/kernelbench_protocol/mode_dependent.md (BatchNorm, InstanceNorm with running

@@ -13,41 +13,23 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from kernelevolve.paths import SPEC_DIR
 from kernelevolve.platforms import Platform
-from kernelevolve.specs.built_dtype import DEFAULT_TOLERANCE, DTYPES, built_dtype
-from kernelevolve.specs.input_distributions import validate_distribution_names
+from kernelevolve.specs.built_dtype import DEFAULT_TOLERANCE, built_dtype
 from kernelevolve.specs.precision import REFERENCE_PRECISIONS
 from kernelevolve.specs.reference import MODES
 from kernelevolve.specs.shape_ranges import ShapeRangeError, expand_entry
 from kernelevolve.specs.sources import from_source, split_source
 from kernelevolve.types import DEFAULT_INPUT_DISTRIBUTIONS, Backward, KernelSpec, ShapeCase
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from kernelevolve.specs.spec_file import BackwardFields
 
-ALLOWED_KEYS = {
-    "name",
-    "description",
-    "reference",
-    "reference_code",
-    "dtype",
-    "atol",
-    "rtol",
-    "backends",
-    "targets",  # alias of backends
-    "tags",
-    "shapes",
-    "cpu_shapes",
-    "input_distributions",  # winners' final checks: a list of names from specs/input_distributions.py
-    "mode",  # as_built (default), eval or train: the mode the models run in
-    "reference_precision",  # exact_fp32 (default) or framework_default (KernelBench's protocol)
-    "backward",  # a training spec: true, or {inputs: [0] | all, parameters: [weight] | all | none}
-}
-KNOWN_BACKENDS = ("triton", "cute")
+log = logging.getLogger(__name__)
 
 
 class SpecError(ValueError):
@@ -109,134 +91,70 @@ def load_spec_file(path: Path, platform: Platform) -> KernelSpec:
 def spec_from_mapping(
     data: Mapping[str, Any], *, base_dir: Path, origin: str, platform: Platform
 ) -> KernelSpec:
-    unknown = sorted(set(data) - ALLOWED_KEYS)
-    if unknown:
-        raise SpecError(f"{origin}: unknown key(s) {unknown}; allowed: {sorted(ALLOWED_KEYS)}")
-    name = data.get("name")
-    if not isinstance(name, str) or not name:
-        raise SpecError(f"{origin}: 'name' (a non-empty string) is required")
-    source, reference_path = _reference_source(data, base_dir, origin)
-    shapes_key = "cpu_shapes" if platform.device == "cpu" and data.get("cpu_shapes") else "shapes"
-    shapes = _parse_shapes(data.get(shapes_key), origin, shapes_key)
+    """A spec file's mapping as a KernelSpec: its fields checked (spec_file.py), then what follows from
+    them: the reference's source, the platform's shapes, the dtype (the reference's own where the file
+    names none) and that dtype's tolerance where the file gives none."""
+    from kernelevolve.specs.spec_file import SpecFileError, parse_spec_file  # pydantic: spec files only
+
+    try:
+        fields = parse_spec_file(data)
+    except SpecFileError as exc:
+        raise SpecError(f"{origin}: {exc}") from None
+    source, reference_path = _reference_source(fields.reference, fields.reference_code, base_dir, origin)
+    shapes_key = "cpu_shapes" if platform.device == "cpu" and fields.cpu_shapes else "shapes"
+    shapes = _parse_shapes(getattr(fields, shapes_key), origin, shapes_key)
     # Without a `dtype`, the one the reference builds its inputs in: a half-precision problem stays one.
-    dtype = str(data["dtype"]) if "dtype" in data else built_dtype(source, shapes[0].params)
-    if dtype not in DTYPES:
-        raise SpecError(f"{origin}: dtype {dtype!r} not in {DTYPES}")
-    backends = tuple(data.get("backends") or data.get("targets") or ("triton",))
-    bad = [b for b in backends if b not in KNOWN_BACKENDS]
-    if bad:
-        raise SpecError(f"{origin}: unknown backend(s) {bad}; valid: {list(KNOWN_BACKENDS)}")
+    dtype = fields.dtype or built_dtype(source, shapes[0].params)
     return KernelSpec(
-        name=name,
+        name=fields.name,
         reference_source=source,
         dtype=dtype,
-        atol=_tolerance(data, "atol", dtype, origin),
-        rtol=_tolerance(data, "rtol", dtype, origin),
+        atol=DEFAULT_TOLERANCE[dtype] if fields.atol is None else fields.atol,
+        rtol=DEFAULT_TOLERANCE[dtype] if fields.rtol is None else fields.rtol,
         shapes=shapes,
-        backends=backends,
-        tags=tuple(str(t) for t in data.get("tags") or ()),
+        backends=tuple(fields.backends or fields.targets or ("triton",)),
+        tags=tuple(fields.tags),
         origin=origin,
         reference_path=reference_path,
-        description=str(data.get("description", "")),
-        input_distributions=_input_distributions(data.get("input_distributions"), origin),
-        mode=_one_of(data, "mode", MODES, origin),
-        reference_precision=_one_of(data, "reference_precision", REFERENCE_PRECISIONS, origin),
-        backward=_backward(data.get("backward"), origin),
+        description=fields.description or "",
+        input_distributions=fields.input_distributions or DEFAULT_INPUT_DISTRIBUTIONS,
+        mode=fields.mode or MODES[0],
+        reference_precision=fields.reference_precision or REFERENCE_PRECISIONS[0],
+        backward=_backward(fields.backward),
     )
 
 
-def _reference_source(data: Mapping[str, Any], base_dir: Path, origin: str) -> tuple[str, str | None]:
-    if "reference" in data and "reference_code" in data:
-        raise SpecError(f"{origin}: give either 'reference' (a path) or 'reference_code' (inline), not both")
-    if "reference_code" in data:
-        return str(data["reference_code"]), None
-    if "reference" not in data:
-        raise SpecError(
-            f"{origin}: 'reference' (path to a module with Model, get_inputs, get_init_inputs) is required"
-        )
-    path = (base_dir / str(data["reference"])).resolve()
+def _reference_source(
+    reference: str | None, reference_code: str | None, base_dir: Path, origin: str
+) -> tuple[str, str | None]:
+    """The reference's source, and its resolved path where the spec names a file (spec_file.py checks
+    that exactly one of the two is given)."""
+    if reference is None:
+        return str(reference_code), None
+    path = (base_dir / reference).resolve()
     if not path.is_file():
         raise SpecError(f"{origin}: reference file not found: {path}")
     return path.read_text(), str(path)
 
 
-def _tolerance(data: Mapping[str, Any], key: str, dtype: str, origin: str) -> float:
-    value = data.get(key, DEFAULT_TOLERANCE[dtype])
-    try:
-        tolerance = float(value)
-    except (TypeError, ValueError):
-        raise SpecError(f"{origin}: {key} must be a number, got {value!r}") from None
-    if not tolerance >= 0:
-        raise SpecError(f"{origin}: {key} must be >= 0, got {tolerance}")
-    return tolerance
-
-
-def _one_of(data: Mapping[str, Any], key: str, choices: tuple[str, ...], origin: str) -> str:
-    """The spec's `key`, one of `choices` (the first where the key is absent)."""
-    raw = data.get(key)
-    value = choices[0] if raw is None else str(raw)
-    if value not in choices:
-        raise SpecError(f"{origin}: {key} {raw!r} not in {list(choices)}")
-    return value
-
-
-def _backward(raw: Any, origin: str) -> Backward | None:
-    """The spec's `backward`: absent or false (a forward spec), true (every floating input and every
-    parameter need gradients), or a mapping naming them: `inputs` (positions in get_inputs(), or `all`)
-    and `parameters` (names, `all` or `none`)."""
-    if raw is None or raw is False:
+def _backward(fields: BackwardFields | None) -> Backward | None:
+    """The spec's `backward` (spec_file.py): absent or false, a forward spec; true, every floating input
+    and every parameter need gradients; a mapping names them (`inputs`, `parameters`)."""
+    if fields is None:
         return None
-    if raw is True:
-        return Backward()
-    if not isinstance(raw, Mapping) or set(raw) - {"inputs", "parameters"}:
-        raise SpecError(
-            f"{origin}: 'backward' must be true or a mapping with keys inputs, parameters; got {raw!r}"
-        )
-    inputs, parameters = raw.get("inputs", "all"), raw.get("parameters", "all")
-    if inputs != "all" and not (
-        isinstance(inputs, list)
-        and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in inputs)
-    ):
-        raise SpecError(
-            f"{origin}: backward.inputs must be 'all' or a list of input positions, got {inputs!r}"
-        )
-    if parameters not in ("all", "none") and not (
-        isinstance(parameters, list) and all(isinstance(p, str) and p for p in parameters)
-    ):
-        raise SpecError(
-            f"{origin}: backward.parameters must be 'all', 'none' or a list of names, got {parameters!r}"
-        )
+    inputs, parameters = fields.inputs, fields.parameters
     return Backward(
         inputs=None if inputs == "all" else tuple(inputs),
         parameters=None if parameters == "all" else () if parameters == "none" else tuple(parameters),
     )
 
 
-def _input_distributions(raw: Any, origin: str) -> tuple[str, ...]:
-    """The spec's `input_distributions`: a name or a list of names ("normal" is always checked, so
-    ``[normal]`` opts out of the others); the default where the key is absent."""
-    if raw is None:
-        return DEFAULT_INPUT_DISTRIBUTIONS
-    names = [raw] if isinstance(raw, str) else raw
-    if not isinstance(names, list):
-        raise SpecError(f"{origin}: 'input_distributions' must be a list of names, got {raw!r}")
-    try:
-        return validate_distribution_names(names)
-    except ValueError as exc:
-        raise SpecError(f"{origin}: input_distributions: {exc}") from None
-
-
-def _parse_shapes(raw: Any, origin: str, key: str) -> tuple[ShapeCase, ...]:
+def _parse_shapes(raw: list[dict[str, Any]] | None, origin: str, key: str) -> tuple[ShapeCase, ...]:
+    """The shape cases of a `shapes` list (checked by spec_file.py), ranges expanded (shape_ranges.py)."""
     if raw is None:
         return (ShapeCase("default"),)
-    if not isinstance(raw, list) or not raw:
-        raise SpecError(
-            f"{origin}: '{key}' must be a non-empty list of mappings like {{name: s1, batch_size: 8}}"
-        )
     shapes = []
     for index, entry in enumerate(raw):
-        if not isinstance(entry, Mapping):
-            raise SpecError(f"{origin}: {key}[{index}] must be a mapping, got {entry!r}")
         params = {str(k): v for k, v in entry.items() if k != "name"}
         try:  # a constant given as a range or list of sizes stands for several cases (shape_ranges.py)
             cases = expand_entry(str(entry.get("name", f"shape{index}")), params)
@@ -245,7 +163,7 @@ def _parse_shapes(raw: Any, origin: str, key: str) -> tuple[ShapeCase, ...]:
         shapes += [ShapeCase(name, plain, bucket) for name, plain, bucket in cases]
     names = [s.name for s in shapes]
     if len(set(names)) != len(names):
-        raise SpecError(f"{origin}: shape names must be unique, got {names}")
+        raise SpecError(f"{origin}: {key}: shape names must be unique, got {names}")
     return tuple(shapes)
 
 

@@ -79,6 +79,7 @@ class _Runner:
         self.model_new: Any = None
         self.module_name = ""
         self.models: dict[int, Any] = {}
+        self.launch_floor: dict[int, int] = {}  # per model: the fewest launches of any of its checked calls
         self.precision: Any = None
 
     # ------------------------------------------------------------------------------ requests
@@ -196,17 +197,22 @@ class _Runner:
         leaves = _describe(got, tensor_guards.tensor_leaves(inputs))
         _fill_slots(got, leaves, slots)
         tensor_guards.synchronize_current_stream(slots)
-        reply = {"ok": True, "leaves": leaves, "launches": _LAUNCHES[0] - launches_before}
+        launches = _LAUNCHES[0] - launches_before
+        index = message["index"]
+        self.launch_floor[index] = min(self.launch_floor.get(index, launches), launches)
+        reply = {"ok": True, "leaves": leaves, "launches": launches}
         if isinstance(trace, OpTrace):
             reply["compute_ops"] = sorted(trace.compute_ops)[:20]
             reply["host_copies"] = trace.host_copies
         return reply
 
     def op_time(self, message: dict[str, Any]) -> dict[str, Any]:
-        from kernelevolve.eval import input_refresh, tensor_guards, timers
+        from kernelevolve.eval import input_refresh, timers
+        from kernelevolve.eval.timed_guard import TimedGuard, TimedViolation
 
         model = self.models[message["index"]]
-        if message.get("pass") == "forward":  # a training step's forward alone
+        forward_only = message.get("pass") == "forward"
+        if forward_only:  # a training step's forward alone
             model = model.forward_pass
         sets = [[ref.open() for ref in refs] for refs in message["input_sets"]]
         structure = message["structure"]  # each set's leaves placed back into the call's arguments
@@ -214,15 +220,23 @@ class _Runner:
         plan: list[int] = message["plan"]
         ring = [[ref.open() for ref in refs] for refs in message["ring"]]
         counter = message["counter"].open()
+        # a training step's forward alone launches what it launches; a whole call, what its checks did
+        needed = (
+            0 if forward_only or self.backend.name != "triton" else self.launch_floor.get(message["index"], 0)
+        )
+        guard = TimedGuard(ring[0], needed, bool(message.get("strict")))
+        made = [0]  # calls whose output reached the ring: the judge's count to hold the counter to
 
         def inputs_for(call: int) -> list[Any]:
             leaves = sets[call % len(sets)]
             input_refresh.apply(leaves, patterns[plan[call]])
+            guard.before(leaves)
             return rebuild_arguments(structure, leaves)
 
         def after_call(call: int, output: Any) -> None:
-            for slot, leaf in zip(ring[call % len(ring)], tensor_guards.tensor_leaves(output), strict=True):
+            for slot, leaf in zip(ring[call % len(ring)], guard.after(call, output), strict=True):
                 slot.copy_(leaf)
+            made[0] += 1
 
         def completed(calls: int) -> None:
             counter[0] = calls  # host memory the judge reads while this process is stopped
@@ -230,20 +244,23 @@ class _Runner:
         paused_ns = message["paused"].open()
         observer = timers.CallObserver(after_call, completed, lambda: int(paused_ns[0]) / 1e9)
         try:
-            stats = timers.time_callable(
-                model,
-                inputs_for,
-                self.device,
-                trials=message["trials"],
-                warmup=message["warmup"],
-                flush_l2=message["flush_l2"],
-                l2_bytes=message["l2_bytes"],
-                launch_cover_us=message["launch_cover_us"],
-                race=message.get("race"),
-                settle=message.get("settle"),
-                warmup_enough_ms=message["warmup_enough_ms"],
-                observer=observer,
-            )
+            with guard.trace():
+                stats = timers.time_callable(
+                    model,
+                    inputs_for,
+                    self.device,
+                    trials=message["trials"],
+                    warmup=message["warmup"],
+                    flush_l2=message["flush_l2"],
+                    l2_bytes=message["l2_bytes"],
+                    launch_cover_us=message["launch_cover_us"],
+                    race=message.get("race"),
+                    settle=message.get("settle"),
+                    warmup_enough_ms=message["warmup_enough_ms"],
+                    observer=observer,
+                )
+        except TimedViolation as violation:
+            return violation.as_reply()
         except (Exception, SystemExit) as exc:
             return self.failure(exc, "run", f"timing ModelNew{message.get('where', '')}")
         timing = {
@@ -253,7 +270,7 @@ class _Runner:
             "stopped_by": stats.stopped_by,
             "cover_us": observer.cover_us,
         }
-        return {"ok": True, "stats": timing}
+        return {"ok": True, "stats": timing, "calls": made[0], **guard.trace_fields()}
 
     def op_profile(self, message: dict[str, Any]) -> dict[str, Any]:
         """A winner's GPU time split (`time_split`): a measurement for the report, never a verdict."""

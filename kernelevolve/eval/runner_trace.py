@@ -47,6 +47,7 @@ class OpTrace:
     def __init__(self) -> None:
         self.compute_ops: set[str] = set()
         self.host_copies = 0
+        self.recording = True  # off between timed calls: the runner's own input refresh and output copies
         self._mode: Any = None
 
     def __enter__(self) -> OpTrace:
@@ -67,6 +68,8 @@ class OpTrace:
         self._mode.__exit__(*exc)
 
     def record(self, func: Any, args: Any, kwargs: dict[str, Any]) -> None:
+        if not self.recording:
+            return
         import torch
 
         name = func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else str(func)

@@ -223,7 +223,8 @@ def _supervise(
 ) -> tuple[dict[str, Any], float, int]:
     """Wait for the timing reply; freeze and check the runner when its counter passes a secret call
     number, and once more when it answers (a runner that writes outputs after answering is caught).
-    While it is frozen, the counter may never go back (one held back or reset leaves calls unchecked).
+    While it is frozen, no process it started may be alive (one could write the outputs being checked),
+    and the counter may never go back (one held back or reset leaves calls unchecked).
     Returns the reply, the seconds the runner spent frozen for checks and the counter's final value."""
     pending = list(secret)
     paused_s = 0.0  # time spent checking a frozen runner: the candidate's calls did not run then
@@ -234,6 +235,7 @@ def _supervise(
             runner.pause()
             try:
                 final = _monotone(int(counter[0]), highest)
+                _no_helpers(runner)
                 checker.check_latest(final)
                 return _read(runner), paused_s + time.perf_counter() - frozen, final
             finally:
@@ -253,6 +255,7 @@ def _supervise(
             runner.pause()
             try:
                 highest = _monotone(int(counter[0]), highest)
+                _no_helpers(runner)
                 checker.check_latest(highest)
             finally:
                 held = time.perf_counter() - frozen
@@ -270,6 +273,20 @@ def _monotone(done: int, highest: int) -> int:
             "calls by was tampered with"
         )
     return done
+
+
+def _no_helpers(runner: Runner) -> None:
+    """Fail where a process the runner started is alive: it was not frozen with the runner, so it could
+    write the outputs being checked, or do the timed calls' work outside their timed windows."""
+    strays = runner.strays()
+    if strays:
+        raise fail(
+            Status.RUNTIME_ERROR,
+            "escaped_process",
+            f"{len(strays)} process(es) started by the candidate were running while its timed calls were "
+            "checked; a runner may not start processes",
+            flags=("process_escaped",),
+        )
 
 
 def _read(runner: Runner) -> dict[str, Any]:

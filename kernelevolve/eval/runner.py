@@ -29,7 +29,7 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
-from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, _count_launches
+from kernelevolve.eval.runner_trace import _LAUNCHES, _THREADS, OpTrace, _count_launches, _count_thread_starts
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +59,21 @@ def serve(conn: Connection) -> None:
                 reply = failure.reply
             except BaseException as exc:  # noqa: BLE001 - the candidate's fault, reported as data
                 reply = runner.failure(exc, "run", f"running {op}")
+            if _THREADS[0] and op in _JUDGED_OPS:
+                reply = _failed(
+                    "runtime_error",
+                    "thread_spawn",
+                    f"the candidate started {_THREADS[0]} thread(s): work on another thread escapes the "
+                    "checks of a call (its PyTorch ops are not traced, and it can write outputs after the call "
+                    "returns); do the work in the kernels, on the calling thread",
+                )
         send_reply(conn, reply)
         sys.stdout.flush()
         sys.stderr.flush()
+
+
+# Requests whose replies decide a verdict: a thread the candidate started fails them
+_JUDGED_OPS = frozenset({"load", "build", "call", "state", "time"})
 
 
 class _Failure(Exception):
@@ -95,6 +107,7 @@ class _Runner:
         self.backend.prepare_process(self.device)
         timers.bind_clocks()  # before candidate code can patch the clocks
         _count_launches()
+        _count_thread_starts()
         self.module_name = f"kernelevolve_candidate_{message['candidate_id']}_{next(_counter)}"
         if message.get("compile_only"):
             return self._compile_only(message)
@@ -332,10 +345,13 @@ def _failed(status: str, error_name: str, feedback: str) -> dict[str, Any]:
     return {"ok": False, "status": status, "error_name": error_name, "feedback": feedback}
 
 
-def _sandbox(writable_dirs: list[str], host_memory_bytes: int | None) -> dict[str, bool]:
+def _sandbox(
+    writable_dirs: list[str], host_memory_bytes: int | None, single_process: bool = False
+) -> dict[str, bool]:
     """Before the candidate is imported: no new privileges, writes only where the judge allows (Landlock,
-    where the kernel has it), a host memory ceiling. What took effect is reported to the judge."""
-    from kernelevolve.eval import containment, landlock
+    where the kernel has it), a host memory ceiling, and with `single_process` no new processes (seccomp).
+    What took effect is reported to the judge."""
+    from kernelevolve.eval import containment, landlock, seccomp
 
     containment.no_new_privileges()
     limited = containment.limit_memory(host_memory_bytes) if host_memory_bytes else False
@@ -344,7 +360,8 @@ def _sandbox(writable_dirs: list[str], host_memory_bytes: int | None) -> dict[st
     except (OSError, RuntimeError) as exc:  # reported to the judge as unrestricted, with the reason logged
         log.warning("writes not restricted: %s", exc)
         restricted = False
-    return {"writes_restricted": bool(restricted), "memory_limited": bool(limited)}
+    alone = seccomp.block_new_processes() if single_process else False
+    return {"writes_restricted": bool(restricted), "memory_limited": bool(limited), "single_process": alone}
 
 
 def _private_temp(directory: str) -> None:
@@ -456,7 +473,13 @@ def main(device: str = "cpu", sandbox: dict[str, Any] | None = None) -> None:
     if sandbox is not None and sandbox.get("private_tmp"):
         _private_temp(str(sandbox["private_tmp"]))
     if sandbox is not None:
-        _SANDBOX.update(_sandbox(list(sandbox.get("writable_dirs", [])), sandbox.get("host_memory_bytes")))
+        _SANDBOX.update(
+            _sandbox(
+                list(sandbox.get("writable_dirs", [])),
+                sandbox.get("host_memory_bytes"),
+                bool(sandbox.get("single_process")),
+            )
+        )
     if device.startswith("cuda"):
         try:
             import torch

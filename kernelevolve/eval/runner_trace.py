@@ -1,6 +1,8 @@
 """What a candidate's call does in its runner, as the runner sees it: its Triton launches counted (the
-judge requires its kernels to run), and in strict mode the PyTorch ops it dispatches (compute done by
-PyTorch, host data copied onto the device). Both are the runner's word: the static checks come first.
+judge requires its kernels to run), the threads it starts counted (PyTorch's dispatch modes are per thread,
+so work on another thread escapes the strict trace, and a thread can write outputs after a call returns),
+and in strict mode the PyTorch ops it dispatches (compute done by PyTorch, host data copied onto the
+device). All are the runner's word: the static checks come first.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import re
 from typing import Any
 
 _LAUNCHES = [0]
+_THREADS = [0]  # Python threads started since the candidate's import began
 
 
 # ATen ops that allocate, view, copy, fill or read metadata: what strict mode lets PyTorch do in forward
@@ -114,3 +117,27 @@ def _count_launches() -> None:
 
         counted._kernelevolve_counted = True  # type: ignore[attr-defined]
         kind.run = counted
+
+
+def _count_thread_starts() -> None:
+    """Count Python threads started from now on (every start goes through `_thread`), wrapped before the
+    candidate is imported: the runner runs no thread of its own, so any is the candidate's."""
+    import _thread
+    import threading
+
+    for owner, name in (
+        (_thread, "start_new_thread"),
+        (_thread, "start_joinable_thread"),  # Python 3.13
+        (threading, "_start_new_thread"),
+        (threading, "_start_joinable_thread"),
+    ):
+        start = getattr(owner, name, None)
+        if start is None or getattr(start, "_kernelevolve_counted", False):
+            continue
+
+        def counted(*args: Any, _start: Any = start, **kwargs: Any) -> Any:
+            _THREADS[0] += 1
+            return _start(*args, **kwargs)
+
+        counted._kernelevolve_counted = True  # type: ignore[attr-defined]
+        setattr(owner, name, counted)

@@ -156,8 +156,14 @@ def _run_stages(
     deadline = time.monotonic() + settings.timeout_s - min(5.0, 0.1 * settings.timeout_s)
     runners = runner_client.pool()
     # Temporary files go to the runner's own folder: the machine's temp folder may hold this search's
-    # runs and caches, which a runner must not write
-    sandbox = runner_client.Sandbox(_runner_writable_dirs(device), _host_memory_bytes(settings, device), True)
+    # runs and caches, which a runner must not write. On the CPU nothing compiles: no process may start
+    # (on GPUs Triton runs the compilers as processes; there the judge looks for processes at its checks)
+    sandbox = runner_client.Sandbox(
+        _runner_writable_dirs(device),
+        _host_memory_bytes(settings, device),
+        True,
+        single_process=not device.startswith("cuda"),
+    )
     with _phase(phases, "runner"):
         runner = runners.take(device, sandbox)
     arena = SharedArena(device, runner.shared_dir)
@@ -173,7 +179,7 @@ def _run_stages(
     finally:  # the runner dies before `evaluate` frees this evaluation's memory and lets go of the device
         escaped = runners.finish(runner, phases)
         arena.close()
-        if escaped:
+        if escaped and (fields or {}).get("error_name") != "escaped_process":  # (found at a check: said so)
             fields = _fail(
                 Status.RUNTIME_ERROR,
                 "escaped_process",

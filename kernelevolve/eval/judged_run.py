@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernelevolve.eval import correctness, input_refresh, tensor_guards, timers
-from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure, failure_fields
+from kernelevolve.eval import correctness, input_refresh, tensor_guards, timed_guard, timers
+from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure, failure_fields, strict_violation
 from kernelevolve.eval.runner_channel import ReplyError, finite_numbers
 from kernelevolve.eval.runner_client import Runner, RunnerGone, RunnerTimeout
 from kernelevolve.eval.shared_tensors import SharedArena
@@ -138,6 +138,7 @@ def time_shape(
         "counter": arena.ref(counter),
         "paused": arena.ref(paused),
         "where": shape.candidate.where,
+        "strict": shape.candidate.strict,  # timed calls traced as checked ones are
     }
     checker = _OutputCheck(shape, make_set, structure, patterns, plan, ring, atol, rtol, len(sets))
     runner = shape.candidate.runner
@@ -146,14 +147,29 @@ def time_shape(
     shape.setup_s = started - setup_started
     runner.send(request)
     progress: list[tuple[float, int]] = []
-    reply, paused_s = _supervise(runner, counter, paused, checker, secret, shape.candidate.deadline, progress)
+    reply, paused_s, final = _supervise(
+        runner, counter, paused, checker, secret, shape.candidate.deadline, progress
+    )
     shape.checks_s = paused_s
     span_ms = 1e3 * (time.perf_counter() - started)  # the runner's clock ran while it was stopped too
-    if reply.get("ok") is not True:
-        raise RunnerFailure(failure_fields(reply))
-    stats = _stats(reply.get("stats"))
-    claimed = stats.mean_ms * stats.trials
     where = shape.candidate.where
+    if reply.get("ok") is not True:
+        violation = reply.get("violation")
+        if isinstance(violation, dict) and violation.get("check") in timed_guard.CHECKS:
+            detail = str(violation.get("detail", ""))[:2000]
+            raise fail(Status.INCORRECT, str(violation["check"]), f"timing{where}: {detail}")
+        raise RunnerFailure(failure_fields(reply))
+    strict_violation(reply, shape.candidate.strict, f"{where} during its timed calls")
+    stats = _stats(reply.get("stats"))
+    made = reply.get("calls")
+    if not isinstance(made, int) or isinstance(made, bool) or not stats.trials <= made <= len(plan):
+        raise ReplyError("the timing reply's call count is missing or out of range")
+    if final != made:  # a counter held back leaves the timed calls unchecked: it must show every call
+        raise _inconsistent(
+            f"timing{where}: the candidate's process reported {made} calls made and a completion counter "
+            f"of {final}: the counter the judge checks timed calls by was tampered with"
+        )
+    claimed = stats.mean_ms * stats.trials
     if claimed > span_ms + SPAN_SLACK_MS:
         raise _inconsistent(
             f"timing{where}: the candidate's process reported {claimed:.3f} ms of timed calls within "
@@ -204,19 +220,24 @@ def _supervise(
     secret: list[int],
     deadline: float,
     progress: list[tuple[float, int]],
-) -> tuple[dict[str, Any], float]:
+) -> tuple[dict[str, Any], float, int]:
     """Wait for the timing reply; freeze and check the runner when its counter passes a secret call
     number, and once more when it answers (a runner that writes outputs after answering is caught).
-    Returns the reply and the seconds the runner spent frozen for checks."""
+    While it is frozen, no process it started may be alive (one could write the outputs being checked),
+    and the counter may never go back (one held back or reset leaves calls unchecked).
+    Returns the reply, the seconds the runner spent frozen for checks and the counter's final value."""
     pending = list(secret)
     paused_s = 0.0  # time spent checking a frozen runner: the candidate's calls did not run then
+    highest = 0
     while True:
         if runner.conn.poll(0):
             frozen = time.perf_counter()
             runner.pause()
             try:
-                checker.check_latest(int(counter[0]))
-                return _read(runner), paused_s + time.perf_counter() - frozen
+                final = _monotone(int(counter[0]), highest)
+                _no_helpers(runner)
+                checker.check_latest(final)
+                return _read(runner), paused_s + time.perf_counter() - frozen, final
             finally:
                 runner.resume()
         if time.monotonic() > deadline:
@@ -224,7 +245,7 @@ def _supervise(
             raise RunnerTimeout("timing did not finish in time", runner.output())
         if not runner.alive():
             raise runner.gone("the runner died while being timed")
-        done = int(counter[0])
+        done = highest = _monotone(int(counter[0]), highest)
         if not progress or done != progress[-1][1]:
             progress.append((time.perf_counter() - paused_s, done))
         if pending and done > pending[0]:
@@ -233,13 +254,39 @@ def _supervise(
             frozen = time.perf_counter()
             runner.pause()
             try:
-                checker.check_latest(int(counter[0]))
+                highest = _monotone(int(counter[0]), highest)
+                _no_helpers(runner)
+                checker.check_latest(highest)
             finally:
                 held = time.perf_counter() - frozen
                 paused[0] = int(1e9 * (paused_s + held))  # before it runs again, so its clock can subtract
                 runner.resume()
                 paused_s += held
         time.sleep(0.0002)
+
+
+def _monotone(done: int, highest: int) -> int:
+    """The counter's reading, which may never fall below one read before."""
+    if done < highest:
+        raise _inconsistent(
+            f"the completion counter went back from {highest} to {done}: the counter the judge checks timed "
+            "calls by was tampered with"
+        )
+    return done
+
+
+def _no_helpers(runner: Runner) -> None:
+    """Fail where a process the runner started is alive: it was not frozen with the runner, so it could
+    write the outputs being checked, or do the timed calls' work outside their timed windows."""
+    strays = runner.strays()
+    if strays:
+        raise fail(
+            Status.RUNTIME_ERROR,
+            "escaped_process",
+            f"{len(strays)} process(es) started by the candidate were running while its timed calls were "
+            "checked; a runner may not start processes",
+            flags=("process_escaped",),
+        )
 
 
 def _read(runner: Runner) -> dict[str, Any]:
@@ -298,7 +345,9 @@ class _OutputCheck:
             return
         with torch.no_grad():  # a reference drawing random values in forward cannot be checked this way
             again = self.shape.reference_model(*_rebuild(self.structure, [t.clone() for t in leaves]))
-        if not correctness.within_tolerance(expected, again, 0.0, 0.0)[0]:
+        # (one that differs from itself only by rounding, as atomics do, still can: no check is skipped
+        # for a difference within the tolerance)
+        if not correctness.within_tolerance(expected, again, self.atol, self.rtol)[0]:
             return
         raise fail(
             Status.INCORRECT,

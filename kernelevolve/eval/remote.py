@@ -105,7 +105,7 @@ class RemoteCandidate:
                 "strict": self.strict,
             }
         )
-        _strict_violation(reply, self.strict, self.where)
+        strict_violation(reply, self.strict, self.where)
         launches = reply.get("launches", 0)
         if isinstance(launches, int) and not isinstance(launches, bool) and launches > 0:
             self.launches += launches
@@ -133,7 +133,7 @@ class RemoteCandidate:
         return [slot if present else None for slot, present in zip(slots, found, strict=True)]
 
 
-def _strict_violation(reply: dict[str, Any], strict: bool, where: str) -> None:
+def strict_violation(reply: dict[str, Any], strict: bool, where: str) -> None:
     """Strict mode judged by what ran as well as by the source: PyTorch compute ops or host data copied
     onto the device during a checked call reject the candidate."""
     if not strict:

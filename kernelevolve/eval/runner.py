@@ -29,7 +29,7 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
-from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, _count_launches
+from kernelevolve.eval.runner_trace import _LAUNCHES, _THREADS, OpTrace, _count_launches, _count_thread_starts
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +59,21 @@ def serve(conn: Connection) -> None:
                 reply = failure.reply
             except BaseException as exc:  # noqa: BLE001 - the candidate's fault, reported as data
                 reply = runner.failure(exc, "run", f"running {op}")
+            if _THREADS[0] and op in _JUDGED_OPS:
+                reply = _failed(
+                    "runtime_error",
+                    "thread_spawn",
+                    f"the candidate started {_THREADS[0]} thread(s): work on another thread escapes the "
+                    "checks of a call (its PyTorch ops are not traced, and it can write outputs after the call "
+                    "returns); do the work in the kernels, on the calling thread",
+                )
         send_reply(conn, reply)
         sys.stdout.flush()
         sys.stderr.flush()
+
+
+# Requests whose replies decide a verdict: a thread the candidate started fails them
+_JUDGED_OPS = frozenset({"load", "build", "call", "state", "time"})
 
 
 class _Failure(Exception):
@@ -79,6 +91,7 @@ class _Runner:
         self.model_new: Any = None
         self.module_name = ""
         self.models: dict[int, Any] = {}
+        self.launch_floor: dict[int, int] = {}  # per model: the fewest launches of any of its checked calls
         self.precision: Any = None
 
     # ------------------------------------------------------------------------------ requests
@@ -94,6 +107,7 @@ class _Runner:
         self.backend.prepare_process(self.device)
         timers.bind_clocks()  # before candidate code can patch the clocks
         _count_launches()
+        _count_thread_starts()
         self.module_name = f"kernelevolve_candidate_{message['candidate_id']}_{next(_counter)}"
         if message.get("compile_only"):
             return self._compile_only(message)
@@ -196,17 +210,22 @@ class _Runner:
         leaves = _describe(got, tensor_guards.tensor_leaves(inputs))
         _fill_slots(got, leaves, slots)
         tensor_guards.synchronize_current_stream(slots)
-        reply = {"ok": True, "leaves": leaves, "launches": _LAUNCHES[0] - launches_before}
+        launches = _LAUNCHES[0] - launches_before
+        index = message["index"]
+        self.launch_floor[index] = min(self.launch_floor.get(index, launches), launches)
+        reply = {"ok": True, "leaves": leaves, "launches": launches}
         if isinstance(trace, OpTrace):
             reply["compute_ops"] = sorted(trace.compute_ops)[:20]
             reply["host_copies"] = trace.host_copies
         return reply
 
     def op_time(self, message: dict[str, Any]) -> dict[str, Any]:
-        from kernelevolve.eval import input_refresh, tensor_guards, timers
+        from kernelevolve.eval import input_refresh, timers
+        from kernelevolve.eval.timed_guard import TimedGuard, TimedViolation
 
         model = self.models[message["index"]]
-        if message.get("pass") == "forward":  # a training step's forward alone
+        forward_only = message.get("pass") == "forward"
+        if forward_only:  # a training step's forward alone
             model = model.forward_pass
         sets = [[ref.open() for ref in refs] for refs in message["input_sets"]]
         structure = message["structure"]  # each set's leaves placed back into the call's arguments
@@ -214,15 +233,23 @@ class _Runner:
         plan: list[int] = message["plan"]
         ring = [[ref.open() for ref in refs] for refs in message["ring"]]
         counter = message["counter"].open()
+        # a training step's forward alone launches what it launches; a whole call, what its checks did
+        needed = (
+            0 if forward_only or self.backend.name != "triton" else self.launch_floor.get(message["index"], 0)
+        )
+        guard = TimedGuard(ring[0], needed, bool(message.get("strict")))
+        made = [0]  # calls whose output reached the ring: the judge's count to hold the counter to
 
         def inputs_for(call: int) -> list[Any]:
             leaves = sets[call % len(sets)]
             input_refresh.apply(leaves, patterns[plan[call]])
+            guard.before(leaves)
             return rebuild_arguments(structure, leaves)
 
         def after_call(call: int, output: Any) -> None:
-            for slot, leaf in zip(ring[call % len(ring)], tensor_guards.tensor_leaves(output), strict=True):
+            for slot, leaf in zip(ring[call % len(ring)], guard.after(call, output), strict=True):
                 slot.copy_(leaf)
+            made[0] += 1
 
         def completed(calls: int) -> None:
             counter[0] = calls  # host memory the judge reads while this process is stopped
@@ -230,20 +257,23 @@ class _Runner:
         paused_ns = message["paused"].open()
         observer = timers.CallObserver(after_call, completed, lambda: int(paused_ns[0]) / 1e9)
         try:
-            stats = timers.time_callable(
-                model,
-                inputs_for,
-                self.device,
-                trials=message["trials"],
-                warmup=message["warmup"],
-                flush_l2=message["flush_l2"],
-                l2_bytes=message["l2_bytes"],
-                launch_cover_us=message["launch_cover_us"],
-                race=message.get("race"),
-                settle=message.get("settle"),
-                warmup_enough_ms=message["warmup_enough_ms"],
-                observer=observer,
-            )
+            with guard.trace():
+                stats = timers.time_callable(
+                    model,
+                    inputs_for,
+                    self.device,
+                    trials=message["trials"],
+                    warmup=message["warmup"],
+                    flush_l2=message["flush_l2"],
+                    l2_bytes=message["l2_bytes"],
+                    launch_cover_us=message["launch_cover_us"],
+                    race=message.get("race"),
+                    settle=message.get("settle"),
+                    warmup_enough_ms=message["warmup_enough_ms"],
+                    observer=observer,
+                )
+        except TimedViolation as violation:
+            return violation.as_reply()
         except (Exception, SystemExit) as exc:
             return self.failure(exc, "run", f"timing ModelNew{message.get('where', '')}")
         timing = {
@@ -253,7 +283,7 @@ class _Runner:
             "stopped_by": stats.stopped_by,
             "cover_us": observer.cover_us,
         }
-        return {"ok": True, "stats": timing}
+        return {"ok": True, "stats": timing, "calls": made[0], **guard.trace_fields()}
 
     def op_profile(self, message: dict[str, Any]) -> dict[str, Any]:
         """A winner's GPU time split (`time_split`): a measurement for the report, never a verdict."""
@@ -315,10 +345,13 @@ def _failed(status: str, error_name: str, feedback: str) -> dict[str, Any]:
     return {"ok": False, "status": status, "error_name": error_name, "feedback": feedback}
 
 
-def _sandbox(writable_dirs: list[str], host_memory_bytes: int | None) -> dict[str, bool]:
+def _sandbox(
+    writable_dirs: list[str], host_memory_bytes: int | None, single_process: bool = False
+) -> dict[str, bool]:
     """Before the candidate is imported: no new privileges, writes only where the judge allows (Landlock,
-    where the kernel has it), a host memory ceiling. What took effect is reported to the judge."""
-    from kernelevolve.eval import containment, landlock
+    where the kernel has it), a host memory ceiling, and with `single_process` no new processes (seccomp).
+    What took effect is reported to the judge."""
+    from kernelevolve.eval import containment, landlock, seccomp
 
     containment.no_new_privileges()
     limited = containment.limit_memory(host_memory_bytes) if host_memory_bytes else False
@@ -327,7 +360,8 @@ def _sandbox(writable_dirs: list[str], host_memory_bytes: int | None) -> dict[st
     except (OSError, RuntimeError) as exc:  # reported to the judge as unrestricted, with the reason logged
         log.warning("writes not restricted: %s", exc)
         restricted = False
-    return {"writes_restricted": bool(restricted), "memory_limited": bool(limited)}
+    alone = seccomp.block_new_processes() if single_process else False
+    return {"writes_restricted": bool(restricted), "memory_limited": bool(limited), "single_process": alone}
 
 
 def _private_temp(directory: str) -> None:
@@ -439,7 +473,13 @@ def main(device: str = "cpu", sandbox: dict[str, Any] | None = None) -> None:
     if sandbox is not None and sandbox.get("private_tmp"):
         _private_temp(str(sandbox["private_tmp"]))
     if sandbox is not None:
-        _SANDBOX.update(_sandbox(list(sandbox.get("writable_dirs", [])), sandbox.get("host_memory_bytes")))
+        _SANDBOX.update(
+            _sandbox(
+                list(sandbox.get("writable_dirs", [])),
+                sandbox.get("host_memory_bytes"),
+                bool(sandbox.get("single_process")),
+            )
+        )
     if device.startswith("cuda"):
         try:
             import torch

@@ -142,6 +142,14 @@ class Runner:
             return True
         return _state(self.pid) not in ("Z", "X", "")
 
+    def strays(self) -> list[int]:
+        """Processes this runner started that are alive (zombies too): its descendants, and any orphan its
+        zygote adopted (one forked and detached, whose parent exited)."""
+        from kernelevolve.eval import containment
+
+        orphans = self._pool.orphans() if self._pool is not None else []
+        return sorted(set(containment.descendants_of(self.pid)) | set(orphans))
+
     def exit_description(self) -> str:
         """ "exit code N" or "exit code -N (SIGNAME)", as the zygote that reaped it saw it."""
         from kernelevolve.eval.worker import _exit_description
@@ -296,6 +304,15 @@ class RunnerPool:
         self._forked.add(int(reply["pid"]))
         return Runner(int(reply["pid"]), Connection(ours.detach()), log_path, shared_dir, self, key[-1])
 
+    def orphans(self) -> list[int]:
+        """The zygote's children that are not runners it forked: processes a runner detached."""
+        from kernelevolve.eval import containment
+
+        zygote = self._zygote
+        if zygote is None:
+            return []
+        return [pid for pid in containment.children_of(zygote.pid) if pid not in self._forked]
+
     def exit_code(self, pid: int) -> int | None:
         """A dead runner's exit code, from the zygote that reaped it (None: not known)."""
         with self._lock:
@@ -386,12 +403,14 @@ class Sandbox:
     writable_dirs: tuple[str, ...] = ()
     host_memory_bytes: int | None = None
     private_tmp: bool = False  # temporary files in the runner's own folder, not the machine's temp folder
+    single_process: bool = False  # no processes started (seccomp): the CPU platform, where nothing compiles
 
     def to_json(self) -> dict[str, Any]:
         return {
             "writable_dirs": list(self.writable_dirs),
             "host_memory_bytes": self.host_memory_bytes,
             "private_tmp": self.private_tmp,
+            "single_process": self.single_process,
         }
 
 

@@ -1,6 +1,8 @@
 """What a candidate's call does in its runner, as the runner sees it: its Triton launches counted (the
-judge requires its kernels to run), and in strict mode the PyTorch ops it dispatches (compute done by
-PyTorch, host data copied onto the device). Both are the runner's word: the static checks come first.
+judge requires its kernels to run), the threads it starts counted (PyTorch's dispatch modes are per thread,
+so work on another thread escapes the strict trace, and a thread can write outputs after a call returns),
+and in strict mode the PyTorch ops it dispatches (compute done by PyTorch, host data copied onto the
+device). All are the runner's word: the static checks come first.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import re
 from typing import Any
 
 _LAUNCHES = [0]
+_THREADS = [0]  # Python threads started since the candidate's import began
 
 
 # ATen ops that allocate, view, copy, fill or read metadata: what strict mode lets PyTorch do in forward
@@ -47,6 +50,7 @@ class OpTrace:
     def __init__(self) -> None:
         self.compute_ops: set[str] = set()
         self.host_copies = 0
+        self.recording = True  # off between timed calls: the runner's own input refresh and output copies
         self._mode: Any = None
 
     def __enter__(self) -> OpTrace:
@@ -67,6 +71,8 @@ class OpTrace:
         self._mode.__exit__(*exc)
 
     def record(self, func: Any, args: Any, kwargs: dict[str, Any]) -> None:
+        if not self.recording:
+            return
         import torch
 
         name = func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else str(func)
@@ -111,3 +117,47 @@ def _count_launches() -> None:
 
         counted._kernelevolve_counted = True  # type: ignore[attr-defined]
         kind.run = counted
+    _count_graph_replays()
+
+
+def _count_graph_replays() -> None:
+    """A CUDA graph's replay relaunches the kernels captured in it (counted as they were captured): one
+    launch, so a candidate replaying its kernels from a graph is seen to launch on every call."""
+    import torch
+
+    graph = getattr(torch.cuda, "CUDAGraph", None)
+    replay = getattr(graph, "replay", None)
+    if replay is None or getattr(replay, "_kernelevolve_counted", False):
+        return
+
+    def counted(self: Any, *args: Any, _replay: Any = replay, **kwargs: Any) -> Any:
+        result = _replay(self, *args, **kwargs)
+        _LAUNCHES[0] += 1
+        return result
+
+    counted._kernelevolve_counted = True  # type: ignore[attr-defined]
+    graph.replay = counted  # type: ignore[union-attr]
+
+
+def _count_thread_starts() -> None:
+    """Count Python threads started from now on (every start goes through `_thread`), wrapped before the
+    candidate is imported: the runner runs no thread of its own, so any is the candidate's."""
+    import _thread
+    import threading
+
+    for owner, name in (
+        (_thread, "start_new_thread"),
+        (_thread, "start_joinable_thread"),  # Python 3.13
+        (threading, "_start_new_thread"),
+        (threading, "_start_joinable_thread"),
+    ):
+        start = getattr(owner, name, None)
+        if start is None or getattr(start, "_kernelevolve_counted", False):
+            continue
+
+        def counted(*args: Any, _start: Any = start, **kwargs: Any) -> Any:
+            _THREADS[0] += 1
+            return _start(*args, **kwargs)
+
+        counted._kernelevolve_counted = True  # type: ignore[attr-defined]
+        setattr(owner, name, counted)

@@ -18,6 +18,7 @@ from dataclasses import replace
 import pytest
 
 from kernelevolve.eval.harness import evaluate
+from kernelevolve.eval.runner_client import Sandbox
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, Status
 from tests.adversarial.spec_fixtures import CandidateCase, load_cases, spec
@@ -148,3 +149,23 @@ def test_runtime_verdict_without_static_checks_on_gpu(
         pytest.skip("needs a CUDA GPU")
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     assert_runtime_verdict(case, _gpu_platform(), True, monkeypatch)
+
+
+def test_helper_process_found_at_a_check(
+    cpu_platform: Platform, interpreted: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where a runner may start processes (GPUs: Triton runs its compilers as processes), one alive while
+    its timed calls are checked is a violation: it was not frozen with the runner. Here the CPU runner's
+    block on new processes is lifted to show the judge finds it."""
+    from kernelevolve.eval import harness, runner_client
+
+    case = next(c for c in load_cases("hacks") if c.name == "helper_process_while_timed")
+    monkeypatch.setattr(harness, "_static_stage", lambda *args, **kwargs: None)
+    monkeypatch.setattr(
+        runner_client,
+        "Sandbox",
+        lambda *args, **kwargs: Sandbox(*args, **{**kwargs, "single_process": False}),
+    )
+    report = evaluate(request_for(case, cpu_platform), cpu_platform)
+    assert (report.status, report.error_name) == (Status.RUNTIME_ERROR, "escaped_process"), report.feedback
+    assert "while its timed calls were checked" in report.feedback

@@ -139,7 +139,10 @@ class CallKinds:
 
     def _call_value(self, e: ast.Call, held: Kinds, args: list[Kinds], every: Kinds, result: Kinds) -> Kinds:
         """A call of a value (a local name, an element, a call's result) that returns `result`, unless it is
-        a tensor's method taken as a value: then it is that method's call."""
+        a tensor's method taken as a value: then it is that method's call. A value holding a kernel (a
+        launch bound by `functools.partial(kernel[grid], ...)`) called is a launch."""
+        if K in held:
+            self.c.launches += 1
         for kind in sorted(held):
             if kind == METHOD and D in every:
                 self._dynamic(e, "a tensor method chosen by a computed name, called on input data")
@@ -160,6 +163,8 @@ class CallKinds:
         return summary
 
     def _library_call(self, e: ast.Call, name: str, args: list[Kinds], every: Kinds) -> Kinds:
+        if name == "functools.partial" and args:  # a partial of a kernel launch still holds the kernel
+            return (args[0] & {K}) | (every & {D, H})
         if not name.startswith("torch."):
             if ({T, D} <= every or H in every) and not matches(name, TENSOR_LIBRARIES_OK):
                 self.host(e, f"{name}() on tensor data")  # numpy, math, operator, struct...

@@ -14,8 +14,10 @@ from collections.abc import Callable, Iterable
 
 from kernelevolve.eval.static.module import Module, canonical
 from kernelevolve.eval.static.rules import (
+    ATTRIBUTE_BUILTINS,
     BUILTIN_RULES,
     COMPUTE_METHODS,
+    FILE_ATTRS,
     FRAME_ATTRS,
     GLOBAL_STATE_CALLS,
     GRAPH_NAMES,
@@ -109,6 +111,10 @@ class ModuleRules:
                     self.issue("patching", node, f"stores into {mod.resolve(node.value)}")
             elif isinstance(node, ast.Call):
                 self._call_rules(node)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in FRAME_ATTRS:
+                self.issue(
+                    "introspection", node, f"{node.value!r} names an attribute that walks the interpreter"
+                )
 
     def _reference(self, node: ast.Name | ast.Attribute, defined: set[str]) -> None:
         parent = self.parents.get(id(node))
@@ -124,7 +130,9 @@ class ModuleRules:
             if node.attr == "__dict__" and self.mod.resolve(node.value):
                 self.issue("patching", node, f"{name} exposes a module's namespace")
             if node.attr in FRAME_ATTRS:
-                self.issue("introspection", node, f".{node.attr} walks frames or code objects")
+                self.issue("introspection", node, f".{node.attr} walks frames, code objects or classes")
+            if node.attr in FILE_ATTRS:
+                self.issue("reference_access", node, f".{node.attr} maps or reads files")
             if node.attr in ("Model", "get_inputs", "get_init_inputs"):
                 self.issue("reference_access", node, f".{node.attr} reaches for the reference")
             if node.attr in ("as_subclass", "_make_subclass") or (
@@ -139,6 +147,14 @@ class ModuleRules:
         ):
             code, why = BUILTIN_RULES[node.id]
             self.issue(code, node, f"{node.id}: {why}")
+        elif (
+            node.id in ATTRIBUTE_BUILTINS
+            and node.id not in defined
+            and not (isinstance(parent, ast.Call) and parent.func is node)
+        ):
+            self.issue(
+                "dynamic_code", node, f"{node.id} taken as a value: attributes reached by computed names"
+            )
 
     def _call_rules(self, node: ast.Call) -> None:
         func, mod = node.func, self.mod
@@ -160,6 +176,12 @@ class ModuleRules:
                 self.issue("reference_access", node, f"{func.id}(..., {text!r}) reaches for the reference")
             if func.id == "getattr" and text is None and target and target.split(".")[0] == "torch":
                 self.issue("dynamic_code", node, f"getattr on {target} with a computed name")
+            elif func.id in ATTRIBUTE_BUILTINS and text is None and len(node.args) > 1:
+                # a name built at run time can be any attribute ("__sub" + "classes__"): the rules below,
+                # which read attribute names, would never see it
+                self.issue("dynamic_code", node, f"{func.id} with a name computed at run time")
+            if text in FRAME_ATTRS:
+                self.issue("introspection", node, f"{func.id}(..., {text!r}) walks the interpreter")
         elif isinstance(func, ast.Attribute) and func.attr in MUTATORS and mod.resolve(func.value):
             self.issue("patching", node, f"{mod.resolve(func.value)}.{func.attr}() mutates a module's state")
 

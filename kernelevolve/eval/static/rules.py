@@ -136,6 +136,28 @@ NAME_RULES: tuple[tuple[frozenset[str], str, str], ...] = (
         "lazy_result",
         "makes tensor subclasses whose work can be deferred",
     ),
+    (
+        _names(
+            "logging.handlers torch.utils.data os.register_at_fork os.killpg os.setsid os.setpgid os.pidfd_open"
+        ),
+        "thread_spawn",
+        "starts threads or processes, or signals them, through a library",
+    ),
+    (
+        _names("timeit pkgutil pydoc cProfile profile trace pdb bdb doctest logging.config string.Formatter"),
+        "dynamic_code",
+        "runs code given as text, or reaches objects by a dotted name given as text",
+    ),
+    (_names("weakref atexit"), "lazy_result", "runs code later, after the call has returned"),
+    (
+        _names(
+            "mmap os.fwalk os.truncate os.ftruncate os.remove os.unlink os.rename os.replace os.mkdir os.makedirs "
+            "os.rmdir os.symlink os.link os.chmod os.memfd_create os.mkfifo os.mknod torch.from_file "
+            "numpy.memmap numpy.fromfile numpy.loadtxt numpy.genfromtxt numpy.save numpy.savez numpy.savetxt"
+        ),
+        "reference_access",
+        "maps, lists or changes files (the judge's shared memory among them)",
+    ),
     (_names("contextlib.suppress"), "try_except_fallback", "suppresses failures of the kernel work"),
     (
         _names("operator.methodcaller operator.attrgetter"),
@@ -169,8 +191,13 @@ BUILTIN_RULES = {
 }
 FRAME_ATTRS = _names(
     "f_back f_locals f_globals f_code tb_frame gi_frame cr_frame __globals__ __closure__ __code__ "
-    "__subclasses__"
+    "__subclasses__ __mro__ __bases__ __base__ __self__ __func__ __wrapped__ __getattribute__ __get__ "
+    "__reduce__ __reduce_ex__ __loader__ __spec__ __objclass__ __traceback__ __builtins__ __import__"
 )
+# Attributes that map or read files whatever object they are reached through (a storage's `from_file`)
+FILE_ATTRS = _names("from_file fromfile tofile memmap fwalk")
+# Builtins that read or write an attribute by a name given as a value
+ATTRIBUTE_BUILTINS = _names("getattr setattr delattr")
 
 
 MEMOIZERS = _names("functools.lru_cache functools.cache")

@@ -1,7 +1,8 @@
 # hack: the backward does its work on the first calls (the correctness trials) and then hands back the
 # last gradients it computed; the timed calls' secret checks cover the gradients as outputs
 # spec: rmsnorm_train
-# expect: incorrect timed_output_mismatch
+# expect: incorrect no_kernel_ran|timed_output_mismatch
+# (it also launches fewer kernels while timed than every checked call did)
 import torch
 import torch.nn as nn
 import triton

@@ -2,7 +2,7 @@
 # values later; what the judge reads is what the output held when the call returned
 # spec: relu
 # expect: rejected_static dynamic_code
-# runtime: incorrect mismatch|nonfinite
+# runtime: runtime_error thread_spawn (threads the candidate starts are counted)
 import torch
 import torch.nn as nn
 import triton

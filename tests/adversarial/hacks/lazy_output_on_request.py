@@ -1,6 +1,7 @@
 # hack: keep each call's inputs and compute nothing while timed, hoping outputs are asked for later
 # (and computed then); the judge reads the output the runner left for the last finished call while the
 # runner is frozen, at call numbers it never told the runner
+# (a launch on zero elements while timed keeps the launch count every checked call had)
 # spec: relu
 # strict: false
 # expect: incorrect timed_output_mismatch
@@ -34,4 +35,6 @@ class ModelNew(nn.Module):
         self.seen[0] += 1
         if self.seen[0] <= 2:  # the correctness trials
             return _relu(x)
-        return torch.empty_like(x)
+        out = torch.empty_like(x)
+        relu_kernel[(1,)](x, out, 0, 1.0, BLOCK=64)
+        return out

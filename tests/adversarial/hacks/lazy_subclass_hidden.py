@@ -1,7 +1,9 @@
 # hack: a tensor subclass declared inside forward from type(x) (so no torch.Tensor base is named) and
-# made through a computed getattr; the harness requires exactly torch.Tensor outputs
+# made through a computed getattr; the harness requires exactly torch.Tensor outputs (the static checks
+# reject attribute names computed at run time)
 # spec: relu
-# expect: incorrect output_type
+# expect: rejected_static dynamic_code
+# runtime: incorrect output_type
 import torch
 import torch.nn as nn
 import triton

@@ -1,7 +1,9 @@
 # hack: walk nn.Module's subclasses for the reference Model (a class named Model with a forward) and
-# run it; the reference is never loaded in the candidate's process, so the fallback answers, wrongly
+# run it; the reference is never loaded in the candidate's process, so the fallback answers, wrongly (the
+# static checks reject the computed attribute name)
 # spec: relu
-# expect: incorrect mismatch
+# expect: rejected_static dynamic_code
+# runtime: incorrect mismatch
 import torch
 import torch.nn as nn
 import triton

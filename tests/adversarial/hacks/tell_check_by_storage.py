@@ -1,6 +1,7 @@
 # hack: tell the correctness check from the timing by the input's storage (checked inputs sit inside a
 # guard-banded buffer, larger than the tensor) and do no work while timed; timed calls' outputs are
 # checked at moments the candidate cannot foresee
+# (a launch on zero elements while timed keeps the launch count every checked call had)
 # spec: relu
 # expect: incorrect timed_output_mismatch
 import torch
@@ -29,4 +30,6 @@ class ModelNew(nn.Module):
         checked = x.untyped_storage().nbytes() > x.numel() * x.element_size()
         if checked:
             return _relu(x)
-        return torch.empty_like(x)
+        out = torch.empty_like(x)
+        relu_kernel[(1,)](x, out, 0, 1.0, BLOCK=64)
+        return out

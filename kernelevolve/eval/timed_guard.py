@@ -1,0 +1,148 @@
+"""A checked call's rules on every timed call too (runner side), outside the timed windows.
+
+A candidate can tell a checked call from a timed one (its inputs' storage, the seed set before checked
+calls, its call count, inputs it predicts), so whatever only checked calls enforce it can break while
+timed: return its input (the ring copy makes the values right), a tensor subclass that computes when the
+harness copies it (after the timed window), another dtype, no kernel at all, or PyTorch in strict mode.
+`TimedGuard` holds each timed call to the rules a checked call's output meets (exactly torch.Tensor leaves
+in plain lists and tuples, the reference's shapes and dtypes, no memory shared with the call's inputs),
+requires as many kernel launches as every checked call made (at least one where each made one), and in
+strict mode traces the call's PyTorch ops as a checked call's are traced. What it finds goes to the judge
+as a named check (`TimedViolation.as_reply`), which fails the candidate as the checked call would.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace
+
+if TYPE_CHECKING:
+    import torch
+
+# What a timed call's violation may be named: the judge accepts these names only
+CHECKS = frozenset({"output_type", "shape", "dtype", "device", "aliasing", "no_kernel_ran"})
+
+
+class TimedViolation(Exception):
+    """A timed call broke a rule its checked calls met."""
+
+    def __init__(self, check: str, detail: str) -> None:
+        super().__init__(detail)
+        self.check = check
+        self.detail = detail
+
+    def as_reply(self) -> dict[str, Any]:
+        return {"ok": False, "violation": {"check": self.check, "detail": self.detail[:2000]}}
+
+
+class TimedGuard:
+    """`before(call, leaves)` as a timed call's inputs are ready, `after(call, output)` right after it
+    returns (its leaves, checked, are what the ring gets); `trace()` around the whole timing loop."""
+
+    def __init__(self, slots: Sequence[torch.Tensor], launches_needed: int, strict: bool) -> None:
+        self.slots = list(slots)
+        self.launches_needed = launches_needed
+        self.op_trace = OpTrace() if strict else None
+        self._launches_at = 0
+        self._inputs: list[tuple[int, int]] = []
+
+    @contextlib.contextmanager
+    def trace(self) -> Iterator[None]:
+        if self.op_trace is None:
+            yield
+            return
+        self.op_trace.recording = False
+        with self.op_trace:
+            yield
+
+    def before(self, leaves: Sequence[Any]) -> None:
+        self._inputs = [_storage_range(t) for t in leaves if _is_tensor(t) and t.numel()]
+        self._launches_at = _LAUNCHES[0]
+        if self.op_trace is not None:
+            self.op_trace.recording = True
+
+    def after(self, call: int, output: Any) -> list[torch.Tensor]:
+        if self.op_trace is not None:
+            self.op_trace.recording = False
+        launched = _LAUNCHES[0] - self._launches_at
+        if launched < self.launches_needed:
+            raise TimedViolation(
+                "no_kernel_ran",
+                f"timed call {call} launched {launched} Triton kernel(s) where every checked call launched at "
+                f"least {self.launches_needed}: the kernels that were checked must be the ones timed",
+            )
+        leaves = _plain_leaves(output, call)
+        if len(leaves) != len(self.slots):
+            raise TimedViolation(
+                "output_type",
+                f"timed call {call} returned {len(leaves)} tensor(s) where the reference returns "
+                f"{len(self.slots)}",
+            )
+        for index, (leaf, slot) in enumerate(zip(leaves, self.slots, strict=True)):
+            _check_leaf(call, index, leaf, slot, self._inputs)
+        return leaves
+
+    def trace_fields(self) -> dict[str, Any]:
+        """The strict trace of the timed calls, as a checked call's reply carries it."""
+        if self.op_trace is None:
+            return {}
+        return {
+            "compute_ops": sorted(self.op_trace.compute_ops)[:20],
+            "host_copies": self.op_trace.host_copies,
+        }
+
+
+def _is_tensor(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor)
+
+
+def _plain_leaves(output: Any, call: int) -> list[torch.Tensor]:
+    """The output's tensors, requiring exactly torch.Tensor in exactly lists and tuples (no subclass whose
+    methods run when the harness reads it)."""
+    import torch
+
+    leaves: list[torch.Tensor] = []
+
+    def visit(node: Any) -> None:
+        if type(node) in (list, tuple):
+            for item in node:
+                visit(item)
+        elif type(node) is torch.Tensor:
+            leaves.append(node)
+        elif isinstance(node, (torch.Tensor, list, tuple, dict)):
+            raise TimedViolation(
+                "output_type",
+                f"timed call {call} returned a {type(node).__name__}: outputs must be exactly torch.Tensor "
+                "(in plain lists or tuples), as the checked calls' were",
+            )
+
+    visit(output)
+    return leaves
+
+
+def _check_leaf(
+    call: int, index: int, leaf: torch.Tensor, slot: torch.Tensor, inputs: list[tuple[int, int]]
+) -> None:
+    where = f"timed call {call}, output {index}"
+    if tuple(leaf.shape) != tuple(slot.shape):
+        raise TimedViolation("shape", f"{where}: shape {tuple(leaf.shape)} != reference {tuple(slot.shape)}")
+    if leaf.dtype != slot.dtype:
+        raise TimedViolation("dtype", f"{where}: dtype {leaf.dtype} != reference {slot.dtype}")
+    if leaf.device.type != slot.device.type:
+        raise TimedViolation("device", f"{where}: on {leaf.device}, the reference output is on {slot.device}")
+    if leaf.numel():
+        start, end = _storage_range(leaf)
+        if any(start < in_end and in_start < end for in_start, in_end in inputs):
+            raise TimedViolation(
+                "aliasing", f"{where} shares memory with an input; return a new tensor, do not alias inputs"
+            )
+
+
+def _storage_range(tensor: torch.Tensor) -> tuple[int, int]:
+    storage = tensor.untyped_storage()
+    return storage.data_ptr(), storage.data_ptr() + storage.nbytes()

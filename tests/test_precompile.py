@@ -98,3 +98,30 @@ def test_shapes_with_inputs_over_the_cap_are_left_to_the_locked_run() -> None:
     assert kept(0) == ["small", "large"]  # 0: no cap
     assert kept(1) == ["small"]  # 256 KiB in, 4 MiB out
     assert kept(0.1) == []
+
+
+def test_the_compile_pool_threads_are_not_counted_as_the_candidates() -> None:
+    """The runner fails a candidate that starts threads; Triton starts the pool's from inside its call."""
+    import subprocess
+    import sys
+
+    script = """
+import threading
+from kernelevolve.eval import runner_trace
+from kernelevolve.eval.precompile import compiles_in_parallel
+import triton.runtime._async_compile as async_compile
+
+runner_trace._count_thread_starts()
+with compiles_in_parallel(threads=2):
+    mode = async_compile.active_mode.get()
+    for name in "abc":
+        mode.submit(name, lambda name=name: name, lambda _: None)
+assert runner_trace._THREADS[0] == 0, runner_trace._THREADS[0]
+worker = threading.Thread(target=lambda: None)
+worker.start()
+worker.join()
+assert runner_trace._THREADS[0] == 1, runner_trace._THREADS[0]
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr[-2000:]

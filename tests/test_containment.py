@@ -180,7 +180,7 @@ def sleeper(setsid=False):
 a = os.fork()
 if a == 0:  # a child with a child of its own
     a1 = sleeper()
-    print(json.dumps({"a1": a1}), flush=True)
+    os.write(1, (json.dumps({"a1": a1}) + "\\n").encode())  # one write: lines of two processes never mix
     time.sleep(120)
     os._exit(0)
 b = sleeper(setsid=True)  # left the process group: a descendant only
@@ -194,7 +194,7 @@ if c == 0:  # exits at once, leaving its child in our group but outside our tree
 os.close(w)
 c1 = int(os.fdopen(r).readline())
 os.waitpid(c, 0)
-print(json.dumps({"root": os.getpid(), "a": a, "b": b, "spared": spared, "c1": c1}), flush=True)
+os.write(1, (json.dumps({"root": os.getpid(), "a": a, "b": b, "spared": spared, "c1": c1}) + "\\n").encode())
 time.sleep(120)
 """
 

@@ -354,12 +354,14 @@ class Engine:
                         self.dispatch.proposal_done(name, fresh)
             self._drain(evaluations)
         finally:
-            # Queued proposals are dropped; running ones are waited for, up to `proposal_drain_s`. A
-            # proposal left running (an Inductor capture of a network, a minute or more) held the tracing
-            # lock into the next problem of a sweep and crashed the interpreter at exit
-            # (experiments/full_sweep_h200); the bound keeps a slow LLM call from stretching the run by
-            # its whole timeout.
-            pool.shutdown(wait=False, cancel_futures=True)
+            # Proposals handed out are waited for, up to `proposal_drain_s`. A proposal left running (an
+            # Inductor capture of a network, a minute or more) held the tracing lock into the next problem
+            # of a sweep and crashed the interpreter at exit (experiments/full_sweep_h200); the bound keeps
+            # a slow LLM call from stretching the run by its whole timeout. None is cancelled: one is
+            # handed out only to a free worker, so a cancel dropped it only where that worker had not yet
+            # picked it up, and whether the run sent its LLM call depended on thread timing (a resumed
+            # run's prompts then differed from an uninterrupted one's).
+            pool.shutdown(wait=False)
             running = [future for future in proposals if not future.done()]
             drain_s = self.settings.proposal_drain_s
             if running and drain_s > 0:

@@ -3,6 +3,7 @@
 These read every node of the module, whatever ModelNew.forward reaches. ``if __name__ ==
 "__main__":`` self-tests are already gone (see ``checks``). Each maximal Name/Attribute
 chain and each import is resolved and matched against ``rules.NAME_RULES`` and friends;
+attributes read by name outside attribute syntax (match class patterns, ``__dict__``) are in ``name_reads``;
 ``torch_compute_op`` at module or class level (strict only) is found syntactically, since nothing
 there is on a call path to track.
 """
@@ -13,6 +14,7 @@ import ast
 from collections.abc import Callable, Iterable
 
 from kernelevolve.eval.static.module import Module, canonical
+from kernelevolve.eval.static.name_reads import MATCH_ARGS_STORE, check_match_class, check_namespace_read
 from kernelevolve.eval.static.rules import (
     ATTRIBUTE_BUILTINS,
     BUILTIN_RULES,
@@ -111,6 +113,8 @@ class ModuleRules:
                     self.issue("patching", node, f"stores into {mod.resolve(node.value)}")
             elif isinstance(node, ast.Call):
                 self._call_rules(node)
+            elif isinstance(node, ast.MatchClass):
+                check_match_class(self.mod, node, self.issue)
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in FRAME_ATTRS:
                 self.issue(
                     "introspection", node, f"{node.value!r} names an attribute that walks the interpreter"
@@ -129,6 +133,10 @@ class ModuleRules:
                 self.issue("patching", node, f"assigns to {name}: candidates may not patch modules")
             if node.attr == "__dict__" and self.mod.resolve(node.value):
                 self.issue("patching", node, f"{name} exposes a module's namespace")
+            elif node.attr == "__dict__":
+                check_namespace_read(node, self.parents, self.issue)
+            if node.attr == "__match_args__" and not isinstance(node.ctx, ast.Load):
+                self.issue("dynamic_code", node, MATCH_ARGS_STORE)
             if node.attr in FRAME_ATTRS:
                 self.issue("introspection", node, f".{node.attr} walks frames, code objects or classes")
             if node.attr in FILE_ATTRS:
@@ -187,6 +195,8 @@ class ModuleRules:
                 )
             if text in FRAME_ATTRS:
                 self.issue("introspection", node, f"{func.id}(..., {text!r}) walks the interpreter")
+            if text == "__match_args__" and func.id != "getattr":
+                self.issue("dynamic_code", node, MATCH_ARGS_STORE)
         elif isinstance(func, ast.Attribute) and func.attr in MUTATORS and mod.resolve(func.value):
             self.issue("patching", node, f"{mod.resolve(func.value)}.{func.attr}() mutates a module's state")
 

@@ -53,13 +53,18 @@ def watch_host_reads() -> None:
     routes += [(torch.UntypedStorage, "tolist", _storage_elements)]
     for owner, name, size in routes:
         original = getattr(owner, name, None)
-        if original is None or getattr(original, "_kernelevolve_counted", False):
-            continue
+        if original is not None and not getattr(original, "_kernelevolve_counted", False):
+            setattr(owner, name, _counting(original, size))
 
-        def counted(*args: Any, _original: Any = original, _size: Any = size, **kwargs: Any) -> Any:
-            if args:
-                _count(_size(*args))
-            return _original(*args, **kwargs)
 
-        counted._kernelevolve_counted = True  # type: ignore[attr-defined]
-        setattr(owner, name, counted)
+def _counting(original: Callable[..., Any], size: Callable[..., int]) -> Callable[..., Any]:
+    """`original`, counting what it reads. A closure, not a default argument: `__defaults__` /
+    `__kwdefaults__` would hand a candidate the uncounted original (`__closure__` is banned statically)."""
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            _count(size(*args))
+        return original(*args, **kwargs)
+
+    counted._kernelevolve_counted = True  # type: ignore[attr-defined]
+    return counted

@@ -105,19 +105,22 @@ def _count_launches() -> None:
     except ImportError:
         pass
     for kind in kinds:
-        run = kind.run
-        if getattr(run, "_kernelevolve_counted", False):
-            continue
-
-        def counted(self: Any, *args: Any, _run: Any = run, **kwargs: Any) -> Any:
-            result = _run(self, *args, **kwargs)
-            if not kwargs.get("warmup"):
-                _LAUNCHES[0] += 1  # a launch that raised did no work
-            return result
-
-        counted._kernelevolve_counted = True  # type: ignore[attr-defined]
-        kind.run = counted
+        if not getattr(kind.run, "_kernelevolve_counted", False):
+            kind.run = _counting_launches(kind.run)
     _count_graph_replays()
+
+
+# The wrappers below keep the original in a closure, never a default argument: a function's `__defaults__`
+# and `__kwdefaults__` would hand a candidate the uncounted original (`__closure__` is banned statically).
+def _counting_launches(run: Any) -> Any:
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = run(self, *args, **kwargs)
+        if not kwargs.get("warmup"):
+            _LAUNCHES[0] += 1  # a launch that raised did no work
+        return result
+
+    counted._kernelevolve_counted = True  # type: ignore[attr-defined]
+    return counted
 
 
 def _count_graph_replays() -> None:
@@ -130,8 +133,8 @@ def _count_graph_replays() -> None:
     if replay is None or getattr(replay, "_kernelevolve_counted", False):
         return
 
-    def counted(self: Any, *args: Any, _replay: Any = replay, **kwargs: Any) -> Any:
-        result = _replay(self, *args, **kwargs)
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = replay(self, *args, **kwargs)
         _LAUNCHES[0] += 1
         return result
 
@@ -152,16 +155,18 @@ def _count_thread_starts() -> None:
         (threading, "_start_joinable_thread"),
     ):
         start = getattr(owner, name, None)
-        if start is None or getattr(start, "_kernelevolve_counted", False):
-            continue
+        if start is not None and not getattr(start, "_kernelevolve_counted", False):
+            setattr(owner, name, _counting_starts(start))
 
-        def counted(*args: Any, _start: Any = start, **kwargs: Any) -> Any:
-            if not getattr(_HARNESS_STARTS, "active", False):
-                _THREADS[0] += 1
-            return _start(*args, **kwargs)
 
-        counted._kernelevolve_counted = True  # type: ignore[attr-defined]
-        setattr(owner, name, counted)
+def _counting_starts(start: Any) -> Any:
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        if not getattr(_HARNESS_STARTS, "active", False):
+            _THREADS[0] += 1
+        return start(*args, **kwargs)
+
+    counted._kernelevolve_counted = True  # type: ignore[attr-defined]
+    return counted
 
 
 @contextlib.contextmanager

@@ -133,9 +133,15 @@ class RemoteCandidate:
         return [slot if present else None for slot, present in zip(slots, found, strict=True)]
 
 
+# Elements of tensor data one strict call may read into Python or NumPy (`host_reads`): a few `.item()`
+# scalars an honest kernel passes to its launch, never the inputs themselves, which is how host work reads
+HOST_READ_LIMIT = 64
+
+
 def strict_violation(reply: dict[str, Any], strict: bool, where: str) -> None:
-    """Strict mode judged by what ran as well as by the source: PyTorch compute ops or host data copied
-    onto the device during a checked call reject the candidate."""
+    """Strict mode judged by what ran as well as by the source: PyTorch compute ops, host data copied
+    onto the device, or more tensor data read into Python or NumPy than a few scalars during a checked
+    call reject the candidate."""
     if not strict:
         return
     from kernelevolve.eval.judged_run import fail
@@ -143,7 +149,8 @@ def strict_violation(reply: dict[str, Any], strict: bool, where: str) -> None:
 
     ops = reply.get("compute_ops") or []
     copies = reply.get("host_copies") or 0
-    if not isinstance(ops, list) or not isinstance(copies, int):
+    reads = reply.get("host_reads") or 0
+    if not isinstance(ops, list) or not isinstance(copies, int) or not isinstance(reads, int):
         raise ReplyError("bad strict-mode trace")
     if ops:
         names = ", ".join(str(op)[:60] for op in ops[:8])
@@ -159,6 +166,14 @@ def strict_violation(reply: dict[str, Any], strict: bool, where: str) -> None:
             "strict_violation",
             f"strict mode: host data was copied onto the device in forward{where} ({copies} copies): "
             "work done on the host does not count as the candidate's kernels",
+        )
+    if reads > HOST_READ_LIMIT:
+        raise fail(
+            Status.INCORRECT,
+            "strict_violation",
+            f"strict mode: forward{where} read {reads} elements of tensor data into Python or NumPy "
+            f"(.numpy(), .tolist(), .item(), DLPack, apply_; at most {HOST_READ_LIMIT} per call): work done "
+            "on the host does not count as the candidate's kernels",
         )
 
 

@@ -29,6 +29,7 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
+from kernelevolve.eval import host_reads
 from kernelevolve.eval.runner_trace import _LAUNCHES, _THREADS, OpTrace, _count_launches, _count_thread_starts
 
 log = logging.getLogger(__name__)
@@ -108,6 +109,7 @@ class _Runner:
         timers.bind_clocks()  # before candidate code can patch the clocks
         _count_launches()
         _count_thread_starts()
+        host_reads.watch_host_reads()
         self.module_name = f"kernelevolve_candidate_{message['candidate_id']}_{next(_counter)}"
         if message.get("compile_only"):
             return self._compile_only(message)
@@ -215,8 +217,7 @@ class _Runner:
         self.launch_floor[index] = min(self.launch_floor.get(index, launches), launches)
         reply = {"ok": True, "leaves": leaves, "launches": launches}
         if isinstance(trace, OpTrace):
-            reply["compute_ops"] = sorted(trace.compute_ops)[:20]
-            reply["host_copies"] = trace.host_copies
+            reply |= trace.fields()
         return reply
 
     def op_time(self, message: dict[str, Any]) -> dict[str, Any]:

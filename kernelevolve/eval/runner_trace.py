@@ -2,60 +2,37 @@
 judge requires its kernels to run), the threads it starts counted (PyTorch's dispatch modes are per thread,
 so work on another thread escapes the strict trace, and a thread can write outputs after a call returns),
 and in strict mode the PyTorch ops it dispatches (compute done by PyTorch, host data copied onto the
-device). All are the runner's word: the static checks come first.
+device) and the tensor data it reads into Python or NumPy (`host_reads`). All are the runner's word: the
+static checks come first.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 import threading
 from collections.abc import Iterator
 from typing import Any
+
+from kernelevolve.eval import host_reads, strict_ops
 
 _LAUNCHES = [0]
 _THREADS = [0]  # Python threads started since the candidate's import began
 _HARNESS_STARTS = threading.local()  # set while the harness itself starts a thread (`harness_thread_starts`)
 
 
-# ATen ops that allocate, view, copy, fill or read metadata: what strict mode lets PyTorch do in forward
-# (the runtime counterpart of the static checks' TORCH_OK). A dispatched op computes if PyTorch tags it
-# pointwise or a reduction, or it belongs to a compute family below; metadata queries (promote_types,
-# sym_size) and the rest pass.
-_DATA_MOVEMENT_OPS = frozenset(
-    [
-        "clone",
-        "copy_",
-        "_to_copy",
-        "contiguous",
-        "fill_",
-        "zero_",
-        "lift_fresh",
-        "lift_fresh_copy",
-        "detach",
-        "alias",
-    ]
-)
-
-
-_COMPUTE_FAMILY = re.compile(
-    r"mm|matmul|addmm|baddbmm|addmv|\bdot|^mv$|conv|linear|softmax|norm|attention|einsum|lstm|gru|rnn|"
-    r"embedding|pool|upsample|interpolate|grid_sampler|cum(sum|prod|max|min)|sort|topk|kthvalue|median|"
-    r"scatter|gather|index_(add|put|select|copy|fill|reduce)|take|put_|bucketize|searchsorted|histc|"
-    r"bincount|unique|nonzero|masked_select|dropout|bernoulli|multinomial|fft|linalg|cholesky|svd|qr|"
-    r"solve|inverse|det|tril|triu|flip|roll|diag|trace|kron|cross|cdist|pdist|polar|logcumsumexp"
-)
-
-
 class OpTrace:
-    """PyTorch ops dispatched during one checked call (strict mode): compute ops by name, and copies of
-    host data onto the device (host-side computation copied in)."""
+    """PyTorch ops dispatched during checked calls (strict mode): compute ops by name (`strict_ops`), copies
+    of host data onto the device (host-side computation copied in), and the most elements of tensor data
+    one call read into Python or NumPy (`host_reads`)."""
 
     def __init__(self) -> None:
         self.compute_ops: set[str] = set()
         self.host_copies = 0
+        self.host_reads = 0  # the most any one call read (`begin_call` starts the next call's count)
+        self._reads = 0
         self.recording = True  # off between timed calls: the runner's own input refresh and output copies
         self._mode: Any = None
+        self._sink: Any = None
 
     def __enter__(self) -> OpTrace:
         from torch.utils._python_dispatch import TorchDispatchMode
@@ -69,22 +46,41 @@ class OpTrace:
 
         self._mode = _Recorder()
         self._mode.__enter__()
+        self._sink = host_reads.reading_into(self.read)
         return self
 
     def __exit__(self, *exc: object) -> None:
+        host_reads.reading_into(self._sink)
         self._mode.__exit__(*exc)
+
+    def begin_call(self) -> None:
+        """A new timed call: host reads are bounded per call, not over the whole timing loop."""
+        self._reads = 0
+        self.recording = True
+
+    def read(self, elements: int) -> None:
+        """Tensor data read into Python or NumPy (`host_reads`), while recording."""
+        if self.recording:
+            self._reads += elements
+            self.host_reads = max(self.host_reads, self._reads)
+
+    def fields(self) -> dict[str, Any]:
+        """What a reply carries of this trace (the judge's `remote.strict_violation` reads it)."""
+        return {
+            "compute_ops": sorted(self.compute_ops)[:20],
+            "host_copies": self.host_copies,
+            "host_reads": self.host_reads,
+        }
 
     def record(self, func: Any, args: Any, kwargs: dict[str, Any]) -> None:
         if not self.recording:
             return
         import torch
 
-        name = func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else str(func)
-        tags = set(getattr(func, "tags", ()))
-        computes = (
-            torch.Tag.pointwise in tags or torch.Tag.reduction in tags or bool(_COMPUTE_FAMILY.search(name))
-        )
-        if computes and name not in _DATA_MOVEMENT_OPS:
+        name = strict_ops.op_name(func)
+        if name == "_local_scalar_dense":  # `.item()`: one element read into Python
+            self.read(1)
+        if strict_ops.computes(func, args, kwargs):
             self.compute_ops.add(name)
             return
         if name in ("_to_copy", "copy_") and args:
@@ -109,19 +105,22 @@ def _count_launches() -> None:
     except ImportError:
         pass
     for kind in kinds:
-        run = kind.run
-        if getattr(run, "_kernelevolve_counted", False):
-            continue
-
-        def counted(self: Any, *args: Any, _run: Any = run, **kwargs: Any) -> Any:
-            result = _run(self, *args, **kwargs)
-            if not kwargs.get("warmup"):
-                _LAUNCHES[0] += 1  # a launch that raised did no work
-            return result
-
-        counted._kernelevolve_counted = True  # type: ignore[attr-defined]
-        kind.run = counted
+        if not getattr(kind.run, "_kernelevolve_counted", False):
+            kind.run = _counting_launches(kind.run)
     _count_graph_replays()
+
+
+# The wrappers below keep the original in a closure, never a default argument: a function's `__defaults__`
+# and `__kwdefaults__` would hand a candidate the uncounted original (`__closure__` is banned statically).
+def _counting_launches(run: Any) -> Any:
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = run(self, *args, **kwargs)
+        if not kwargs.get("warmup"):
+            _LAUNCHES[0] += 1  # a launch that raised did no work
+        return result
+
+    counted._kernelevolve_counted = True  # type: ignore[attr-defined]
+    return counted
 
 
 def _count_graph_replays() -> None:
@@ -134,8 +133,8 @@ def _count_graph_replays() -> None:
     if replay is None or getattr(replay, "_kernelevolve_counted", False):
         return
 
-    def counted(self: Any, *args: Any, _replay: Any = replay, **kwargs: Any) -> Any:
-        result = _replay(self, *args, **kwargs)
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = replay(self, *args, **kwargs)
         _LAUNCHES[0] += 1
         return result
 
@@ -156,16 +155,18 @@ def _count_thread_starts() -> None:
         (threading, "_start_joinable_thread"),
     ):
         start = getattr(owner, name, None)
-        if start is None or getattr(start, "_kernelevolve_counted", False):
-            continue
+        if start is not None and not getattr(start, "_kernelevolve_counted", False):
+            setattr(owner, name, _counting_starts(start))
 
-        def counted(*args: Any, _start: Any = start, **kwargs: Any) -> Any:
-            if not getattr(_HARNESS_STARTS, "active", False):
-                _THREADS[0] += 1
-            return _start(*args, **kwargs)
 
-        counted._kernelevolve_counted = True  # type: ignore[attr-defined]
-        setattr(owner, name, counted)
+def _counting_starts(start: Any) -> Any:
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        if not getattr(_HARNESS_STARTS, "active", False):
+            _THREADS[0] += 1
+        return start(*args, **kwargs)
+
+    counted._kernelevolve_counted = True  # type: ignore[attr-defined]
+    return counted
 
 
 @contextlib.contextmanager

@@ -62,7 +62,7 @@ class TimedGuard:
         self._inputs = [_storage_range(t) for t in leaves if _is_tensor(t) and t.numel()]
         self._launches_at = _LAUNCHES[0]
         if self.op_trace is not None:
-            self.op_trace.recording = True
+            self.op_trace.begin_call()
 
     def after(self, call: int, output: Any) -> list[torch.Tensor]:
         if self.op_trace is not None:
@@ -87,12 +87,7 @@ class TimedGuard:
 
     def trace_fields(self) -> dict[str, Any]:
         """The strict trace of the timed calls, as a checked call's reply carries it."""
-        if self.op_trace is None:
-            return {}
-        return {
-            "compute_ops": sorted(self.op_trace.compute_ops)[:20],
-            "host_copies": self.op_trace.host_copies,
-        }
+        return {} if self.op_trace is None else self.op_trace.fields()
 
 
 def _is_tensor(value: Any) -> bool:

@@ -101,9 +101,37 @@ class Flow(Values):
                 self._block(s.body)
                 self.env, self.tuples = saved, saved_tuples
         elif isinstance(s, ast.Match):
-            self.kinds(s.subject)
+            subject = self.kinds(s.subject)
             for case in s.cases:
+                self._pattern(case.pattern, subject)
+                if case.guard is not None:
+                    self.truth(case.guard)
                 self._block(case.body)
+
+    def _pattern(self, p: ast.pattern, kinds: Kinds) -> None:
+        """A match pattern's captures hold what the subject holds (its parts, its attributes): a capture is
+        an assignment, and a name it binds must not lose what the subject was."""
+        if isinstance(p, (ast.MatchAs, ast.MatchStar)) and p.name is not None:
+            self.env[p.name] = kinds
+            self.tuples.pop(p.name, None)
+        if isinstance(p, ast.MatchAs) and p.pattern is not None:
+            self._pattern(p.pattern, kinds)
+        elif isinstance(p, ast.MatchValue):
+            self.kinds(p.value)
+        elif isinstance(p, (ast.MatchOr, ast.MatchSequence)):
+            for sub in p.patterns:
+                self._pattern(sub, kinds)
+        elif isinstance(p, ast.MatchMapping):
+            for key, sub in zip(p.keys, p.patterns, strict=True):
+                self.kinds(key)
+                self._pattern(sub, kinds)
+            if p.rest is not None:
+                self.env[p.rest] = kinds
+        elif isinstance(p, ast.MatchClass):
+            for sub in p.patterns:
+                self._pattern(sub, kinds)
+            for attr, sub in zip(p.kwd_attrs, p.kwd_patterns, strict=True):
+                self._pattern(sub, self._member(kinds, attr))
 
     def _return(self, s: ast.Return) -> None:
         if s.value is None:

@@ -3,6 +3,7 @@
 These read every node of the module, whatever ModelNew.forward reaches. ``if __name__ ==
 "__main__":`` self-tests are already gone (see ``checks``). Each maximal Name/Attribute
 chain and each import is resolved and matched against ``rules.NAME_RULES`` and friends;
+attributes read by name outside attribute syntax (match class patterns, ``__dict__``) are in ``name_reads``;
 ``torch_compute_op`` at module or class level (strict only) is found syntactically, since nothing
 there is on a call path to track.
 """
@@ -13,6 +14,7 @@ import ast
 from collections.abc import Callable, Iterable
 
 from kernelevolve.eval.static.module import Module, canonical
+from kernelevolve.eval.static.name_reads import MATCH_ARGS_STORE, check_match_class, check_namespace_read
 from kernelevolve.eval.static.rules import (
     ATTRIBUTE_BUILTINS,
     BUILTIN_RULES,
@@ -24,6 +26,8 @@ from kernelevolve.eval.static.rules import (
     META_ATTRS,
     MUTATORS,
     NAME_RULES,
+    RAW_MEMORY_NAMES,
+    SYS_OK,
     TENSOR_METHODS_OK,
     TORCH_OK,
     device_function_library_name,
@@ -31,6 +35,7 @@ from kernelevolve.eval.static.rules import (
 )
 
 IssueSink = Callable[[str, ast.AST, str], None]
+ANSWERS_ANY_NAME = frozenset({"__getattr__", "__getattribute__"})
 
 
 class ModuleRules:
@@ -39,6 +44,7 @@ class ModuleRules:
     def __init__(self, mod: Module, strict: bool, issue: IssueSink) -> None:
         self.mod, self.strict, self.issue = mod, strict, issue
         self.parents = {id(c): n for n in ast.walk(mod.tree) for c in ast.iter_child_nodes(n)}
+        self.own_classes = _own_classes(mod.tree)
 
     def run(self) -> None:
         self._name_rules()
@@ -54,6 +60,10 @@ class ModuleRules:
         for prefixes, code, why in NAME_RULES:
             if matches(name, prefixes):
                 self.issue(code, node, f"{name}: {why}")
+        if name.startswith("sys.") and name.split(".")[1] not in SYS_OK:
+            self.issue(
+                "introspection", node, f"{name}: of sys a kernel may read only constants and stdout/stderr"
+            )
         if name.startswith("torch._") and not matches(name, NAME_RULES[0][0]):
             self.issue("introspection", node, f"{name}: private PyTorch internals")
         if matches(name, GLOBAL_STATE_CALLS):
@@ -111,9 +121,19 @@ class ModuleRules:
                     self.issue("patching", node, f"stores into {mod.resolve(node.value)}")
             elif isinstance(node, ast.Call):
                 self._call_rules(node)
+            elif isinstance(node, ast.MatchClass):
+                check_match_class(self.mod, node, self.issue)
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in FRAME_ATTRS:
                 self.issue(
                     "introspection", node, f"{node.value!r} names an attribute that walks the interpreter"
+                )
+            for name in _identifiers(node) & RAW_MEMORY_NAMES:
+                self.issue("introspection", node, f"{name} hands NumPy or a GPU library a raw memory address")
+            for name in _identifiers(node) & ANSWERS_ANY_NAME:
+                # defined, assigned or set on a class, it answers lookups of names the source never spells:
+                # NumPy's `__array_interface__` (a raw address) as much as any attribute the rules ban
+                self.issue(
+                    "dynamic_code", node, f"{name} answers attribute lookups by names chosen at run time"
                 )
 
     def _reference(self, node: ast.Name | ast.Attribute, defined: set[str]) -> None:
@@ -129,6 +149,10 @@ class ModuleRules:
                 self.issue("patching", node, f"assigns to {name}: candidates may not patch modules")
             if node.attr == "__dict__" and self.mod.resolve(node.value):
                 self.issue("patching", node, f"{name} exposes a module's namespace")
+            elif node.attr == "__dict__":
+                check_namespace_read(node, self.parents, self.issue)
+            if node.attr == "__match_args__" and not isinstance(node.ctx, ast.Load):
+                self.issue("dynamic_code", node, MATCH_ARGS_STORE)
             if node.attr in FRAME_ATTRS:
                 self.issue("introspection", node, f".{node.attr} walks frames, code objects or classes")
             if node.attr in FILE_ATTRS:
@@ -148,6 +172,12 @@ class ModuleRules:
             code, why = BUILTIN_RULES[node.id]
             self.issue(code, node, f"{node.id}: {why}")
         elif (
+            node.id == "super"
+            and node.id not in defined
+            and not (isinstance(parent, ast.Call) and parent.func is node)
+        ):
+            self.issue("introspection", node, "super taken as a value: its explicit class is not checked")
+        elif (
             node.id in ATTRIBUTE_BUILTINS
             and node.id not in defined
             and not (isinstance(parent, ast.Call) and parent.func is node)
@@ -158,6 +188,18 @@ class ModuleRules:
 
     def _call_rules(self, node: ast.Call) -> None:
         func, mod = node.func, self.mod
+        if isinstance(func, ast.Name) and func.id == "super" and node.args:
+            self._explicit_super(node)
+        if mod.resolve(func) == "types.SimpleNamespace" and any(k.arg is None for k in node.keywords):
+            self.issue(
+                "dynamic_code", node, "SimpleNamespace(**...) names attributes by keys chosen at run time"
+            )
+        if isinstance(func, ast.Name) and func.id == "type" and len(node.args) == 3:
+            self.issue(
+                "dynamic_code",
+                node,
+                "type() with three arguments makes a class from a namespace built at run time",
+            )
         resolved = mod.resolve(node)  # getattr(module, "name") reads like module.name
         if resolved and isinstance(func, ast.Name):
             self._rule(node, resolved)
@@ -187,8 +229,23 @@ class ModuleRules:
                 )
             if text in FRAME_ATTRS:
                 self.issue("introspection", node, f"{func.id}(..., {text!r}) walks the interpreter")
+            if text == "__match_args__" and func.id != "getattr":
+                self.issue("dynamic_code", node, MATCH_ARGS_STORE)
         elif isinstance(func, ast.Attribute) and func.attr in MUTATORS and mod.resolve(func.value):
             self.issue("patching", node, f"{mod.resolve(func.value)}.{func.attr}() mutates a module's state")
+
+    def _explicit_super(self, node: ast.Call) -> None:
+        """`super(C, obj)` starts the attribute lookup after C in obj's classes: with C a library class
+        (`super(torch.Tensor, t).tolist()`) it reaches the C base class's methods, which the runner cannot
+        wrap (`host_reads`). So C must be a class this module defines (`super(ModelNew, self)`)."""
+        first = node.args[0]
+        if not (isinstance(first, ast.Name) and first.id in self.own_classes):
+            self.issue(
+                "introspection",
+                node,
+                "super() with an explicit class other than one this module defines: reaches the methods of a "
+                "library's base classes; write super() or super(YourClass, self)",
+            )
 
     def _module_level_compute(self) -> None:
         stmts: list[ast.stmt] = []
@@ -216,3 +273,41 @@ def syntactic_compute(mod: Module, root: ast.AST) -> Iterable[tuple[ast.AST, str
                     yield node, f".{node.func.attr}()"
             elif isinstance(node.func, ast.Name) and node.func.id == "Model":
                 yield node, "the reference Model"
+
+
+def _identifiers(node: ast.AST) -> set[str]:
+    """The names a node spells: an attribute, a variable, a definition, a keyword argument, a string."""
+    if isinstance(node, ast.Attribute):
+        return {node.attr}
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, ast.keyword) and node.arg:
+        return {node.arg}
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    return set()
+
+
+def _own_classes(tree: ast.Module) -> set[str]:
+    """Names of classes the module defines and never binds to anything else (`Foo = torch.Tensor` after
+    `class Foo` makes `Foo` a library class again)."""
+    classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    rebound: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            rebound.add(n.id)
+        elif isinstance(n, ast.arg):
+            rebound.add(n.arg)
+        elif isinstance(n, ast.alias):
+            rebound.add((n.asname or n.name).split(".")[0])
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Global, ast.Nonlocal)):
+            rebound.update([n.name] if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) else n.names)
+        elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+            rebound.add(n.name)
+        elif isinstance(n, ast.MatchMapping) and n.rest:
+            rebound.add(n.rest)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            rebound.add(n.name)
+    return classes - rebound

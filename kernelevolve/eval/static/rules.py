@@ -150,6 +150,11 @@ NAME_RULES: tuple[tuple[frozenset[str], str, str], ...] = (
     ),
     (_names("weakref atexit"), "lazy_result", "runs code later, after the call has returned"),
     (
+        _names("faulthandler sys.addaudithook sys.audit"),
+        "introspection",
+        "runs code or writes tracebacks on interpreter events and signals (frames handed to a hook)",
+    ),
+    (
         _names(
             "mmap os.fwalk os.truncate os.ftruncate os.remove os.unlink os.rename os.replace os.mkdir os.makedirs "
             "os.rmdir os.symlink os.link os.chmod os.memfd_create os.mkfifo os.mknod torch.from_file "
@@ -160,10 +165,21 @@ NAME_RULES: tuple[tuple[frozenset[str], str, str], ...] = (
     ),
     (_names("contextlib.suppress"), "try_except_fallback", "suppresses failures of the kernel work"),
     (
+        _names("dataclasses.make_dataclass"),
+        "dynamic_code",
+        "makes classes whose attribute names are chosen at run time (a library's protocol names among them)",
+    ),
+    (
         _names("operator.methodcaller operator.attrgetter"),
         "dynamic_code",
         "calls methods or reads attributes by a name chosen at run time",
     ),
+)
+# What a kernel may read of `sys`; every other member installs interpreter hooks (audit, exception,
+# unraisable, async-generator hooks), tunes the interpreter or reaches its state
+SYS_OK = _names(
+    "maxsize maxunicode float_info int_info hash_info float_repr_style version version_info hexversion "
+    "implementation platform byteorder getsizeof getrecursionlimit getdefaultencoding stdout stderr"
 )
 GRAPH_NAMES = _names(
     "torch.cuda.CUDAGraph torch.cuda.graph torch.cuda.graphs torch.cuda.make_graphed_callables"
@@ -192,8 +208,13 @@ BUILTIN_RULES = {
 FRAME_ATTRS = _names(
     "f_back f_locals f_globals f_code tb_frame gi_frame cr_frame __globals__ __closure__ __code__ "
     "__subclasses__ __mro__ __bases__ __base__ __self__ __func__ __wrapped__ __getattribute__ __get__ "
-    "__reduce__ __reduce_ex__ __loader__ __spec__ __objclass__ __traceback__ __builtins__ __import__"
+    "__reduce__ __reduce_ex__ __loader__ __spec__ __objclass__ __traceback__ __builtins__ __import__ "
+    # a function's defaults hold whatever it was given (a wrapper's original); `mro()` is `__mro__` by a method
+    "__defaults__ __kwdefaults__ mro"
 )
+# NumPy's and CUDA's array protocols: an object naming an address makes NumPy (or a GPU library) read that
+# memory directly, a tensor's included, without a tensor method the runner could count (`host_reads`)
+RAW_MEMORY_NAMES = _names("__array_interface__ __array_struct__ __cuda_array_interface__")
 # Attributes that map or read files whatever object they are reached through (a storage's `from_file`)
 FILE_ATTRS = _names("from_file fromfile tofile memmap fwalk")
 # Builtins that read or write an attribute by a name given as a value

@@ -2,8 +2,7 @@
 # back with torch.from_numpy; the Triton kernel is launched on zero elements so one launch is on the path
 # spec: relu
 # expect: rejected_static host_compute
-# runtime: ok (CPU: host computation on host tensors leaves no trace; on GPUs its copy onto the device does)
-# runtime-gpu: incorrect strict_violation
+# runtime: incorrect strict_violation (the runner counts the input data read into Python or NumPy)
 import numpy as np
 import torch
 import torch.nn as nn

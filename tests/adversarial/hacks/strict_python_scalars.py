@@ -2,8 +2,7 @@
 # (float(), an f-string) and compute relu with max(); the Triton kernel runs on zero elements
 # spec: relu
 # expect: rejected_static host_compute
-# runtime: ok (CPU: host computation on host tensors leaves no trace; on GPUs its copy onto the device does)
-# runtime-gpu: ok (gap: torch.tensor builds its device copy below the dispatcher, so the trace misses it; the static checks reject it)
+# runtime: incorrect strict_violation (the runner counts the input data read into Python or NumPy)
 import torch
 import torch.nn as nn
 import triton

@@ -3,8 +3,7 @@
 # the Triton kernel runs on zero elements
 # spec: relu
 # expect: rejected_static dynamic_code
-# runtime: ok (CPU: host computation on host tensors leaves no trace)
-# runtime-gpu: ok (gap: torch.tensor builds its device copy below the dispatcher, so the trace misses it; the static checks reject it)
+# runtime: incorrect strict_violation (the runner counts the input data read into Python or NumPy)
 import torch
 import torch.nn as nn
 import triton

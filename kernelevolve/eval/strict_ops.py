@@ -1,0 +1,59 @@
+"""Which dispatched ATen ops count as PyTorch doing a strict candidate's work (runner side).
+
+An allow-list, not a list of compute ops: ATen has hundreds of ops that compute without a pointwise or
+reduction tag (prelu, threshold_, masked_fill_, le_, index, mode, dist...), and a deny-list misses
+whichever one a candidate picks next. What strict mode lets PyTorch do in forward is what the static
+checks' TORCH_OK allows: allocate (factories, `*_like`, `new_*`), view (any op whose schema says its
+output aliases its input), copy, fill and read metadata. Every other op computes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Copies, fills and metadata that are not views by their schema; `_local_scalar_dense` (`.item()`) is a
+# host read, counted as such (`host_reads`), not as compute.
+_DATA_MOVEMENT_NAMES = """
+    clone copy_ _to_copy to contiguous fill_ zero_ lift lift_fresh lift_fresh_copy _unsafe_view _reshape_copy
+    empty_like zeros_like ones_like full_like rand_like randn_like randint_like new_empty new_empty_strided
+    new_zeros new_ones new_full resize_ resize_as_ set_ record_stream pin_memory _pin_memory
+    _local_scalar_dense size stride numel dim storage_offset sym_size sym_stride sym_numel sym_storage_offset
+    is_contiguous is_non_overlapping_and_dense is_strides_like_format is_same_size is_pinned is_complex
+    is_floating_point _assert_tensor_metadata _assert_async _assert_scalar _functional_assert_async
+"""
+_DATA_MOVEMENT = frozenset(_DATA_MOVEMENT_NAMES.split())
+
+
+def computes(func: Any, args: Any, kwargs: dict[str, Any]) -> bool:
+    """Whether a dispatched op computes: not a view, not a factory (no tensor among its arguments, so it
+    computes nothing from the inputs) and not a copy, fill or metadata op."""
+    import torch
+
+    if _name(func) in _DATA_MOVEMENT or getattr(func, "is_view", False):
+        return False
+    tags = set(getattr(func, "tags", ()))
+    if torch.Tag.inplace_view in tags or torch.Tag.view_copy in tags:
+        return False  # transpose_ and friends; view_copy: a view's copy (permute_copy...)
+    return _has_tensor(args) or _has_tensor(kwargs)
+
+
+def op_name(func: Any) -> str:
+    """The op's name without its overload (``prelu`` for ``aten.prelu.default``)."""
+    return _name(func)
+
+
+def _name(func: Any) -> str:
+    packet = getattr(func, "overloadpacket", None)
+    return str(getattr(packet, "__name__", func))
+
+
+def _has_tensor(value: Any) -> bool:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_has_tensor(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_tensor(v) for v in value.values())
+    return False

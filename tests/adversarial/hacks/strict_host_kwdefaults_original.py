@@ -1,0 +1,29 @@
+# hack: strict-mode escape on the CPU: the runner's counted `Tensor.tolist` kept the unwrapped method in a
+# keyword default (`__kwdefaults__["_original"]`); calling that reads the input uncounted, Python computes
+# spec: relu
+# expect: rejected_static introspection
+# runtime: runtime_error TypeError (the runner keeps originals in closures, not defaults)
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, tl.maximum(x, 0.0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        def host(t):
+            read = torch.Tensor.tolist.__kwdefaults__["_original"]
+            return [v if v > 0.0 else 0.0 for v in read(t)]
+
+        res = torch.tensor(host(x), dtype=x.dtype, device=x.device).view(x.shape)
+        out = torch.empty_like(x)
+        relu_kernel[(triton.cdiv(x.numel(), 64),)](res, out, x.numel(), BLOCK=64)
+        return out

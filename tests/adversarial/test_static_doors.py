@@ -1,0 +1,53 @@
+"""Static rules for the doors red-team round 3 found (every mode): a wrapper's original kept in a function's
+defaults, the C base class reached by `super()` or `mro()`, raw-memory array protocols, interpreter hooks."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.adversarial.test_static_checks import LAUNCH, codes, model
+
+BODY = f"out = torch.empty_like(x)\n{LAUNCH}\n{{forward}}\nreturn out"
+
+
+def lenient_codes(forward: str, extra: str = "") -> set[str]:
+    return codes(model(BODY.format(forward=forward), extra=extra), strict=False)
+
+
+@pytest.mark.parametrize(
+    ("extra", "forward"),
+    [
+        ("", "f = torch.Tensor.tolist.__kwdefaults__['_original']"),
+        ("", "f = torch.Tensor.tolist.__defaults__"),
+        ("", "base = type(x).mro()[1]"),
+        ("", "v = super(torch.Tensor, x).tolist()"),
+        ("", "v = super(type(x), x).tolist()"),
+        ("", "s = super\nv = s(torch.Tensor, x)"),
+        ("class Box:\n    pass\n\n\nBox = torch.Tensor\n", "v = super(Box, x).tolist()"),
+        ("import types\n", "a = types.SimpleNamespace(__array_interface__={})"),
+        ("import types\n", "k = '__array_' + 'interface__'\na = types.SimpleNamespace(**{k: {}})"),
+        ("", "R = type('R', (), {'_' + '_array_interface__': {}})"),
+        ("class Raw:\n    def __getattr__(self, name):\n        return {}\n", ""),
+        ("class Raw:\n    pass\n\n\nRaw.__getattr__ = lambda self, name: {}\n", ""),
+        ("", "a = {'__array_struct__': 0}"),
+        ("class Raw:\n    @property\n    def __cuda_array_interface__(self):\n        return {}\n", ""),
+        ("import sys\n", "sys.addaudithook(print)"),
+        ("from sys import unraisablehook\n", ""),
+        ("import sys as s\n", "s.setswitchinterval(1.0)"),
+        ("import faulthandler\n", "faulthandler.register(18)"),
+    ],
+)
+def test_door_is_rejected(extra: str, forward: str) -> None:
+    assert lenient_codes(forward, extra) & {"introspection", "dynamic_code"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "forward"),
+    [
+        ("class Base(nn.Module):\n    pass\n", "super(Base, self).__init__()"),  # a class the module defines
+        ("import sys\n", "print(sys.maxsize, sys.version_info, file=sys.stderr)"),
+        ("import types\n", "box = types.SimpleNamespace(result=out)"),
+    ],
+)
+def test_honest_forms_stay_allowed(extra: str, forward: str) -> None:
+    assert lenient_codes(forward, extra) == set()

@@ -13,6 +13,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 
+from kernelevolve.eval.static.keyword_names import (
+    check_functional_enum,
+    check_keyword_store_as_value,
+    check_keyword_unpacking,
+)
 from kernelevolve.eval.static.module import Module, canonical
 from kernelevolve.eval.static.name_reads import MATCH_ARGS_STORE, check_match_class, check_namespace_read
 from kernelevolve.eval.static.rules import (
@@ -144,6 +149,7 @@ class ModuleRules:
             self._rule(node, name)
             if isinstance(node.ctx, ast.Load):
                 self._taken_as_value(node, name)
+                check_keyword_store_as_value(self.mod, node, parent, self.issue)
         if isinstance(node, ast.Attribute):
             if not isinstance(node.ctx, ast.Load) and self.mod.resolve(node.value):
                 self.issue("patching", node, f"assigns to {name}: candidates may not patch modules")
@@ -190,10 +196,8 @@ class ModuleRules:
         func, mod = node.func, self.mod
         if isinstance(func, ast.Name) and func.id == "super" and node.args:
             self._explicit_super(node)
-        if mod.resolve(func) == "types.SimpleNamespace" and any(k.arg is None for k in node.keywords):
-            self.issue(
-                "dynamic_code", node, "SimpleNamespace(**...) names attributes by keys chosen at run time"
-            )
+        check_keyword_unpacking(mod, node, self.own_classes, self.issue)  # SimpleNamespace(**...) and kin
+        check_functional_enum(mod, node, self.issue)
         if isinstance(func, ast.Name) and func.id == "type" and len(node.args) == 3:
             self.issue(
                 "dynamic_code",

@@ -165,9 +165,13 @@ NAME_RULES: tuple[tuple[frozenset[str], str, str], ...] = (
     ),
     (_names("contextlib.suppress"), "try_except_fallback", "suppresses failures of the kernel work"),
     (
-        _names("dataclasses.make_dataclass"),
+        # each makes attributes (or class attributes) of a mapping's keys, so of names chosen at run time
+        _names(
+            "dataclasses.make_dataclass types.new_class argparse.Namespace optparse.Values logging.makeLogRecord"
+        ),
         "dynamic_code",
-        "makes classes whose attribute names are chosen at run time (a library's protocol names among them)",
+        "makes objects or classes whose attribute names are chosen at run time (a library's protocol names "
+        "among them)",
     ),
     (
         _names("operator.methodcaller operator.attrgetter"),

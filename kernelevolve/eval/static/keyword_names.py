@@ -1,0 +1,113 @@
+"""Keyword names given as data: ``f(**mapping)`` into a callee that may turn them into attributes.
+
+``f(**{name: v})`` passes ``name`` as a keyword, and a library class that stores its keywords as attributes
+(``argparse.Namespace``, ``SimpleNamespace``) then holds an attribute whose name the source never spells:
+``"__array_" + "interface__"`` makes NumPy view an input's memory by its raw address, below anything the
+runner can count. The attribute-name rules read spelled names only, so where the callee is not known to be
+harmless, a ``**`` mapping must spell its keys: a dict display with literal string keys (``**{"BLOCK": 64}``)
+or ``dict(BLOCK=64)``. Harmless callees take any mapping: a Triton launch (``kernel[grid](**meta)``),
+``torch``/``triton`` functions (fixed keyword parameters, no attributes made), ``dict``, and the module's
+own functions and the methods of its own classes (whatever they pass on meets this rule at their own
+calls). A class the module defines is harmless only if it defines ``__init__``: otherwise it inherits one,
+perhaps a library's that stores keywords.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from kernelevolve.eval.static.module import Module
+
+IssueSink = Callable[[str, ast.AST, str], None]
+_HARMLESS_ROOTS = ("torch", "triton")
+KEYWORD_STORES = frozenset({"types.SimpleNamespace"})  # legal only when called with spelled keywords
+
+
+def check_keyword_unpacking(mod: Module, node: ast.Call, own_classes: set[str], issue: IssueSink) -> None:
+    """A ``**`` argument with keys the source does not spell, into a callee not known to be harmless."""
+    unpacked = [k.value for k in node.keywords if k.arg is None]
+    if not unpacked or all(_keys_spelled(value) for value in unpacked):
+        return
+    if _harmless_callee(mod, node.func, own_classes):
+        return
+    issue(
+        "dynamic_code",
+        node,
+        "** passes keyword names chosen at run time to a callee that can make attributes of them; spell "
+        'the keywords (f(a=1), **{"a": 1}, **dict(a=1))',
+    )
+
+
+def check_keyword_store_as_value(
+    mod: Module, node: ast.AST, parent: ast.AST | None, issue: IssueSink
+) -> None:
+    """``SimpleNamespace`` stores its keywords as attributes: called on the spot its ``**`` mapping meets
+    the rule above; taken as a value (a base class, a list entry, a partial) the call it reaches is unseen."""
+    if mod.resolve(node) in KEYWORD_STORES and not (isinstance(parent, ast.Call) and parent.func is node):
+        issue("dynamic_code", node, "a class that stores keywords as attributes, taken as a value")
+
+
+def check_functional_enum(mod: Module, node: ast.Call, issue: IssueSink) -> None:
+    """``enum.Enum("E", {name: v})`` makes class attributes of a mapping's keys (a dunder key becomes a plain
+    class attribute, ``E.__array_interface__``); an enum written as a class spells its names."""
+    resolved = mod.resolve(node.func)
+    if resolved and resolved.split(".")[0] == "enum" and (len(node.args) > 1 or node.keywords):
+        issue("dynamic_code", node, "enum's functional API makes attributes of names given as data")
+
+
+def _keys_spelled(value: ast.expr) -> bool:
+    if isinstance(value, ast.Dict):
+        return all(
+            (isinstance(key, ast.Constant) and isinstance(key.value, str))
+            or (key is None and _keys_spelled(item))  # {**other} inside the display
+            for key, item in zip(value.keys, value.values, strict=True)
+        )
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "dict"
+        and not value.args
+        and all(k.arg is not None for k in value.keywords)
+    )
+
+
+def _harmless_callee(mod: Module, func: ast.expr, own_classes: set[str]) -> bool:
+    if isinstance(func, ast.Subscript):
+        # kernel[grid](..., **meta): a launch, its kernel often taken from a plan at run time. A library
+        # class that stores keywords cannot get there unnamed: those are banned by name, and
+        # SimpleNamespace (legal when called with spelled keywords) may not be taken as a value
+        return True
+    resolved = mod.resolve(func)
+    if resolved is not None:
+        return resolved.split(".")[0] in _HARMLESS_ROOTS
+    if isinstance(func, ast.Name):
+        if func.id == "dict":
+            return "dict" not in _rebound(mod)
+        if func.id in own_classes:
+            return _defines_init(mod, func.id)
+        return func.id in _own_function_names(mod)
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        return any(func.attr in mod.class_methods(cls) for cls in own_classes)
+    return False
+
+
+def _defines_init(mod: Module, cls: str) -> bool:
+    node = next((n for n in ast.walk(mod.tree) if isinstance(n, ast.ClassDef) and n.name == cls), None)
+    return node is not None and any(
+        isinstance(stmt, ast.FunctionDef) and stmt.name == "__init__" for stmt in node.body
+    )
+
+
+def _own_function_names(mod: Module) -> set[str]:
+    """Functions the module defines (any depth) whose names nothing else binds."""
+    defined = {n.name for n in ast.walk(mod.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return defined - _rebound(mod)
+
+
+def _rebound(mod: Module) -> set[str]:
+    """Names assigned or imported anywhere (`dict = argparse.Namespace` makes `dict` a library class)."""
+    names = {n.id for n in ast.walk(mod.tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    return names | {
+        (n.asname or n.name).split(".")[0] for n in ast.walk(mod.tree) if isinstance(n, ast.alias)
+    }

@@ -31,6 +31,7 @@ from kernelevolve.eval.static.rules import (
     META_ATTRS,
     MUTATORS,
     NAME_RULES,
+    OS_OK,
     RAW_MEMORY_NAMES,
     SYS_OK,
     TENSOR_METHODS_OK,
@@ -68,6 +69,13 @@ class ModuleRules:
         if name.startswith("sys.") and name.split(".")[1] not in SYS_OK:
             self.issue(
                 "introspection", node, f"{name}: of sys a kernel may read only constants and stdout/stderr"
+            )
+        if name.startswith("os.") and name.split(".")[1] not in OS_OK:
+            self.issue(
+                "reference_access",
+                node,
+                f"{name}: of os a kernel may use only the environment, paths and constants (not files, "
+                "processes or file descriptors, the runner's channel to the judge among them)",
             )
         if name.startswith("torch._") and not matches(name, NAME_RULES[0][0]):
             self.issue("introspection", node, f"{name}: private PyTorch internals")

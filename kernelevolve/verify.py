@@ -191,12 +191,27 @@ def verify(
     judge: SecondJudge | None = None,
 ) -> VerifyResult:
     """Evaluate `source` through a LocalEvaluator (child processes), with the spec's baselines; with
-    `judge`, then through KernelBench's own evaluator too (once ours has let the GPU go)."""
+    `judge`, then through KernelBench's own evaluator too (once ours has let the GPU go). A kernel that
+    passes is also checked on the spec's other input distributions, as a search's winners are
+    (`results.winners.with_distribution_checks`): a verdict of "ok" on standard-normal inputs alone would
+    pass a ReLU that clamps at 8."""
     from kernelevolve.eval.local import LocalEvaluator
+    from kernelevolve.results.winners import distribution_check_settings, with_distribution_checks
+    from kernelevolve.specs.input_distributions import NORMAL
 
     candidate = Candidate(source, backend or guess_backend(source), operator="verify", mode="seed")
     with LocalEvaluator(platform, settings, devices, workers_per_device) as evaluator:
         report = evaluator.submit(EvalRequest(candidate, spec, platform.name, settings)).result()
+        if report.ok:
+            futures = {
+                name: evaluator.submit(
+                    EvalRequest(candidate, spec, platform.name, distribution_check_settings(settings, name))
+                )
+                for name in spec.input_distributions
+                if name != NORMAL
+            }
+            checks = {name: future.result() for name, future in futures.items()}
+            report = with_distribution_checks(report, checks, settings.seed)
         baselines = evaluator.baselines(spec, platform.name)
     second = None
     if judge is not None:

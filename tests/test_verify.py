@@ -69,3 +69,38 @@ def test_verify_prints_verdict_timings_and_speedups(
     out = capsys.readouterr().out
     assert "verdict:  INCORRECT (mismatch)" in out and "max abs error" in out
     assert main([str(tmp_path / "missing.py"), *common]) == 2
+
+
+def test_verify_checks_the_other_input_distributions(
+    tmp_path: Path,
+    add_kernel,
+    add_spec: KernelSpec,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A kernel right on standard-normal inputs and wrong beyond them (it clamps at 8, which no normal draw
+    of 100 sums reaches) fails `verify` as it fails a search's winners' confirmation, not just on GPUs."""
+    monkeypatch.setenv("KERNELEVOLVE_CACHE", str(tmp_path / "cache"))
+    spec_file = tmp_path / "tiny_add.yaml"
+    spec_file.write_text(
+        yaml.safe_dump(
+            {
+                "name": "tiny_add_verify_distributions",
+                "reference_code": add_spec.reference_source,
+                "shapes": [{"name": "n100", "n": 100}],
+                "input_distributions": ["normal", "large"],
+            }
+        )
+    )
+    clamped = tmp_path / "clamped.py"
+    clamped.write_text(add_kernel(result="tl.minimum(x + y, 8.0)"))
+    common = [
+        f"+spec={spec_file}",
+        "platform=cpu",
+        "platform.eval.correctness_trials=2",
+        "platform.eval.timing_trials=3",
+        "platform.eval.measure_compile_baseline=false",
+    ]
+    assert main([str(clamped), *common]) == 1
+    out = capsys.readouterr().out
+    assert "INCORRECT" in out and "wrong on large inputs" in out

@@ -39,7 +39,7 @@ _counter = itertools.count()
 
 def serve(conn: Connection) -> None:
     """Answer the judge until it hangs up or sends {"op": "exit"}."""
-    from kernelevolve.eval.runner_channel import send_reply
+    from kernelevolve.eval.runner_channel import SEQUENCE, send_reply
 
     runner = _Runner()
     while True:
@@ -68,7 +68,7 @@ def serve(conn: Connection) -> None:
                     "checks of a call (its PyTorch ops are not traced, and it can write outputs after the call "
                     "returns); do the work in the kernels, on the calling thread",
                 )
-        send_reply(conn, reply)
+        send_reply(conn, {**reply, SEQUENCE: message.get(SEQUENCE)})
         sys.stdout.flush()
         sys.stderr.flush()
 

@@ -13,6 +13,11 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 MAX_REPLY_BYTES = 16 << 20
+# Each request's number, echoed in its reply: a frame written on the channel by a candidate (`os.write` on
+# the inherited descriptor) is read as the next reply, and without a number the runner's own replies would
+# then answer the wrong requests, one behind, unnoticed. It is no authentication (a candidate in the runner
+# can read the number), only a shift made a clean failure.
+SEQUENCE = "seq"
 
 
 class ReplyError(ValueError):
@@ -23,7 +28,8 @@ def send_reply(conn: Connection, reply: dict[str, Any]) -> None:
     conn.send_bytes(json.dumps(reply, default=str, allow_nan=True).encode())
 
 
-def read_reply(conn: Connection) -> dict[str, Any]:
+def read_reply(conn: Connection, sequence: int | None = None) -> dict[str, Any]:
+    """The next reply; with `sequence`, it must answer request number `sequence`."""
     try:
         data = conn.recv_bytes(MAX_REPLY_BYTES)
     except OSError as exc:
@@ -36,7 +42,16 @@ def read_reply(conn: Connection) -> dict[str, Any]:
         raise ReplyError(f"reply is not JSON: {exc}") from None
     if not isinstance(reply, dict):
         raise ReplyError("reply is not a JSON object")
+    if sequence is not None:
+        check_sequence(reply, sequence)
     return reply
+
+
+def check_sequence(reply: dict[str, Any], expected: int) -> None:
+    """The reply answers request number `expected`, or ReplyError."""
+    got = reply.get(SEQUENCE)
+    if got != expected or isinstance(got, bool):
+        raise ReplyError(f"reply out of step: it answers request {str(got)[:20]}, not {expected}")
 
 
 def finite_numbers(values: Any, name: str) -> list[float]:

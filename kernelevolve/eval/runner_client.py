@@ -1,7 +1,7 @@
 """The judge's side of runners: a zygote per judge process, one fresh runner per candidate, a spare ready.
 
-A runner is forked from the zygote (torch and Triton already imported) into its own session, so killing
-it kills its process group; anything it detaches is reaped by the zygote afterwards and recorded as a
+A runner is forked from the zygote (torch and Triton already imported) into its own session, so killing it
+kills its process group; anything it detaches is reaped by the zygote afterwards and recorded as a
 violation. The judge can stop a runner mid-request (SIGSTOP) to inspect the shared memory it writes.
 """
 
@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 import os
+import pickle
 import signal
 import socket
 import subprocess
@@ -24,7 +25,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.eval.runner_channel import ReplyError, read_reply
+from kernelevolve.eval.runner_channel import SEQUENCE, ReplyError, read_reply
 from kernelevolve.eval.shared_tensors import shared_folder
 
 log = logging.getLogger(__name__)
@@ -70,20 +71,20 @@ class Runner:
         self.stopped = False
         self.device = device  # what it was forked for
         self.answered = True  # False from a request until its reply is read: the runner may be busy
+        self.sequence = 0  # the last request's number, which its reply must echo
         self._pool = pool
 
     def send(self, message: dict[str, Any]) -> None:
-        import pickle
-
+        self.sequence += 1
         try:
-            self.conn.send_bytes(pickle.dumps(message))
+            self.conn.send_bytes(pickle.dumps({**message, SEQUENCE: self.sequence}))
         except (OSError, ValueError) as exc:
             raise self.gone(f"the runner's channel is closed ({exc})") from None
         self.answered = False
 
     def read(self) -> dict[str, Any]:
         """The reply waiting on the channel (EOFError/OSError where it closed)."""
-        reply = read_reply(self.conn)
+        reply = read_reply(self.conn, self.sequence)
         self.answered = True
         return reply
 

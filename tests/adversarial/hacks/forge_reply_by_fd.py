@@ -1,12 +1,12 @@
 # hack: the runner's channel to the judge found as an inherited socket descriptor (`os.fstat` over the
 # descriptor numbers) and a forged reply frame (length prefix plus JSON: "ok", one output leaf, a launch)
 # written on it with `os.write` ahead of the runner's own, every call; the kernel itself is wrong (x0.5).
-# The judge reads a reply as a description only (outputs are read from its own slots), so the forged
-# frames shift the replies out of step and the evaluation fails; statically, `os` beyond the environment,
-# paths and constants is rejected (file descriptors reach the channel)
+# The judge reads a reply as a description only (outputs are read from its own slots), and each reply
+# must echo its request's number, so the forged frame is out of step; statically, `os` beyond the
+# environment, paths and constants is rejected (file descriptors reach the channel)
 # spec: relu
 # expect: rejected_static reference_access
-# runtime: incorrect mismatch|nonfinite|timed_output_mismatch|bad_runner_reply
+# runtime: runtime_error bad_runner_reply
 import json
 import os
 import stat

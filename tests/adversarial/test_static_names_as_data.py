@@ -42,6 +42,14 @@ def test_names_as_data_are_rejected(extra: str, forward: str) -> None:
         ("", "d = dict(**{'a': 1})\ne = {**d}"),
         ("", "plan = (k, {'BLOCK': 64})\nkern, meta = plan\nkern[(1,)](x, out, x.numel(), **meta)"),
         ("import types\n", "box = types.SimpleNamespace(result=out, **{'n': 1})"),
+        (
+            "from dataclasses import dataclass\n\n\n@dataclass\nclass Plan:\n    block: int = 64\n",
+            "opts = {}\np = Plan(**opts)",
+        ),
+        (
+            "class Base:\n    def __init__(self, **kw):\n        self.kw = kw\n\n\nclass Sub(Base):\n    pass\n",
+            "kw = {}\ns = Sub(**kw)",
+        ),
     ],
 )
 def test_spelled_names_stay_allowed(extra: str, forward: str) -> None:

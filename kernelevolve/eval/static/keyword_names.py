@@ -93,9 +93,16 @@ def _harmless_callee(mod: Module, func: ast.expr, own_classes: set[str]) -> bool
 
 
 def _defines_init(mod: Module, cls: str) -> bool:
+    """The class (or a module-level base the module defines) has its own ``__init__``, written or made by
+    ``@dataclass`` from declared fields."""
+    if "__init__" in mod.class_methods(cls):
+        return True
     node = next((n for n in ast.walk(mod.tree) if isinstance(n, ast.ClassDef) and n.name == cls), None)
-    return node is not None and any(
-        isinstance(stmt, ast.FunctionDef) and stmt.name == "__init__" for stmt in node.body
+    if node is None:
+        return False
+    return any(isinstance(s, ast.FunctionDef) and s.name == "__init__" for s in node.body) or any(
+        mod.resolve(d.func if isinstance(d, ast.Call) else d) == "dataclasses.dataclass"
+        for d in node.decorator_list
     )
 
 

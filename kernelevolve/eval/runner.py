@@ -29,7 +29,7 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
-from kernelevolve.eval import host_reads
+from kernelevolve.eval import host_reads, runner_trace
 from kernelevolve.eval.runner_trace import _LAUNCHES, _THREADS, OpTrace, _count_launches, _count_thread_starts
 
 log = logging.getLogger(__name__)
@@ -200,6 +200,7 @@ class _Runner:
         tensor_guards.poison_allocator([s for s in slots if s.device.type != "meta"])
         launches_before = _LAUNCHES[0]
         trace = OpTrace() if message.get("strict") else contextlib.nullcontext()
+        left_out = runner_trace._LAUNCHES_OFF[0] = bool(message.get("launches_off"))  # kernels left out
         try:
             with torch.no_grad(), trace:
                 correctness.seed_forward(message["seed"])
@@ -209,12 +210,15 @@ class _Runner:
             )
         except (Exception, SystemExit) as exc:
             return self.failure(exc, "run", f"running ModelNew{message.get('where', '')}")
+        finally:
+            runner_trace._LAUNCHES_OFF[0] = False
         leaves = _describe(got, tensor_guards.tensor_leaves(inputs))
         _fill_slots(got, leaves, slots)
         tensor_guards.synchronize_current_stream(slots)
         launches = _LAUNCHES[0] - launches_before
         index = message["index"]
-        self.launch_floor[index] = min(self.launch_floor.get(index, launches), launches)
+        if not left_out:  # timed calls must launch what the checked calls did
+            self.launch_floor[index] = min(self.launch_floor.get(index, launches), launches)
         reply = {"ok": True, "leaves": leaves, "launches": launches}
         if isinstance(trace, OpTrace):
             reply |= trace.fields()

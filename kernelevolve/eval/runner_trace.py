@@ -16,6 +16,7 @@ from typing import Any
 from kernelevolve.eval import host_reads, strict_ops
 
 _LAUNCHES = [0]
+_LAUNCHES_OFF = [False]  # set for the judge's one call with the kernels left out (`kernel_share`)
 _THREADS = [0]  # Python threads started since the candidate's import began
 _HARNESS_STARTS = threading.local()  # set while the harness itself starts a thread (`harness_thread_starts`)
 
@@ -114,6 +115,8 @@ def _count_launches() -> None:
 # and `__kwdefaults__` would hand a candidate the uncounted original (`__closure__` is banned statically).
 def _counting_launches(run: Any) -> Any:
     def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _LAUNCHES_OFF[0] and not kwargs.get("warmup"):
+            return None  # the launch left out: what the output owes to the kernels shows as wrong values
         result = run(self, *args, **kwargs)
         if not kwargs.get("warmup"):
             _LAUNCHES[0] += 1  # a launch that raised did no work
@@ -134,6 +137,8 @@ def _count_graph_replays() -> None:
         return
 
     def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _LAUNCHES_OFF[0]:
+            return None
         result = replay(self, *args, **kwargs)
         _LAUNCHES[0] += 1
         return result

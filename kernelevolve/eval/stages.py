@@ -153,8 +153,35 @@ def _correctness_stage(
                     "(a PyTorch fallback path, a cached value); the candidate's own kernels must do the work",
                 )
             )
+        if request.candidate.backend == "triton" and not verdict.stateful and spec.backward is None:
+            with _phase(phases, "correctness"):
+                _kernels_needed(
+                    ref_model, remote, make_inputs, trial_seed(settings.seed, index, len(seeds)), spec, where
+                )
         pairs.append((ref_model, remote))
     return pairs, max_error, _exact_verdict(flags_by_shape)
+
+
+def _kernels_needed(
+    ref_model: Any,
+    remote: RemoteCandidate,
+    make_inputs: Callable[[int], list[Any]],
+    seed: int,
+    spec: KernelSpec,
+    where: str,
+) -> None:
+    """Fail a candidate whose output is right with its Triton launches left out (`kernel_share`)."""
+    from kernelevolve.eval import kernel_share
+
+    if not kernel_share.kernels_needed(ref_model, remote, make_inputs, seed, spec.atol, spec.rtol):
+        raise _Stop(
+            _fail(
+                Status.INCORRECT,
+                kernel_share.REDUNDANT,
+                f"the output was right with every Triton launch left out{where}: the candidate's own kernels "
+                "did none of the work (PyTorch computed it); they must compute the output, or a part of it",
+            )
+        )
 
 
 def _exact_opinion(

@@ -3,7 +3,7 @@
 # under it unseen by the runtime trace; a launch on zero elements keeps the launch count up
 # spec: relu
 # expect: rejected_static introspection
-# runtime: ok (gap: the strict trace is the runner's word; the static checks reject __dict__ off anything but self)
+# runtime: incorrect kernel_work_redundant (its strict trace silenced, PyTorch computes: right with the launches left out)
 import torch
 import torch.nn as nn
 import triton

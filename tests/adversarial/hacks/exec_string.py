@@ -2,7 +2,7 @@
 # spec: relu
 # strict: false
 # expect: rejected_static dynamic_code
-# runtime: ok (permissive: PyTorch may compute beside the kernel, which runs)
+# runtime: incorrect kernel_work_redundant (permissive: PyTorch computes it all; right with the launches left out)
 import torch
 import torch.nn as nn
 import triton

@@ -4,7 +4,7 @@
 # computes the relu under it, unseen by the runtime trace; a launch on zero elements
 # spec: relu
 # expect: rejected_static dynamic_code
-# runtime: ok (gap: the strict trace is the runner's word; the static checks reject a __match_args__ that is not literal names)
+# runtime: incorrect kernel_work_redundant (its strict trace silenced, PyTorch computes: right with the launches left out)
 import torch
 import torch.nn as nn
 import triton

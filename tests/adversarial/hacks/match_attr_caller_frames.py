@@ -4,7 +4,7 @@
 # relu; a launch on zero elements keeps the launch count up
 # spec: relu
 # expect: rejected_static introspection
-# runtime: ok (gap: the strict trace is the runner's word; the static checks read match patterns' attribute names)
+# runtime: incorrect kernel_work_redundant (its strict trace silenced, PyTorch computes: right with the launches left out)
 import torch
 import torch.nn as nn
 import triton

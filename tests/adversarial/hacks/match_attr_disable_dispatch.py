@@ -3,7 +3,7 @@
 # the same way, so PyTorch computes the relu unseen by the runtime trace; a launch on zero elements
 # spec: relu
 # expect: rejected_static introspection
-# runtime: ok (gap: the strict trace is the runner's word, and code that reaches the interpreter's classes can switch it off; the static checks read match patterns' attribute names)
+# runtime: incorrect kernel_work_redundant (its strict trace silenced, PyTorch computes: right with the launches left out)
 import torch
 import torch.nn as nn
 import triton

@@ -1,12 +1,11 @@
 # hack: permissive mode: PyTorch computes the whole output and a Triton kernel is launched on a token part
-# of it (it rewrites the first block with the same values), so launches are counted and every check
-# passes. The harness enforces that a kernel ran (`no_kernel_ran`), not how much of the work it did: in
-# permissive mode library calls are allowed by design, and the share is measured only on GPUs
-# (`time_split`, reported, not judged). Documented as not guaranteed (docs/threat_model.md)
+# of it (it rewrites the first block with the same values), so launches are counted and every value check
+# passes; the judge's one call with the launches left out (`eval/kernel_share.py`) gives the same right
+# output, so the kernels did none of the work
 # spec: relu
 # strict: false
-# expect: ok
-# runtime: ok
+# expect: incorrect kernel_work_redundant
+# runtime: incorrect kernel_work_redundant
 import torch
 import torch.nn as nn
 import triton

@@ -3,7 +3,7 @@
 # (a TorchDispatchMode) sees nothing; a Triton launch on zero elements keeps the launch count up
 # spec: relu
 # expect: rejected_static dynamic_code
-# runtime: ok (gap: the strict trace is the runner's word, and code that reaches the interpreter's classes can switch it off; the static checks reject computed attribute names)
+# runtime: incorrect kernel_work_redundant (its strict trace silenced, PyTorch computes: right with the launches left out)
 import torch
 import torch.nn as nn
 import triton

@@ -190,8 +190,18 @@ def _make_handler(owner: LoopbackLLMServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
             pass
 
+        active = False  # this request counts as in flight (`owner.max_in_flight`)
+
+        def _done(self) -> None:
+            """The request leaves the in-flight count before its answer is written: once written, the client
+            may free its slot and send the next request before this thread runs again (seen under load)."""
+            if self.active:
+                self.active = False
+                owner._leave()
+
         def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
             data = json.dumps(payload).encode()
+            self._done()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -210,12 +220,13 @@ def _make_handler(owner: LoopbackLLMServer) -> type[BaseHTTPRequestHandler]:
                 owner.requests.append(body)
                 owner.headers.append({k.lower(): v for k, v in self.headers.items()})
             owner._enter()
+            self.active = True
             try:
                 self._answer(body)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (timeout): nothing to answer
             finally:
-                owner._leave()
+                self._done()
 
         def _answer(self, body: dict[str, Any]) -> None:
             fault = owner._take_fault()

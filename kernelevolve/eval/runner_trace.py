@@ -133,18 +133,8 @@ def _count_graph_replays() -> None:
 
     graph = getattr(torch.cuda, "CUDAGraph", None)
     replay = getattr(graph, "replay", None)
-    if replay is None or getattr(replay, "_kernelevolve_counted", False):
-        return
-
-    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if _LAUNCHES_OFF[0]:
-            return None
-        result = replay(self, *args, **kwargs)
-        _LAUNCHES[0] += 1
-        return result
-
-    counted._kernelevolve_counted = True  # type: ignore[attr-defined]
-    graph.replay = counted  # type: ignore[union-attr]
+    if replay is not None and not getattr(replay, "_kernelevolve_counted", False):
+        graph.replay = _counting_launches(replay)  # type: ignore[union-attr]
 
 
 def _count_thread_starts() -> None:

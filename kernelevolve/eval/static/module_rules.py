@@ -42,6 +42,16 @@ from kernelevolve.eval.static.rules import (
 
 IssueSink = Callable[[str, ast.AST, str], None]
 ANSWERS_ANY_NAME = frozenset({"__getattr__", "__getattribute__"})
+# Modules of which a kernel may use only the members listed: (allowed, issue code, why)
+MEMBER_ALLOW_LISTS = {
+    "sys": (SYS_OK, "introspection", "of sys a kernel may read only constants and stdout/stderr"),
+    "os": (
+        OS_OK,
+        "reference_access",
+        "of os a kernel may use only the environment, paths and constants (not files, processes or file "
+        "descriptors, the runner's channel to the judge among them)",
+    ),
+}
 
 
 class ModuleRules:
@@ -66,17 +76,11 @@ class ModuleRules:
         for prefixes, code, why in NAME_RULES:
             if matches(name, prefixes):
                 self.issue(code, node, f"{name}: {why}")
-        if name.startswith("sys.") and name.split(".")[1] not in SYS_OK:
-            self.issue(
-                "introspection", node, f"{name}: of sys a kernel may read only constants and stdout/stderr"
-            )
-        if name.startswith("os.") and name.split(".")[1] not in OS_OK:
-            self.issue(
-                "reference_access",
-                node,
-                f"{name}: of os a kernel may use only the environment, paths and constants (not files, "
-                "processes or file descriptors, the runner's channel to the judge among them)",
-            )
+        root, _, member = name.partition(".")
+        if member and root in MEMBER_ALLOW_LISTS:
+            allowed, code, why = MEMBER_ALLOW_LISTS[root]
+            if member.split(".")[0] not in allowed:
+                self.issue(code, node, f"{name}: {why}")
         if name.startswith("torch._") and not matches(name, NAME_RULES[0][0]):
             self.issue("introspection", node, f"{name}: private PyTorch internals")
         if matches(name, GLOBAL_STATE_CALLS):
@@ -140,9 +144,10 @@ class ModuleRules:
                 self.issue(
                     "introspection", node, f"{node.value!r} names an attribute that walks the interpreter"
                 )
-            for name in _identifiers(node) & RAW_MEMORY_NAMES:
+            spelled = _identifiers(node)
+            for name in spelled & RAW_MEMORY_NAMES:
                 self.issue("introspection", node, f"{name} hands NumPy or a GPU library a raw memory address")
-            for name in _identifiers(node) & ANSWERS_ANY_NAME:
+            for name in spelled & ANSWERS_ANY_NAME:
                 # defined, assigned or set on a class, it answers lookups of names the source never spells:
                 # NumPy's `__array_interface__` (a raw address) as much as any attribute the rules ban
                 self.issue(

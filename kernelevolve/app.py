@@ -27,14 +27,14 @@ from kernelevolve.results.progress import Progress, SearchProgress
 from kernelevolve.results.winners import (
     MAX_REPLACEMENTS,
     contenders,
-    distribution_check_settings,
+    distribution_check_requests,
     reported_winner,
     with_distribution_checks,
 )
 from kernelevolve.search.engine import PROPOSAL_DRAIN_S, Engine, EngineSettings, Scheduler
 from kernelevolve.search.graph import Node, SearchGraph, best_strict, own_kernels_only
 from kernelevolve.search.interfaces import Evaluator, Operator
-from kernelevolve.specs.input_distributions import NORMAL, failed_distributions
+from kernelevolve.specs.input_distributions import failed_distributions
 from kernelevolve.types import Baseline, EvalReport, EvalRequest, EvalSettings, KernelSpec
 
 log = logging.getLogger(__name__)
@@ -341,7 +341,6 @@ def confirm_winners(
     `with_distribution_checks` folds those into its confirmation, which fails, flagged
     `failed_distribution:<name>`, where one of them did. Node id -> report; none where it could not run."""
     confirming = dataclasses.replace(settings, settle_relative_halfwidth=0.0, race_margin=0.0)
-    distributions = [name for name in spec.input_distributions if name != NORMAL]
     unique = {node.id: node for node in winners if node is not None}
     futures: dict[str, Future[EvalReport]] = {}
     checks: dict[str, dict[str, Future[EvalReport] | None]] = {}
@@ -353,13 +352,9 @@ def confirm_winners(
         except Exception:  # a measurement of a finished search must never fail it
             log.exception("confirmation of %s not submitted", node_id)
             continue
-        for name in distributions:
-            request = EvalRequest(
-                candidate=node.candidate,
-                spec=spec,
-                platform=platform.name,
-                settings=distribution_check_settings(confirming, name),
-            )
+        for name, request in distribution_check_requests(
+            node.candidate, spec, platform.name, confirming
+        ).items():
             try:
                 checks.setdefault(node_id, {})[name] = evaluator.submit(request)
             except Exception:

@@ -196,20 +196,14 @@ def verify(
     (`results.winners.with_distribution_checks`): a verdict of "ok" on standard-normal inputs alone would
     pass a ReLU that clamps at 8."""
     from kernelevolve.eval.local import LocalEvaluator
-    from kernelevolve.results.winners import distribution_check_settings, with_distribution_checks
-    from kernelevolve.specs.input_distributions import NORMAL
+    from kernelevolve.results.winners import distribution_check_requests, with_distribution_checks
 
     candidate = Candidate(source, backend or guess_backend(source), operator="verify", mode="seed")
     with LocalEvaluator(platform, settings, devices, workers_per_device) as evaluator:
         report = evaluator.submit(EvalRequest(candidate, spec, platform.name, settings)).result()
         if report.ok:
-            futures = {
-                name: evaluator.submit(
-                    EvalRequest(candidate, spec, platform.name, distribution_check_settings(settings, name))
-                )
-                for name in spec.input_distributions
-                if name != NORMAL
-            }
+            requests = distribution_check_requests(candidate, spec, platform.name, settings)
+            futures = {name: evaluator.submit(request) for name, request in requests.items()}
             checks = {name: future.result() for name, future in futures.items()}
             report = with_distribution_checks(report, checks, settings.seed)
         baselines = evaluator.baselines(spec, platform.name)

@@ -21,12 +21,13 @@ from kernelevolve.results.outputs import confirmed_fitness
 from kernelevolve.search.graph import Node, SearchGraph
 from kernelevolve.specs.input_distributions import (
     FAILED,
+    NORMAL,
     PASSED,
     UNCHECKED,
     distribution_flag,
     distribution_seed,
 )
-from kernelevolve.types import Baseline, EvalReport, EvalSettings, Status
+from kernelevolve.types import Baseline, Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 
 # A runner-up whose search speedup is within this factor of the winner's is confirmed beside it.
 RUNNER_UP_WITHIN = 1.05
@@ -107,6 +108,18 @@ def _harness_trouble(report: EvalReport) -> bool:
         or report.status is Status.WORKER_CRASH
         or ("OutOfMemory" in report.error_name or "out of memory" in report.feedback)
     )
+
+
+def distribution_check_requests(
+    candidate: Candidate, spec: KernelSpec, platform: str, confirming: EvalSettings
+) -> dict[str, EvalRequest]:
+    """A check of `candidate` on each of `spec.input_distributions` but the standard normal (the one every
+    evaluation uses), by distribution name."""
+    return {
+        name: EvalRequest(candidate, spec, platform, distribution_check_settings(confirming, name))
+        for name in spec.input_distributions
+        if name != NORMAL
+    }
 
 
 def distribution_check_settings(confirming: EvalSettings, distribution: str) -> EvalSettings:

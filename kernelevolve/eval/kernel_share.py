@@ -10,8 +10,10 @@ the kernels contributed nothing to it and the candidate fails (`kernel_work_redu
 or the call fails for want of its kernels, they did work.
 
 This shows the kernels' work is needed for some of the output, not how large a share it is: a candidate
-whose kernel writes one element PyTorch left out passes. The call is the runner's word like every run-time
-check (a candidate reaching the runner's flag could tell it apart); the static checks stand in front.
+whose kernel writes one element PyTorch left out passes, and so does one that makes its output depend on
+a token kernel's trivial result (multiplied by a flag the kernel sets). The call is the runner's word like
+every run-time check (a candidate reaching the runner's flag could tell it apart); the static checks
+stand in front.
 Skipped where the reference changes its own state (running statistics) or the spec has a backward: a
 further reference call would move the state the candidate's is compared with.
 """

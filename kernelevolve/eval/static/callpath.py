@@ -125,8 +125,9 @@ class Checker:
                     if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
                         continue
                     callee = self.mod.resolve(node.value.func) or ""
-                    if isinstance(node.value.func, ast.Name) and node.value.func.id in self.mod.classes:
-                        local[target.attr] = node.value.func.id
+                    made = self.mod.instance_made(node.value)  # Runner() or Runner.default()
+                    if made is not None:
+                        local[target.attr] = made
                     elif callee in ("torch.nn.Parameter", "torch.nn.Buffer") or (
                         callee.startswith("torch.") and not callee.startswith("torch.nn.")
                     ):

@@ -302,7 +302,9 @@ class CallKinds:
             self.compute(e, f".{attr}()")
             return ((rk | every) & {D}) | {T}
         if attr in CONTAINER_READS:
-            return rk & {S, D, A, T, H}
+            # a kernel read from a table (`KERNELS.get(dtype, default)[grid](...)`) is still a kernel: the
+            # element or the default given
+            return (rk & {S, D, A, T, H, K}) | (every & {K})
         if attr in META_METHODS:
             return EMPTY
         return rk if attr in ALIAS_METHODS else (rk | every) & {D, H}

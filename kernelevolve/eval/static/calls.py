@@ -253,6 +253,9 @@ class CallKinds:
             return self._local(
                 e, self.c.reach_method(cls, "forward", args, kw), self.c.method_qual(cls, "forward")
             )
+        stored = self.c.callables.get(owner, {}).get(attr)
+        if stored is not None:  # a lambda, closure or partial __init__ stored on self
+            return self._local(e, *self.c.reach_stored(owner, stored, args, kw))
         if attr in self.c.torch_modules.get(owner, ()):
             self.compute(e, f"self.{attr}(...) (a torch.nn layer)")
             return (every & {D}) | {T}

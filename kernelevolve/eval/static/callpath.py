@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import ast
 
+from kernelevolve.eval.static.callables import StoredCallable, stored_callables
 from kernelevolve.eval.static.flow import Flow
-from kernelevolve.eval.static.kinds import EMPTY, INPUT, A, D, Kinds, Shape, T
+from kernelevolve.eval.static.kinds import EMPTY, INPUT, A, D, K, Kinds, Shape, T
 from kernelevolve.eval.static.module import Module, callee_name, is_static, positional
 from kernelevolve.eval.static.module_rules import ModuleRules, syntactic_compute
 from kernelevolve.eval.static.rules import MEMOIZERS
@@ -46,6 +47,8 @@ class Checker:
         self.local_attrs: dict[str, dict[str, str]] = {}
         self.torch_modules: dict[str, set[str]] = {}
         self.torch_using: set[str] = set()
+        self.callables: dict[str, dict[str, StoredCallable]] = {}  # per class: self.<attr> callables
+        self.closure_params: dict[int, dict[str, Kinds]] = {}  # id() of a closure -> its parameters' kinds
 
     def issue(self, code: str, node: ast.AST, message: str) -> None:
         line = int(getattr(node, "lineno", 0))
@@ -125,8 +128,9 @@ class Checker:
                     if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
                         continue
                     callee = self.mod.resolve(node.value.func) or ""
-                    if isinstance(node.value.func, ast.Name) and node.value.func.id in self.mod.classes:
-                        local[target.attr] = node.value.func.id
+                    made = self.mod.instance_made(node.value)  # Runner() or Runner.default()
+                    if made is not None:
+                        local[target.attr] = made
                     elif callee in ("torch.nn.Parameter", "torch.nn.Buffer") or (
                         callee.startswith("torch.") and not callee.startswith("torch.nn.")
                     ):
@@ -134,6 +138,7 @@ class Checker:
                     elif callee.startswith("torch.nn."):
                         layers.add(target.attr)
             self.tensor_attrs[cls], self.local_attrs[cls], self.torch_modules[cls] = tensors, local, layers
+            self.callables[cls] = stored_callables(self.mod, cls)
 
     def _collect_torch_using(self) -> None:
         """Local functions/methods that compute in PyTorch, directly or through local calls."""
@@ -199,6 +204,29 @@ class Checker:
             self.params[qual] = merged
             self.changed = True
         return self.summaries.get(qual, EMPTY)
+
+    def reach_stored(
+        self, owner: str, stored: StoredCallable, args: list[Kinds], kw: dict[str | None, Kinds]
+    ) -> tuple[Kinds, str]:
+        """Calling a callable __init__ stored on self (`callables`): reach its code; its summary and unit."""
+        bound = [frozenset({K}) if self.mod.holds_kernel(a) else EMPTY for a in stored.init_args]
+        if stored.kind == "lambda" and stored.node is not None:
+            return self.reach(stored.target, stored.node, owner, args, kw, skip_first=True), stored.target
+        if stored.kind == "partial" and stored.method:
+            return self.reach_method(owner, stored.target, [*bound, *args], kw), self.method_qual(
+                owner, stored.target
+            )
+        function = self.mod.functions[stored.target]
+        if stored.kind == "partial":
+            return self.reach(stored.target, function, None, [*bound, *args], kw, False), stored.target
+        for closure in stored.closures:  # a factory: its closures get the call's kinds
+            names = [a.arg for a in (*closure.args.posonlyargs, *closure.args.args)]
+            current = self.closure_params.setdefault(id(closure), {})
+            for name, kinds in [*zip(names, args, strict=False), *kw.items()]:
+                if name is not None and not kinds <= current.get(name, EMPTY):
+                    current[name] = current.get(name, EMPTY) | kinds
+                    self.changed = True
+        return self.reach(stored.target, function, None, bound, {}, False), stored.target
 
     def _method(self, cls: str, name: str) -> ast.FunctionDef | None:
         node = self.mod.class_methods(cls).get(name)

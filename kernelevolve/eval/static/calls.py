@@ -253,6 +253,9 @@ class CallKinds:
             return self._local(
                 e, self.c.reach_method(cls, "forward", args, kw), self.c.method_qual(cls, "forward")
             )
+        stored = self.c.callables.get(owner, {}).get(attr)
+        if stored is not None:  # a lambda, closure or partial __init__ stored on self
+            return self._local(e, *self.c.reach_stored(owner, stored, args, kw))
         if attr in self.c.torch_modules.get(owner, ()):
             self.compute(e, f"self.{attr}(...) (a torch.nn layer)")
             return (every & {D}) | {T}
@@ -302,7 +305,9 @@ class CallKinds:
             self.compute(e, f".{attr}()")
             return ((rk | every) & {D}) | {T}
         if attr in CONTAINER_READS:
-            return rk & {S, D, A, T, H}
+            # a kernel read from a table (`KERNELS.get(dtype, default)[grid](...)`) is still a kernel: the
+            # element or the default given
+            return (rk & {S, D, A, T, H, K}) | (every & {K})
         if attr in META_METHODS:
             return EMPTY
         return rk if attr in ALIAS_METHODS else (rk | every) & {D, H}

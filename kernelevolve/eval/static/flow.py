@@ -95,7 +95,8 @@ class Flow(Values):
         elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if id(s) not in self.mod.device_defs:
                 saved, saved_tuples = dict(self.env), dict(self.tuples)
-                self.env.update({a: EMPTY for a in positional(s)})
+                given = self.c.closure_params.get(id(s), {})  # a closure a factory returns: its calls' kinds
+                self.env.update({a: given.get(a, EMPTY) for a in positional(s)})
                 for param in positional(s):
                     self.tuples.pop(param, None)
                 self._block(s.body)

@@ -8,8 +8,9 @@ harmless, a ``**`` mapping must spell its keys: a dict display with literal stri
 or ``dict(BLOCK=64)``. Harmless callees take any mapping: a Triton launch (``kernel[grid](**meta)``),
 ``torch``/``triton`` functions (fixed keyword parameters, no attributes made), ``dict``, and the module's
 own functions and the methods of its own classes (whatever they pass on meets this rule at their own
-calls). A class the module defines is harmless only if it defines ``__init__``: otherwise it inherits one,
-perhaps a library's that stores keywords.
+calls); ``functools.partial(f, **m)`` is judged by ``f``, which gets the keywords. A class the module
+defines is harmless only if it defines ``__init__``: otherwise it inherits one, perhaps a library's that
+stores keywords.
 """
 
 from __future__ import annotations
@@ -24,12 +25,21 @@ _HARMLESS_ROOTS = ("torch", "triton")
 KEYWORD_STORES = frozenset({"types.SimpleNamespace"})  # legal only when called with spelled keywords
 
 
-def check_keyword_unpacking(mod: Module, node: ast.Call, own_classes: set[str], issue: IssueSink) -> None:
+def check_keyword_unpacking(
+    mod: Module, node: ast.Call, own_classes: set[str], issue: IssueSink, parents: dict[int, ast.AST]
+) -> None:
     """A ``**`` argument with keys the source does not spell, into a callee not known to be harmless."""
     unpacked = [k.value for k in node.keywords if k.arg is None]
     if not unpacked or all(_keys_spelled(value) for value in unpacked):
         return
-    if _harmless_callee(mod, node.func, own_classes):
+    if decorator_forwarding(mod, node, parents):
+        return
+    callee = node.func
+    if mod.resolve(callee) == "functools.partial" and node.args and not isinstance(node.args[0], ast.Starred):
+        callee = node.args[
+            0
+        ]  # a partial hands its keywords to the function it wraps: that one must be harmless
+    if _harmless_callee(mod, callee, own_classes):
         return
     issue(
         "dynamic_code",
@@ -54,6 +64,51 @@ def check_functional_enum(mod: Module, node: ast.Call, issue: IssueSink) -> None
     resolved = mod.resolve(node.func)
     if resolved and resolved.split(".")[0] == "enum" and (len(node.args) > 1 or node.keywords):
         issue("dynamic_code", node, "enum's functional API makes attributes of names given as data")
+
+
+def decorator_forwarding(mod: Module, node: ast.Call, parents: dict[int, ast.AST]) -> bool:
+    """``fn(*args, **kwargs)`` in a decorator's wrapper: ``kwargs`` the wrapper's own ``**`` parameter and
+    ``fn`` a parameter of the module-level decorator around it, used nowhere but as ``@decorator`` on the
+    module's own functions. ``fn`` is then always an own function, harmless like any other (what it passes
+    on meets this rule at its own calls), so forwarding is as safe as calling it by name."""
+    chain: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    at: ast.AST | None = parents.get(id(node))
+    while at is not None:
+        if isinstance(at, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            chain.append(at)
+        at = parents.get(id(at))
+    if len(chain) < 2 or not isinstance(node.func, ast.Name):
+        return False
+    wrapper, decorator = chain[0], chain[-1]
+    if decorator not in mod.tree.body or decorator.name in _rebound(mod):
+        return False
+    forwarded = [k.value for k in node.keywords if k.arg is None]
+    if wrapper.args.kwarg is None or any(
+        not (isinstance(v, ast.Name) and v.id == wrapper.args.kwarg.arg) for v in forwarded
+    ):
+        return False
+    params = [a.arg for a in (*decorator.args.posonlyargs, *decorator.args.args)]
+    if params[:1] != [node.func.id] or _stored_in(decorator, node.func.id):
+        return False
+    uses = [n for n in ast.walk(mod.tree) if isinstance(n, ast.Name) and n.id == decorator.name]
+    # innermost decorator only: then `fn` is the function as defined, not what another decorator made of it
+    innermost = [
+        f.decorator_list[-1]
+        for f in ast.walk(mod.tree)
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.decorator_list
+    ]
+    return all(any(use is d for d in innermost) for use in uses)
+
+
+def _stored_in(decorator: ast.AST, name: str) -> bool:
+    """`name` rebound in the decorator, or shadowed by a parameter of a function nested in it."""
+    stores = [
+        n
+        for n in ast.walk(decorator)
+        if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+    ]
+    params = [n for n in ast.walk(decorator) if isinstance(n, ast.arg) and n.arg == name]
+    return bool(stores) or len(params) > 1
 
 
 def _keys_spelled(value: ast.expr) -> bool:

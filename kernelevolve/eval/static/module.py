@@ -76,13 +76,9 @@ class Module:
                 names = [t.id for t in targets if isinstance(t, ast.Name)]
                 if self.holds_kernel(stmt.value):
                     self.kernel_holders.update(n for n in names if n not in self.triton_kernels)
-                value = stmt.value
-                if (
-                    isinstance(value, ast.Call)
-                    and isinstance(value.func, ast.Name)
-                    and value.func.id in self.classes
-                ):
-                    self.instances.update(dict.fromkeys(names, value.func.id))
+                made = self.instance_made(stmt.value)
+                if made is not None:
+                    self.instances.update(dict.fromkeys(names, made))
         # Names bound at module level: a store into one from the call path outlives the call.
         self.module_names = {
             t.id
@@ -91,6 +87,43 @@ class Module:
             for t in ast.walk(s)
             if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
         }
+
+    def instance_made(self, value: ast.AST) -> str | None:
+        """The local class an expression makes an instance of: `Runner()`, or an alternate constructor,
+        `Runner.default()`, a classmethod whose every return calls `cls(...)` or `Runner(...)`."""
+        if not isinstance(value, ast.Call):
+            return None
+        func = value.func
+        if isinstance(func, ast.Name) and func.id in self.classes:
+            return func.id
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return None
+        cls = func.value.id
+        method = next(
+            (
+                n
+                for n in getattr(self.classes.get(cls), "body", [])
+                if isinstance(n, ast.FunctionDef) and n.name == func.attr
+            ),
+            None,
+        )
+        if method is None or not any(
+            isinstance(d, ast.Name) and d.id == "classmethod" for d in method.decorator_list
+        ):
+            return None
+        first = positional(method)[:1]
+        if any(
+            isinstance(n, ast.Name) and n.id in (*first, cls) and not isinstance(n.ctx, ast.Load)
+            for n in ast.walk(method)
+        ):
+            return None  # `cls` rebound in the method: not the class any more
+        returns = [n.value for n in ast.walk(method) if isinstance(n, ast.Return)]
+        makes = [
+            r
+            for r in returns
+            if isinstance(r, ast.Call) and isinstance(r.func, ast.Name) and r.func.id in (*first, cls)
+        ]
+        return cls if returns and len(makes) == len(returns) else None
 
     def resolve(self, node: ast.AST) -> str | None:
         """Dotted name of an import-rooted Name/Attribute chain (getattr with a constant counts)."""

@@ -209,7 +209,9 @@ class ModuleRules:
         func, mod = node.func, self.mod
         if isinstance(func, ast.Name) and func.id == "super" and node.args:
             self._explicit_super(node)
-        check_keyword_unpacking(mod, node, self.own_classes, self.issue)  # SimpleNamespace(**...) and kin
+        check_keyword_unpacking(
+            mod, node, self.own_classes, self.issue, self.parents
+        )  # SimpleNamespace(**...) and kin
         check_functional_enum(mod, node, self.issue)
         if isinstance(func, ast.Name) and func.id == "type" and len(node.args) == 3:
             self.issue(

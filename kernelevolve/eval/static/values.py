@@ -345,7 +345,8 @@ class Values(CallKinds):
         if isinstance(e, ast.Lambda):
             saved, saved_tuples = dict(self.env), dict(self.tuples)
             params = [a.arg for a in (*e.args.posonlyargs, *e.args.args, *e.args.kwonlyargs)]
-            self.env.update(dict.fromkeys(params, EMPTY))
+            given = self.c.closure_params.get(id(e), {})  # a lambda a factory returns: its calls' kinds
+            self.env.update({a: given.get(a, EMPTY) for a in params})
             for param in params:
                 self.tuples.pop(param, None)
             self.kinds(e.body)

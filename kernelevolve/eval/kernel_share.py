@@ -10,7 +10,8 @@ shape's checks have passed, the judge makes more calls on fresh inputs:
   overwritten with that trial's values (`launch_replay`). Still right: what the kernels changed does
   not depend on the inputs, a flag the output is multiplied by or values rewritten unchanged
   (`kernel_work_input_independent`, `permissive_flag_dependent_output.py`). Inconclusive where the two
-  inputs' reference outputs agree, or where the recorded trial replayed a CUDA graph.
+  inputs' reference outputs agree, where the recorded trial replayed a CUDA graph, and where the reference
+  holds parameters or buffers (honest kernels may compute from those alone, the same in both calls).
 - "decoy" (two): like "stale" without writing back; their outputs must be right
   (`kernel_share_decoy_wrong`). A candidate can tell the "off" call (its kernels' writes are missing),
   never which of the other three is the stale one: the three run in a secret order, "off" after them,
@@ -80,9 +81,18 @@ def share_problem(
             return REDUNDANT
         # (inputs whose reference outputs agree cannot show that the kernels' work depends on them)
         agree = mode == "stale" and correctness.within_tolerance(recorded, expected, atol, rtol)[0]
-        if mode == "stale" and right and not remote.replay_opaque and not agree:
+        if mode == "stale" and right and not remote.replay_opaque and not agree and not _has_state(reference):
             return INPUT_INDEPENDENT
     return None
+
+
+def _has_state(reference: Any) -> bool:
+    """Whether the reference holds parameters or buffers: its output is a function of them too, and an honest
+    kernel may compute from them alone (the elementwise seed of KernelBench's Mamba2 takes differences of a
+    parameter's cumulative sum), which the record and the stale call share. There the stale call decides
+    nothing (a gap: varying the state between the two calls would close it)."""
+    tensors = [*getattr(reference, "parameters", list)(), *getattr(reference, "buffers", list)()]
+    return any(t.numel() > 0 for t in tensors)
 
 
 def _right(

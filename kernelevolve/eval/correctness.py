@@ -85,7 +85,7 @@ class RemoteCall(Protocol):
 
     arena: Any
 
-    def call(self, inputs: list[Any], expected: Any, seed: int) -> Any: ...
+    def call(self, inputs: list[Any], expected: Any, seed: int, launches: str | None = None) -> Any: ...
 
     def state(self, names: list[str], like: list[Any]) -> list[Any | None]: ...
 
@@ -113,13 +113,15 @@ def check_correctness(
     expected_for: ExpectedFor | None = None,
     remote: RemoteCall | None = None,
     second_opinion: ExpectedFor | None = None,
+    record_last: bool = False,
 ) -> CorrectnessVerdict:
     """Run `candidate` once per seed (same instance, so carried state is exercised) and compare.
     `expected_for` gives the reference's outputs (default: `reference` run on each trial, in order).
     With `remote`, the candidate runs in a runner process (`kernelevolve.eval.remote`): inputs are
     placed in memory it maps, and what comes back is read from judge-owned slots. `second_opinion`, another
     reference's outputs for the same trials (another precision), is compared too and decides nothing: its
-    result is the verdict's `second_opinion` (none where the reference changes its own state)."""
+    result is the verdict's `second_opinion` (none where the reference changes its own state).
+    `record_last`: the runner records what the last trial's launches changed (`kernel_share`)."""
     import torch
 
     expected_of = expected_for or run_reference(reference)
@@ -149,7 +151,8 @@ def check_correctness(
             guarded, guards = guard_inputs(inputs, remote.arena if remote is not None else None)
         try:
             if remote is not None:
-                got = remote.call(guarded, expected, seed)
+                record = record_last and trial == len(seeds) - 1
+                got = remote.call(guarded, expected, seed, "record" if record else None)
             else:
                 poison_allocator(_tensor_leaves(expected))
                 with torch.no_grad():

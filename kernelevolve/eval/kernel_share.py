@@ -1,25 +1,35 @@
-"""Do the candidate's own kernels do a part of the work? One checked call with its launches left out.
+"""Do the candidate's own kernels do a part of the work? Calls with their launches left out or replayed.
 
-Counting launches (`no_kernel_ran`) shows that a kernel ran, not that the output needed it: a candidate
-can let PyTorch compute the whole output and launch a Triton kernel on a token part of it, rewriting
-values that were already right (`tests/adversarial/hacks/permissive_token_launch.py`). So, once a shape's
-checks have passed, the judge asks for one more call on fresh inputs with every Triton launch (and CUDA
-graph replay) turned into a no-op in the runner. The runner poisons its allocator before each call, so a
-kernel's output left unwritten holds poison, not an earlier call's values. If the output is still right,
-the kernels contributed nothing to it and the candidate fails (`kernel_work_redundant`); if it is wrong,
-or the call fails for want of its kernels, they did work.
+Counting launches (`no_kernel_ran`) shows that a kernel ran, not that the output needed it. So once a
+shape's checks have passed, the judge makes more calls on fresh inputs:
 
-This shows the kernels' work is needed for some of the output, not how large a share it is: a candidate
-whose kernel writes one element PyTorch left out passes, and so does one that makes its output depend on
-a token kernel's trivial result (multiplied by a flag the kernel sets). The call is the runner's word like
-every run-time check (a candidate reaching the runner's flag could tell it apart); the static checks
-stand in front.
+- "off": every Triton launch (and CUDA graph replay) a no-op. The runner poisons its allocator before
+  each call, so a kernel's output left unwritten holds poison. Still right: the kernels contributed
+  nothing (`kernel_work_redundant`, `tests/adversarial/hacks/permissive_token_launch.py`).
+- "stale": every launch runs, then the elements it changed in the shape's last correctness trial are
+  overwritten with that trial's values (`launch_replay`). Still right: what the kernels changed does
+  not depend on the inputs, a flag the output is multiplied by or values rewritten unchanged
+  (`kernel_work_input_independent`, `permissive_flag_dependent_output.py`). Inconclusive where the two
+  inputs' reference outputs agree, where the recorded trial replayed a CUDA graph, and where the reference
+  holds parameters or buffers (honest kernels may compute from those alone, the same in both calls).
+- "decoy" (two): like "stale" without writing back; their outputs must be right
+  (`kernel_share_decoy_wrong`). A candidate can tell the "off" call (its kernels' writes are missing),
+  never which of the other three is the stale one: the three run in a secret order, "off" after them,
+  so a candidate returning garbage where it guesses a check fails a decoy
+  (`permissive_flag_garbage_after_checks.py`).
+
+This shows the kernels compute something from the inputs that the output needs, not how large a share it
+is: a token kernel copying one input element that the output is made to depend on passes
+(`permissive_token_input_dependent.py`), and so does a kernel writing one element PyTorch left out. No
+check of dependence can tell those from an honest small kernel (a cuBLAS matmul and a Triton epilogue).
+The calls are the runner's word like every run-time check; the static checks stand in front.
 Skipped where the reference changes its own state (running statistics) or the spec has a backward: a
 further reference call would move the state the candidate's is compared with.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -29,26 +39,72 @@ from kernelevolve.eval.runner_channel import ReplyError
 from kernelevolve.eval.tensor_guards import guard_inputs
 
 REDUNDANT = "kernel_work_redundant"
+INPUT_INDEPENDENT = "kernel_work_input_independent"
+DECOY_WRONG = "kernel_share_decoy_wrong"
+_FEEDBACK = {
+    REDUNDANT: "the output was right with every Triton launch left out{where}: the candidate's own kernels "
+    "did none of the work (PyTorch computed it); they must compute the output, or a part of it",
+    INPUT_INDEPENDENT: "the output was right with every Triton launch's writes replaced by those of a call on "
+    "other inputs{where}: what the candidate's kernels compute does not depend on the inputs (a flag, a "
+    "constant, values rewritten unchanged; PyTorch computed the output); they must compute the output, "
+    "or a part of it",
+    DECOY_WRONG: "a checked call after the correctness trials{where} gave a wrong output",
+}
 
 
-def kernels_needed(
+def feedback(problem: str, where: str) -> str:
+    return _FEEDBACK[problem].format(where=where)
+
+
+def share_problem(
     reference: Any,
     remote: RemoteCandidate,
     make_inputs: Callable[[int], list[Any]],
-    seed: int,
+    record_seed: int,
+    seeds: list[int],
     atol: float,
     rtol: float,
+) -> str | None:
+    """The first of REDUNDANT, INPUT_INDEPENDENT, DECOY_WRONG the calls on `seeds` (four) show, or None.
+    `record_seed`: the trial whose launches the runner recorded. A runner that hangs or dies raises as in
+    any other call."""
+    modes = ["stale", "decoy", "decoy"]
+    random.SystemRandom().shuffle(modes)  # secret: the stale call is one of three alike
+    recorded = correctness.run_reference(reference)(0, record_seed, make_inputs(record_seed))
+    for mode, seed in zip([*modes, "off"], seeds, strict=True):
+        inputs = make_inputs(seed)
+        expected = correctness.run_reference(reference)(0, seed, inputs)
+        right = _right(remote, inputs, expected, seed, mode, atol, rtol)
+        if mode == "decoy" and not right:
+            return DECOY_WRONG
+        if mode == "off" and right:
+            return REDUNDANT
+        # (inputs whose reference outputs agree cannot show that the kernels' work depends on them)
+        agree = mode == "stale" and correctness.within_tolerance(recorded, expected, atol, rtol)[0]
+        if mode == "stale" and right and not remote.replay_opaque and not agree and not _has_state(reference):
+            return INPUT_INDEPENDENT
+    return None
+
+
+def _has_state(reference: Any) -> bool:
+    """Whether the reference holds parameters or buffers: its output is a function of them too, and an honest
+    kernel may compute from them alone (the elementwise seed of KernelBench's Mamba2 takes differences of a
+    parameter's cumulative sum), which the record and the stale call share. There the stale call decides
+    nothing (a gap: varying the state between the two calls would close it)."""
+    tensors = [*getattr(reference, "parameters", list)(), *getattr(reference, "buffers", list)()]
+    return any(t.numel() > 0 for t in tensors)
+
+
+def _right(
+    remote: RemoteCandidate, inputs: list[Any], expected: Any, seed: int, mode: str, atol: float, rtol: float
 ) -> bool:
-    """Whether the candidate's output on `seed`'s inputs is wrong (or not made) with its launches left
-    out. A runner that hangs or dies raises as in any other call."""
     from kernelevolve.eval.judged_run import Verdict
 
-    inputs = make_inputs(seed)
-    expected = correctness.run_reference(reference)(0, seed, inputs)
     guarded, _ = guard_inputs(inputs, remote.arena)
     try:
-        got = remote.call(guarded, expected, seed, launches_off=True)
+        got = remote.call(guarded, expected, seed, launches=mode)
     except (RunnerFailure, ReplyError, Verdict):
-        return True  # it could not make an output without its kernels (or broke a rule trying)
-    right, _ = correctness.within_tolerance(expected, got, atol, rtol)
-    return not right
+        if mode == "decoy":
+            raise  # a checked call: its failure is the candidate's
+        return False  # it could not make an output this way (or broke a rule trying)
+    return correctness.within_tolerance(expected, got, atol, rtol)[0]

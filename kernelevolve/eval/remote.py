@@ -79,6 +79,7 @@ class RemoteCandidate:
         self.deadline = deadline
         self.where = where
         self.launches = 0  # Triton launches counted in the runner over this model's checked calls
+        self.replay_opaque = False  # the last call's record could not say what its launches wrote
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         reply = self.runner.request(message, max(1.0, self.deadline - time.monotonic()))
@@ -86,8 +87,9 @@ class RemoteCandidate:
             raise RunnerFailure(failure_fields(reply))
         return reply
 
-    def call(self, inputs: list[Any], expected: Any, seed: int, launches_off: bool = False) -> Any:
-        """One forward in the runner; `launches_off`: with its Triton launches left out (`kernel_share`)."""
+    def call(self, inputs: list[Any], expected: Any, seed: int, launches: str | None = None) -> Any:
+        """One forward in the runner; `launches`: "off" (its Triton launches left out), "record", "stale"
+        or "decoy" (`kernel_share`, `launch_replay`)."""
         from kernelevolve.eval.tensor_guards import tensor_leaves
 
         expected_leaves = tensor_leaves(expected)
@@ -104,9 +106,10 @@ class RemoteCandidate:
                 "slots": [self.arena.ref(slot) for slot in slots],
                 "where": self.where,
                 "strict": self.strict,
-                "launches_off": launches_off,
+                "launches": launches,
             }
         )
+        self.replay_opaque = reply.get("replay_opaque") is True
         strict_violation(reply, self.strict, self.where)
         launches = reply.get("launches", 0)
         if isinstance(launches, int) and not isinstance(launches, bool) and launches > 0:

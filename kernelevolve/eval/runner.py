@@ -29,7 +29,7 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
-from kernelevolve.eval import host_reads, runner_trace
+from kernelevolve.eval import host_reads, launch_replay, runner_trace
 from kernelevolve.eval.runner_trace import _LAUNCHES, _THREADS, OpTrace, _count_launches, _count_thread_starts
 
 log = logging.getLogger(__name__)
@@ -200,7 +200,7 @@ class _Runner:
         tensor_guards.poison_allocator([s for s in slots if s.device.type != "meta"])
         launches_before = _LAUNCHES[0]
         trace = OpTrace() if message.get("strict") else contextlib.nullcontext()
-        left_out = runner_trace._LAUNCHES_OFF[0] = bool(message.get("launches_off"))  # kernels left out
+        runner_trace.set_launch_mode(launch_mode := message.get("launches"))  # `kernel_share`'s calls
         try:
             with torch.no_grad(), trace:
                 correctness.seed_forward(message["seed"])
@@ -211,15 +211,15 @@ class _Runner:
         except (Exception, SystemExit) as exc:
             return self.failure(exc, "run", f"running ModelNew{message.get('where', '')}")
         finally:
-            runner_trace._LAUNCHES_OFF[0] = False
+            replay = runner_trace.set_launch_mode(None)
         leaves = _describe(got, tensor_guards.tensor_leaves(inputs))
         _fill_slots(got, leaves, slots)
         tensor_guards.synchronize_current_stream(slots)
         launches = _LAUNCHES[0] - launches_before
         index = message["index"]
-        if not left_out:  # timed calls must launch what the checked calls did
+        if launch_mode != "off":  # timed calls must launch what the checked calls did
             self.launch_floor[index] = min(self.launch_floor.get(index, launches), launches)
-        reply = {"ok": True, "leaves": leaves, "launches": launches}
+        reply = {"ok": True, "leaves": leaves, "launches": launches, **replay}
         if isinstance(trace, OpTrace):
             reply |= trace.fields()
         return reply
@@ -228,8 +228,8 @@ class _Runner:
         from kernelevolve.eval import input_refresh, timers
         from kernelevolve.eval.timed_guard import TimedGuard, TimedViolation
 
-        model = self.models[message["index"]]
-        forward_only = message.get("pass") == "forward"
+        model, forward_only = self.models[message["index"]], message.get("pass") == "forward"
+        launch_replay.forget()  # the last record (`kernel_share`) is not needed past the checks
         if forward_only:  # a training step's forward alone
             model = model.forward_pass
         sets = [[ref.open() for ref in refs] for refs in message["input_sets"]]

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from kernelevolve.eval import host_reads, strict_ops
+from kernelevolve.eval import host_reads, launch_replay, strict_ops
 
 _LAUNCHES = [0]
 _LAUNCHES_OFF = [False]  # set for the judge's one call with the kernels left out (`kernel_share`)
@@ -113,11 +113,16 @@ def _count_launches() -> None:
 
 # The wrappers below keep the original in a closure, never a default argument: a function's `__defaults__`
 # and `__kwdefaults__` would hand a candidate the uncounted original (`__closure__` is banned statically).
-def _counting_launches(run: Any) -> Any:
+def _counting_launches(run: Any, graph: bool = False) -> Any:
     def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
         if _LAUNCHES_OFF[0] and not kwargs.get("warmup"):
             return None  # the launch left out: what the output owes to the kernels shows as wrong values
-        result = run(self, *args, **kwargs)
+        if graph:
+            launch_replay.graph_replayed()  # what a replay writes is hidden: the stale check is inconclusive
+        if launch_replay.active() and not graph and not kwargs.get("warmup"):
+            result = launch_replay.around(run, self, args, kwargs)  # recorded or replayed (`kernel_share`)
+        else:
+            result = run(self, *args, **kwargs)
         if not kwargs.get("warmup"):
             _LAUNCHES[0] += 1  # a launch that raised did no work
         return result
@@ -134,7 +139,7 @@ def _count_graph_replays() -> None:
     graph = getattr(torch.cuda, "CUDAGraph", None)
     replay = getattr(graph, "replay", None)
     if replay is not None and not getattr(replay, "_kernelevolve_counted", False):
-        graph.replay = _counting_launches(replay)  # type: ignore[union-attr]
+        graph.replay = _counting_launches(replay, graph=True)  # type: ignore[union-attr]
 
 
 def _count_thread_starts() -> None:
@@ -175,3 +180,12 @@ def harness_thread_starts() -> Iterator[None]:
         yield
     finally:
         _HARNESS_STARTS.active = before
+
+
+def set_launch_mode(mode: str | None) -> dict[str, Any]:
+    """The judge's kernel-share mode for the call about to run (None after it, which returns what the
+    reply says of it): "off" leaves every launch out; "record", "stale", "decoy" are `launch_replay`'s."""
+    fields = launch_replay.fields()
+    _LAUNCHES_OFF[0] = mode == "off"
+    launch_replay.set_mode(mode)
+    return fields

@@ -124,6 +124,7 @@ def _correctness_stage(
                 expected,
                 remote=remote,
                 second_opinion=exact,
+                record_last=request.candidate.backend == "triton" and spec.backward is None,
             )
         if verdict.stateful:
             expected.refuse()
@@ -155,9 +156,8 @@ def _correctness_stage(
             )
         if request.candidate.backend == "triton" and not verdict.stateful and spec.backward is None:
             with _phase(phases, "correctness"):
-                _kernels_needed(
-                    ref_model, remote, make_inputs, trial_seed(settings.seed, index, len(seeds)), spec, where
-                )
+                extra = [trial_seed(settings.seed, index, len(seeds) + k) for k in range(4)]
+                _kernels_needed(ref_model, remote, make_inputs, seeds[-1], extra, spec, where)
         pairs.append((ref_model, remote))
     return pairs, max_error, _exact_verdict(flags_by_shape)
 
@@ -166,22 +166,19 @@ def _kernels_needed(
     ref_model: Any,
     remote: RemoteCandidate,
     make_inputs: Callable[[int], list[Any]],
-    seed: int,
+    record_seed: int,
+    seeds: list[int],
     spec: KernelSpec,
     where: str,
 ) -> None:
-    """Fail a candidate whose output is right with its Triton launches left out (`kernel_share`)."""
+    """Fail a candidate whose output is right with its Triton launches left out, or with their writes
+    replaced by another call's (`kernel_share`)."""
     from kernelevolve.eval import kernel_share
 
-    if not kernel_share.kernels_needed(ref_model, remote, make_inputs, seed, spec.atol, spec.rtol):
-        raise _Stop(
-            _fail(
-                Status.INCORRECT,
-                kernel_share.REDUNDANT,
-                f"the output was right with every Triton launch left out{where}: the candidate's own kernels "
-                "did none of the work (PyTorch computed it); they must compute the output, or a part of it",
-            )
-        )
+    args = (ref_model, remote, make_inputs, record_seed, seeds, spec.atol, spec.rtol)
+    problem = kernel_share.share_problem(*args)
+    if problem is not None:
+        raise _Stop(_fail(Status.INCORRECT, problem, kernel_share.feedback(problem, where)))
 
 
 def _exact_opinion(

@@ -34,6 +34,8 @@ def test_hack_file_gets_its_static_verdict(case: CandidateCase) -> None:
 @pytest.mark.parametrize("strict", [True, False], ids=["strict", "lenient"])
 @pytest.mark.parametrize("case", GOOD, ids=lambda c: c.name)
 def test_good_kernel_passes(case: CandidateCase, strict: bool) -> None:
+    if strict and not case.strict:
+        pytest.skip("a permissive honest kernel (`strict: false`): PyTorch does part of the work")
     assert check_source(case.source, case.backend, strict) == []
 
 

@@ -35,6 +35,12 @@ def lenient_codes(forward: str, extra: str = "") -> set[str]:
         ("from sys import unraisablehook\n", ""),
         ("import sys as s\n", "s.setswitchinterval(1.0)"),
         ("import faulthandler\n", "faulthandler.register(18)"),
+        ("", "s = '{0.sys.modules}'.format(torch)"),  # round 5: format fields read by name
+        ("", "s = '{t[0]}'.format_map({'t': [x]})"),
+        ("", "s = '{0:{1.__class__}}'.format(1, x)"),
+        ("", "t = '{0.' + 'sys}'\ns = t.format(torch)"),
+        ("", "s = str.format('{0.sys}', torch)"),
+        ("", "f = '{0.sys}'.format"),
     ],
 )
 def test_door_is_rejected(extra: str, forward: str) -> None:
@@ -47,6 +53,7 @@ def test_door_is_rejected(extra: str, forward: str) -> None:
         ("class Base(nn.Module):\n    pass\n", "super(Base, self).__init__()"),  # a class the module defines
         ("import sys\n", "print(sys.maxsize, sys.version_info, file=sys.stderr)"),
         ("import types\n", "box = types.SimpleNamespace(result=out)"),
+        ("", "s = '{} {:.3f} {name!r}'.format(x.shape, 1.0, name='relu')"),
     ],
 )
 def test_honest_forms_stay_allowed(extra: str, forward: str) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 
+from kernelevolve.eval.static.format_fields import FORMAT_METHODS, check_format_read
 from kernelevolve.eval.static.keyword_names import (
     check_functional_enum,
     check_keyword_store_as_value,
@@ -172,6 +173,8 @@ class ModuleRules:
                 check_namespace_read(node, self.parents, self.issue)
             if node.attr == "__match_args__" and not isinstance(node.ctx, ast.Load):
                 self.issue("dynamic_code", node, MATCH_ARGS_STORE)
+            if node.attr in FORMAT_METHODS and isinstance(node.ctx, ast.Load):
+                check_format_read(node, self.issue)
             if node.attr in FRAME_ATTRS:
                 self.issue("introspection", node, f".{node.attr} walks frames, code objects or classes")
             if node.attr in FILE_ATTRS:

@@ -1,12 +1,13 @@
 # hack: permissive mode, written against the launches-left-out check (`eval/kernel_share.py`): PyTorch
 # computes the whole output, and a token Triton kernel sets a one-element flag the output is multiplied by.
 # With the launch left out the flag stays 0 and the output is wrong, so the kernel looks needed although
-# it computes nothing of the op. Accepted: the check proves the output needs the kernels, not that they do
-# a real share of the work (docs/threat_model.md, "not guaranteed")
+# it computes nothing of the op. Accepted until round 5; now the stale-replay call
+# (`eval/launch_replay.py`) writes the flag a recorded call set (the same 1.0) and the output is still
+# right: what the kernel changes does not depend on the inputs
 # spec: relu
 # strict: false
-# expect: ok
-# runtime: ok
+# expect: incorrect kernel_work_input_independent
+# runtime: incorrect kernel_work_input_independent
 import torch
 import torch.nn as nn
 import triton

@@ -1,7 +1,7 @@
 # hack: do the work on the first few calls only (the correctness trials come first), then return
 # garbage; the same instance is timed, and timed calls' outputs are checked
 # spec: relu
-# expect: incorrect timed_output_mismatch
+# expect: incorrect timed_output_mismatch|kernel_share_decoy_wrong
 import torch
 import torch.nn as nn
 import triton

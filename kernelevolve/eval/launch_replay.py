@@ -29,6 +29,9 @@ from typing import Any
 
 RECORD, STALE, DECOY = "record", "stale", "decoy"
 _CAP_BYTES = 2 * 2**30  # recorded values kept per call; launches past it are not recorded (fail-closed)
+# an argument larger than this is compared on a strided sample of its elements: a multi-GiB output
+# recorded whole would pass the cap (and the honest kernel fail), and its copies would crowd the device
+_WINDOW_BYTES = 64 * 2**20
 _INT_VIEWS = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
 Changes = dict[Any, tuple[Any, Any]]  # argument key -> (elements changed, the argument's values after)
 
@@ -79,18 +82,19 @@ def around(run: Callable[..., Any], kernel: Any, args: tuple[Any, ...], kwargs: 
         tuple((k, tuple(t.shape), str(t.dtype), str(t.device)) for k, t in tensors.items()),
     )
     with torch._C._DisableTorchDispatch():  # the runner's own ops, not the candidate's (strict trace)
-        before = {key: view.clone() for key, t in tensors.items() if (view := _int_view(t)) is not None}
+        windows = {key: window for key, t in tensors.items() if (window := _window(t)) is not None}
+        before = {key: window.clone() for key, window in windows.items()}
     result = run(kernel, *args, **kwargs)
     with torch._C._DisableTorchDispatch():
-        changes = _changes(tensors, before, keep=_State.mode == RECORD)
+        changes = _changes(windows, before, keep=_State.mode == RECORD)
         if _State.mode == RECORD:
             _State.launches.append((signature, changes))
         else:
-            _replay(signature, changes, tensors)
+            _replay(signature, changes, windows)
     return result
 
 
-def _replay(signature: Any, changes: Changes, tensors: dict[Any, Any]) -> None:
+def _replay(signature: Any, changes: Changes, windows: dict[Any, Any]) -> None:
     """After a launch of a stale (or decoy) call: unless a recorded launch of the same signature made
     exactly these changes (input-independent work, in whatever order the calls launch it), write over
     them what the recorded launch of the same rank among its signature's changed."""
@@ -99,7 +103,7 @@ def _replay(signature: Any, changes: Changes, tensors: dict[Any, Any]) -> None:
     if rank > len(recorded) or any(_same(changes, other) for other in recorded):
         return
     for key, (mask, post) in recorded[rank - 1].items():
-        _overwrite(tensors.get(key), mask, post, write=_State.mode == STALE)
+        _overwrite(windows.get(key), mask, post, write=_State.mode == STALE)
 
 
 def _same(changes: Changes, other: Changes) -> bool:
@@ -111,10 +115,10 @@ def _same(changes: Changes, other: Changes) -> bool:
     )
 
 
-def _changes(tensors: dict[Any, Any], before: dict[Any, Any], keep: bool) -> Changes:
+def _changes(windows: dict[Any, Any], before: dict[Any, Any], keep: bool) -> Changes:
     changed = {}
     for key, old in before.items():
-        after = _int_view(tensors[key])
+        after = windows[key]
         mask = after != old
         size = mask.numel() * (1 + after.element_size())
         if not bool(mask.any()) or (keep and _State.stored + size > _CAP_BYTES):
@@ -124,14 +128,28 @@ def _changes(tensors: dict[Any, Any], before: dict[Any, Any], keep: bool) -> Cha
     return changed
 
 
-def _overwrite(target: Any, mask: Any, post: Any, write: bool) -> None:
-    view = _int_view(target) if target is not None else None
+def _overwrite(view: Any, mask: Any, post: Any, write: bool) -> None:
     if view is None or view.shape != post.shape or view.dtype != post.dtype or view.device != post.device:
         return  # another argument than the record's: this call's own values stay
     try:
         (view if write else view.clone())[mask] = post[mask]
     except RuntimeError:
         return  # overlapping memory (an expanded view) cannot be written elementwise: its own values stay
+
+
+def _window(tensor: Any) -> Any:
+    """The elements of an argument the record compares (a view: writes reach the argument): all of them,
+    or past `_WINDOW_BYTES` every k-th along its longest dimension, the same k for the same shape. A
+    kernel's input-independent writes outside the sample leave the stale call right (fail-closed); an honest
+    kernel's writes inside it, overwritten with another call's values, make it wrong."""
+    view = _int_view(tensor)
+    if view is None or view.dim() == 0 or view.numel() * view.element_size() <= _WINDOW_BYTES:
+        return view
+    step = -(-view.numel() * view.element_size() // _WINDOW_BYTES)
+    longest = max(range(view.dim()), key=view.size)
+    index: list[Any] = [slice(None)] * view.dim()
+    index[longest] = slice(None, None, step)
+    return view[tuple(index)]
 
 
 def _int_view(tensor: Any) -> Any:

@@ -10,8 +10,9 @@ shape's checks have passed, the judge makes more calls on fresh inputs:
   overwritten with that trial's values (`launch_replay`). Still right: what the kernels changed does
   not depend on the inputs, a flag the output is multiplied by or values rewritten unchanged
   (`kernel_work_input_independent`, `permissive_flag_dependent_output.py`). Inconclusive where the two
-  inputs' reference outputs agree, where the recorded trial replayed a CUDA graph, and where the reference
-  holds parameters or buffers (honest kernels may compute from those alone, the same in both calls).
+  inputs' reference outputs agree and where the recorded trial replayed a CUDA graph; not made (nor its
+  decoys, nor the record) where the reference holds parameters or buffers (honest kernels may compute from
+  those alone, the same in both calls).
 - "decoy" (two): like "stale" without writing back; their outputs must be right
   (`kernel_share_decoy_wrong`). A candidate can tell the "off" call (its kernels' writes are missing),
   never which of the other three is the stale one: the three run in a secret order, "off" after them,
@@ -68,10 +69,12 @@ def share_problem(
     """The first of REDUNDANT, INPUT_INDEPENDENT, DECOY_WRONG the calls on `seeds` (four) show, or None.
     `record_seed`: the trial whose launches the runner recorded. A runner that hangs or dies raises as in
     any other call."""
-    modes = ["stale", "decoy", "decoy"]
+    # where the stale call would decide nothing, it and its decoys are not made (three calls saved)
+    modes = [] if has_state(reference) else ["stale", "decoy", "decoy"]
     random.SystemRandom().shuffle(modes)  # secret: the stale call is one of three alike
-    recorded = correctness.run_reference(reference)(0, record_seed, make_inputs(record_seed))
-    for mode, seed in zip([*modes, "off"], seeds, strict=True):
+    if modes:
+        recorded = correctness.run_reference(reference)(0, record_seed, make_inputs(record_seed))
+    for mode, seed in zip([*modes, "off"], seeds[len(seeds) - len(modes) - 1 :], strict=True):
         inputs = make_inputs(seed)
         expected = correctness.run_reference(reference)(0, seed, inputs)
         right = _right(remote, inputs, expected, seed, mode, atol, rtol)
@@ -81,12 +84,12 @@ def share_problem(
             return REDUNDANT
         # (inputs whose reference outputs agree cannot show that the kernels' work depends on them)
         agree = mode == "stale" and correctness.within_tolerance(recorded, expected, atol, rtol)[0]
-        if mode == "stale" and right and not remote.replay_opaque and not agree and not _has_state(reference):
+        if mode == "stale" and right and not remote.replay_opaque and not agree:
             return INPUT_INDEPENDENT
     return None
 
 
-def _has_state(reference: Any) -> bool:
+def has_state(reference: Any) -> bool:
     """Whether the reference holds parameters or buffers: its output is a function of them too, and an honest
     kernel may compute from them alone (the elementwise seed of KernelBench's Mamba2 takes differences of a
     parameter's cumulative sum), which the record and the stale call share. There the stale call decides

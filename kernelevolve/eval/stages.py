@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from kernelevolve.eval import (
     correctness,
     judged_run,
+    kernel_share,
     reference_outputs,
     runner_client,
     timers,
@@ -124,7 +125,9 @@ def _correctness_stage(
                 expected,
                 remote=remote,
                 second_opinion=exact,
-                record_last=request.candidate.backend == "triton" and spec.backward is None,
+                record_last=request.candidate.backend == "triton"
+                and spec.backward is None
+                and not kernel_share.has_state(ref_model),
             )
         if verdict.stateful:
             expected.refuse()
@@ -173,8 +176,6 @@ def _kernels_needed(
 ) -> None:
     """Fail a candidate whose output is right with its Triton launches left out, or with their writes
     replaced by another call's (`kernel_share`)."""
-    from kernelevolve.eval import kernel_share
-
     args = (ref_model, remote, make_inputs, record_seed, seeds, spec.atol, spec.rtol)
     problem = kernel_share.share_problem(*args)
     if problem is not None:

@@ -111,7 +111,12 @@ def test_cheating_kernels_from_an_llm_never_win_and_the_next_one_is_judged_right
     # judge's own comparison and clock are what the patch never reaches
     assert verdicts["patched_comparison"].error_name in ("introspection", "mismatch")
     assert verdicts["slowed_clock"].error_name in ("introspection", "timing_inconsistent")
-    assert verdicts["skips_when_timed"].error_name in ("timed_output_mismatch", "no_kernel_ran")
+    # (the decoy calls after the checks are on fresh inputs too: they may catch it first)
+    assert verdicts["skips_when_timed"].error_name in (
+        "timed_output_mismatch",
+        "no_kernel_ran",
+        "kernel_share_decoy_wrong",
+    )
     honest = by_source[KERNEL.strip()].report
     assert honest is not None and honest.ok, honest  # evaluated after the cheats, by the same worker
     results = json.loads((result.run_dir / "results.json").read_text())

@@ -212,6 +212,16 @@ def test_device_pinning_maps_through_inherited_visible_devices(monkeypatch: pyte
     assert pin_device("cpu") == "cpu" and os.environ["CUDA_VISIBLE_DEVICES"] == ""
 
 
+def test_the_cpu_judge_times_with_one_intra_op_thread(
+    submit: Callable[..., EvalReport], add_kernel, evaluator: LocalEvaluator
+) -> None:
+    # beside a busy process a second intra-op thread made a small eager op wait a scheduler slice; the
+    # thread count is in the baseline cache's key, so baselines timed with another count are not reused
+    assert submit(add_kernel()).status is Status.OK
+    assert evaluator._environment is not None
+    assert evaluator._environment["device_name"] == "cpu, 1 intra-op thread(s)"
+
+
 def test_gpu_child_compiles_triton_even_if_the_parent_interprets(monkeypatch: pytest.MonkeyPatch) -> None:
     """A TRITON_INTERPRET inherited from the user's shell must not turn GPU timings into interpreter runs."""
     from kernelevolve.backends import get_backend

@@ -76,7 +76,9 @@ def environment_info(device: str) -> dict[str, str]:
         triton_version = str(triton.__version__)
     except ImportError:
         triton_version = "none"
-    device_name = torch.cuda.get_device_name(0) if device.startswith("cuda") else "cpu"
+    # (a CPU's eager times depend on its intra-op threads: cached baselines of another count are not reused)
+    cpu = f"cpu, {torch.get_num_threads()} intra-op thread(s)"
+    device_name = torch.cuda.get_device_name(0) if device.startswith("cuda") else cpu
     return {"device_name": device_name, "torch": str(torch.__version__), "triton": triton_version}
 
 

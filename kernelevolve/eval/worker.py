@@ -47,6 +47,10 @@ def pin_device(device: str) -> str:
     kind, _, index = device.partition(":")
     if kind == "cpu":
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # CPU platform: candidates must not reach a GPU
+        # One intra-op thread (runners inherit it): beside a busy process a small op's parallel region
+        # waits a scheduler slice for its second thread, and an eager softmax timed 7.9 ms instead of
+        # 6 us (experiments/cpu_baseline_threads/).
+        os.environ["OMP_NUM_THREADS"] = "1"
         return "cpu"
     # "cuda:N" means what torch means in the parent: the N-th device it can see. Where the parent
     # already had CUDA_VISIBLE_DEVICES (Ray sets it to physical ids), map N through it; an N past
@@ -80,6 +84,8 @@ def _redirect_output(log_path: str | None) -> None:
 def worker_main(conn: Connection, device: str, platform_name: str, log_path: str | None = None) -> None:
     """Entry point of the spawned child."""
     local_device = pin_device(device)
+    if local_device == "cpu" and "torch" in sys.modules:  # imported before the pin: the variable came late
+        sys.modules["torch"].set_num_threads(1)
     if log_path:  # scratch files (candidate sources) go where the parent cleans up, even after a kill
         scratch = Path(log_path).parent / f"scratch-{os.getpid()}"
         scratch.mkdir(parents=True, exist_ok=True)

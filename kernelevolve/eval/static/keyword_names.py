@@ -34,11 +34,10 @@ def check_keyword_unpacking(
         return
     if decorator_forwarding(mod, node, parents):
         return
+    # a partial hands its keywords to the function it wraps: that one must be harmless
     callee = node.func
     if mod.resolve(callee) == "functools.partial" and node.args and not isinstance(node.args[0], ast.Starred):
-        callee = node.args[
-            0
-        ]  # a partial hands its keywords to the function it wraps: that one must be harmless
+        callee = node.args[0]
     if _harmless_callee(mod, callee, own_classes):
         return
     issue(

@@ -24,6 +24,7 @@ def test_only_a_python_int_added_to_a_0d_integer_tensor_is_a_counter_step() -> N
     assert _computes("add_", counter, True)  # a bool is an int only by inheritance
     assert _computes("add_", torch.tensor(True), 1)
     assert _computes("mul_", counter, 2)
+    assert _computes("add_", torch.tensor([1, 2])[0], 1)  # an element of a larger tensor: an element loop
 
 
 def test_the_stale_call_takes_the_records_shapes_with_new_floating_values() -> None:

@@ -40,7 +40,8 @@ def computes(func: Any, args: Any, kwargs: dict[str, Any]) -> bool:
 
 
 def _counter_step(func: Any, args: Any) -> bool:
-    """`counter.add_(n)`: a 0-d integer tensor moved by a Python int (not a bool, not a tensor)."""
+    """`counter.add_(n)`: a 0-d integer tensor of its own (a buffer, not a view of an element of a larger
+    tensor: an element loop would add in PyTorch) moved by a Python int (not a bool, not a tensor)."""
     import torch
 
     if _name(func) != "add_" or not isinstance(args, (list, tuple)) or len(args) != 2:
@@ -49,6 +50,7 @@ def _counter_step(func: Any, args: Any) -> bool:
     return (
         isinstance(counter, torch.Tensor)
         and counter.dim() == 0
+        and not counter._is_view()
         and not counter.is_floating_point()
         and not counter.is_complex()
         and counter.dtype != torch.bool

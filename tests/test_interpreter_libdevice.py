@@ -84,3 +84,44 @@ def test_a_half_precision_dot_under_the_interpreter_multiplies_values(interprete
     c = torch.empty(16, 16)
     module.dot16[(1,)](a, b, c)
     torch.testing.assert_close(c, a.float() @ b.float(), atol=1e-4, rtol=1e-4)
+
+
+_BF16 = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def bf16_ops(x_ptr, y_ptr, cast_ptr, rtz_ptr, mul_ptr, add_ptr, lt_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    x = tl.load(x_ptr + r)
+    a = x.to(tl.bfloat16)
+    b = tl.load(y_ptr + r)
+    tl.store(cast_ptr + r, a)
+    tl.store(rtz_ptr + r, x.to(tl.bfloat16, fp_downcast_rounding="rtz"))
+    tl.store(mul_ptr + r, a * b)
+    tl.store(add_ptr + r, a + b)
+    tl.store(lt_ptr + r, (a < b).to(tl.int32))
+"""
+
+
+def test_bf16_arithmetic_and_casts_under_the_interpreter_match_torch(interpreter: None) -> None:
+    """The interpreter multiplied bf16 bits (NaN from finite values) and truncated fp32 -> bf16 casts; a
+    GPU rounds to nearest even, as torch does, unless the kernel asks for rtz."""
+    from kernelevolve.backends.triton import TritonBackend
+
+    module = TritonBackend().load(_BF16, "bf16_probe")
+    n = 1024
+    x = torch.randn(n) * 3
+    x[:4] = torch.tensor([float("nan"), float("inf"), -0.0, 3.3e38])
+    y = torch.randn(n).bfloat16()
+    cast, rtz, mul, add = (torch.empty(n, dtype=torch.bfloat16) for _ in range(4))
+    lt = torch.empty(n, dtype=torch.int32)
+    module.bf16_ops[(1,)](x, y, cast, rtz, mul, add, lt, N=n)
+    a = x.bfloat16()
+    assert torch.equal(cast.float().nan_to_num(7.0), a.float().nan_to_num(7.0))
+    truncated = (x.view(torch.int32) >> 16).to(torch.int16).view(torch.bfloat16)
+    assert torch.equal(rtz[4:], truncated[4:])
+    assert torch.equal((mul.float() - (a * y).float())[4:], torch.zeros(n - 4))
+    assert torch.equal((add.float() - (a + y).float())[4:], torch.zeros(n - 4))
+    assert torch.equal(lt.bool(), a < y)

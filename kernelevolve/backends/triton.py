@@ -9,7 +9,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from kernelevolve.backends.loading import SourceLoader, exception_chain
-from kernelevolve.backends.triton_interpreter import patch_bf16_dot
+from kernelevolve.backends.triton_interpreter import patch_interpreter
 from kernelevolve.types import StaticIssue, Status
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class TritonBackend:
     def prepare_process(self, device: str) -> None:
         if device.split(":")[0] == "cpu":
             os.environ["TRITON_INTERPRET"] = "1"  # read by triton.jit at decoration time
-            patch_bf16_dot()  # the interpreter's bf16 tl.dot multiplies bits (triton_interpreter.py)
+            patch_interpreter()  # the interpreter's bf16 arithmetic uses bits (triton_interpreter.py)
         elif os.environ.pop("TRITON_INTERPRET", None) is not None:
             # Inherited from the parent's environment: on a GPU it would time interpreted kernels.
             log.warning("TRITON_INTERPRET dropped in the %s evaluation child: kernels compile for it", device)
@@ -64,7 +64,7 @@ class TritonBackend:
     def load(self, source: str, module_name: str) -> ModuleType:
         """Import the source from a real file: the DSL reads kernel source through `inspect`."""
         if os.environ.get("TRITON_INTERPRET") == "1":
-            patch_bf16_dot()
+            patch_interpreter()
         return self._loader.load(source, module_name)
 
     def classify_error(self, exc: BaseException, stage: str) -> Status:

@@ -1,4 +1,4 @@
-"""A fix to Triton's CPU interpreter, applied where candidates run under it (the CPU platform).
+"""Fixes to Triton's CPU interpreter, applied where candidates run under it (the CPU platform).
 
 The interpreter keeps bf16 values as their uint16 bits (NumPy has no bf16) and its `tl.dot` multiplies
 those bits as integers: in Triton 3.6 a 16x16 bf16 dot is off by about 1e10, so every bf16 GEMM, ours,
@@ -6,6 +6,13 @@ a template's or Inductor's, fails on CPU while it passes on a GPU. `patch_bf16_d
 to float32 (exact: a bf16 value is a float32 with its low 16 bits zero) before the interpreter's own dot,
 which is what a GPU's tensor cores compute with an fp32 accumulator. Idempotent; a Triton without the
 interpreter's builder is left alone.
+
+The same bits break bf16 elementwise arithmetic (`a * b` on two bf16 blocks multiplies the uint16s, often
+giving NaN) and its fp32 -> bf16 casts truncate where a GPU rounds to nearest even, so an honest bf16
+kernel (Llama RMSNorm storing bf16, a bf16 epilogue) is off by one or two bf16 ulps, beyond the 1e-2
+tolerance near 2.0. `patch_bf16_arithmetic` computes bf16 binary ops on the widened values rounded back
+once (a bf16 product or sum is exact or nearly so in fp32), and rounds fp32 -> bf16 casts to nearest even
+unless the kernel asks for `rtz`.
 """
 
 from __future__ import annotations
@@ -13,6 +20,13 @@ from __future__ import annotations
 from typing import Any
 
 _MARK = "_kernelevolve_bf16_dot"
+_ARITH_MARK = "_kernelevolve_bf16_arithmetic"
+
+
+def patch_interpreter() -> bool:
+    """Every fix in this module; False where there is nothing to patch."""
+    dot = patch_bf16_dot()
+    return patch_bf16_arithmetic() and dot
 
 
 def patch_bf16_dot() -> bool:
@@ -43,4 +57,56 @@ def patch_bf16_dot() -> bool:
 
     setattr(create_dot, _MARK, True)
     builder.create_dot = create_dot
+    return True
+
+
+def _bf16_rounded(values: Any) -> Any:
+    """float32 values as bf16 bits, rounded to nearest even (NaN stays a quiet NaN of the same sign)."""
+    import numpy as np
+
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
+    nan = (bits & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    quiet = (bits >> np.uint32(16)) | np.uint32(0x0040)
+    return np.where(nan, quiet, rounded).astype(np.uint16)
+
+
+def patch_bf16_arithmetic() -> bool:
+    """bf16 binary ops on values, fp32 -> bf16 casts rounded to nearest even; False where nothing to patch."""
+    try:
+        import numpy as np
+        import triton.language as tl
+        from triton._C.libtriton import ir
+        from triton.runtime import interpreter
+    except ImportError:
+        return False
+    builder = getattr(interpreter, "InterpreterBuilder", None)
+    binary_op = getattr(builder, "binary_op", None)
+    convert = getattr(interpreter, "_convert_float", None)
+    if builder is None or binary_op is None or convert is None:
+        return False
+    if getattr(binary_op, _ARITH_MARK, False):
+        return True
+    rtz = ir.ROUNDING_MODE.RTZ
+
+    def widened(handle: Any) -> Any:
+        return (np.asarray(handle.data).astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+    def patched_binary_op(self: Any, lhs: Any, rhs: Any, op: Any) -> Any:
+        if lhs.dtype.scalar != tl.bfloat16 or rhs.dtype.scalar != tl.bfloat16:
+            return binary_op(self, lhs, rhs, op)
+        with np.errstate(all="ignore"):  # inf * inf and the like: the GPU's IEEE result, quietly
+            output = op(widened(lhs), widened(rhs))
+        # comparisons keep the original's form: 0/1 in the operands' type
+        bits = _bf16_rounded(output) if output.dtype == np.float32 else output.astype(np.uint16)
+        return interpreter.TensorHandle(bits, tl.bfloat16)
+
+    def convert_float(data: Any, src: Any, dst: Any, rounding_mode: Any) -> Any:
+        if src == tl.float32 and dst == tl.bfloat16 and rounding_mode != rtz:
+            return _bf16_rounded(np.asarray(data).view(np.float32))
+        return convert(data, src, dst, rounding_mode)
+
+    setattr(patched_binary_op, _ARITH_MARK, True)
+    builder.binary_op = patched_binary_op
+    interpreter._convert_float = convert_float
     return True

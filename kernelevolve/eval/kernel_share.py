@@ -12,7 +12,10 @@ shape's checks have passed, the judge makes more calls on fresh inputs:
   (`kernel_work_input_independent`, `permissive_flag_dependent_output.py`). Inconclusive where the two
   inputs' reference outputs agree and where the recorded trial replayed a CUDA graph; not made (nor its
   decoys, nor the record) where the reference holds parameters or buffers (honest kernels may compute from
-  those alone, the same in both calls).
+  those alone, the same in both calls). Where the stale seed's inputs are shaped unlike the record's (a
+  jagged batch: its row count is drawn per seed), an honest kernel's launches would find no recorded
+  launch of their layout to be replaced by, and keep their own values: so these three calls take the
+  record's inputs with their floating values changed (`input_refresh`'s mantissa flips) instead.
 - "decoy" (two): like "stale" without writing back; their outputs must be right
   (`kernel_share_decoy_wrong`). A candidate can tell the "off" call (its kernels' writes are missing),
   never which of the other three is the stale one: the three run in a secret order, "off" after them,
@@ -34,7 +37,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from kernelevolve.eval import correctness
+from kernelevolve.eval import correctness, input_refresh
 from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure
 from kernelevolve.eval.runner_channel import ReplyError
 from kernelevolve.eval.tensor_guards import guard_inputs
@@ -73,9 +76,15 @@ def share_problem(
     modes = [] if has_state(reference) else ["stale", "decoy", "decoy"]
     random.SystemRandom().shuffle(modes)  # secret: the stale call is one of three alike
     if modes:
-        recorded = correctness.run_reference(reference)(0, record_seed, make_inputs(record_seed))
+        record_inputs = make_inputs(record_seed)
+        recorded = correctness.run_reference(reference)(0, record_seed, record_inputs)
+        record_layout = _layout(record_inputs)
+        del record_inputs  # a multi-GB problem holds one input set at a time
     for mode, seed in zip([*modes, "off"], seeds[len(seeds) - len(modes) - 1 :], strict=True):
         inputs = make_inputs(seed)
+        if mode != "off" and _layout(inputs) != record_layout:
+            del inputs
+            inputs = _record_shaped(make_inputs(record_seed), seed)
         expected = correctness.run_reference(reference)(0, seed, inputs)
         right = _right(remote, inputs, expected, seed, mode, atol, rtol)
         if mode == "decoy" and not right:
@@ -96,6 +105,20 @@ def has_state(reference: Any) -> bool:
     nothing (a gap: varying the state between the two calls would close it)."""
     tensors = [*getattr(reference, "parameters", list)(), *getattr(reference, "buffers", list)()]
     return any(t.numel() > 0 for t in tensors)
+
+
+def _layout(inputs: list[Any]) -> list[Any]:
+    """Each input's shape, dtype and device (a tensor's), else its type: what a launch's signature sees."""
+    return [(tuple(v.shape), v.dtype, v.device) if hasattr(v, "shape") else type(v) for v in inputs]
+
+
+def _record_shaped(inputs: list[Any], seed: int) -> list[Any]:
+    """The record's inputs with every floating tensor's values changed (its top mantissa bits flipped by a
+    pattern drawn from `seed`); integer tensors (lengths, offsets, indices) stay, so every launch keeps
+    the record's layout."""
+    leaves = [v for v in inputs if hasattr(v, "shape")]
+    input_refresh.apply(leaves, input_refresh.make_patterns(leaves, seed)[0])
+    return inputs
 
 
 def _right(

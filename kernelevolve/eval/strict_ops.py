@@ -4,7 +4,9 @@ An allow-list, not a list of compute ops: ATen has hundreds of ops that compute 
 reduction tag (prelu, threshold_, masked_fill_, le_, index, mode, dist...), and a deny-list misses
 whichever one a candidate picks next. What strict mode lets PyTorch do in forward is what the static
 checks' TORCH_OK allows: allocate (factories, `*_like`, `new_*`), view (any op whose schema says its
-output aliases its input), copy, fill and read metadata. Every other op computes.
+output aliases its input), copy, fill and read metadata. Every other op computes, but for one counter
+step: a Python int added in place to a 0-d integer tensor (`num_batches_tracked.add_(1)`, as nn.BatchNorm
+moves its count in training mode). It reads nothing but the counter and a host number, like `fill_`.
 """
 
 from __future__ import annotations
@@ -29,12 +31,31 @@ def computes(func: Any, args: Any, kwargs: dict[str, Any]) -> bool:
     computes nothing from the inputs) and not a copy, fill or metadata op."""
     import torch
 
-    if _name(func) in _DATA_MOVEMENT or getattr(func, "is_view", False):
+    if _name(func) in _DATA_MOVEMENT or getattr(func, "is_view", False) or _counter_step(func, args):
         return False
     tags = set(getattr(func, "tags", ()))
     if torch.Tag.inplace_view in tags or torch.Tag.view_copy in tags:
         return False  # transpose_ and friends; view_copy: a view's copy (permute_copy...)
     return _has_tensor(args) or _has_tensor(kwargs)
+
+
+def _counter_step(func: Any, args: Any) -> bool:
+    """`counter.add_(n)`: a 0-d integer tensor of its own (a buffer, not a view of an element of a larger
+    tensor: an element loop would add in PyTorch) moved by a Python int (not a bool, not a tensor)."""
+    import torch
+
+    if _name(func) != "add_" or not isinstance(args, (list, tuple)) or len(args) != 2:
+        return False
+    counter, step = args
+    return (
+        isinstance(counter, torch.Tensor)
+        and counter.dim() == 0
+        and not counter._is_view()
+        and not counter.is_floating_point()
+        and not counter.is_complex()
+        and counter.dtype != torch.bool
+        and type(step) is int
+    )
 
 
 def op_name(func: Any) -> str:

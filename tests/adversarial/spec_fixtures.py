@@ -7,6 +7,7 @@ second. Candidate files name their spec in a header line ``# spec: <name>``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from kernelevolve.types import Backward, KernelSpec, Status
@@ -233,6 +234,65 @@ def get_init_inputs():
 """
 )
 
+# KernelBench level-2 style: a convolution with a fused epilogue (an extra bias parameter, relu)
+CONV_BIAS_RELU = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+        self.bias = nn.Parameter(torch.randn(out_channels, 1, 1))
+
+    def forward(self, x):
+        return torch.relu(self.conv(x) + self.bias)
+
+
+batch = 2
+in_channels = 3
+out_channels = 8
+height = width = 10
+kernel_size = 3
+
+
+def get_inputs():
+    return [torch.randn(batch, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size]
+"""
+)
+
+# A module built (and run) in training mode: BatchNorm normalises by the batch's statistics and moves its
+# running statistics, which the judge compares with the reference's after each call.
+BATCHNORM_TRAIN = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(features)
+
+    def forward(self, x):
+        return self.bn(x)
+
+
+batch = 12
+features = 20
+
+
+def get_inputs():
+    return [torch.randn(batch, features)]
+
+
+def get_init_inputs():
+    return [features]
+"""
+)
+
 SPECS: dict[str, KernelSpec] = {
     "rmsnorm_train": KernelSpec(
         name="adversarial_rmsnorm_train", reference_source=RMSNORM, atol=1e-4, rtol=1e-4, backward=Backward()
@@ -249,14 +309,41 @@ SPECS |= {
         "linear_relu": LINEAR_RELU,
         "rowsum": ROWSUM,
         "sumsq": SUMSQ,
+        "conv_bias_relu": CONV_BIAS_RELU,
+        "batchnorm_train": BATCHNORM_TRAIN,
     }.items()
 }
 
 
+# A header may name a shipped spec as `shipped:<name>` (operators/spec/<name>.yaml at its CPU shapes):
+# honest kernels for the workloads users bring (bf16, integer inputs, tuples of outputs, training specs).
+SHIPPED = "shipped:"
+
+
+def is_spec(name: str) -> bool:
+    if name.startswith(SHIPPED):
+        from kernelevolve.specs.loading import shipped_spec_names
+
+        return name.removeprefix(SHIPPED) in shipped_spec_names()
+    return name in SPECS
+
+
 def spec(name: str) -> KernelSpec:
+    if name.startswith(SHIPPED):
+        return _shipped(name.removeprefix(SHIPPED))
     if name not in SPECS:
-        raise KeyError(f"unknown adversarial spec {name!r}; valid: {', '.join(sorted(SPECS))}")
+        raise KeyError(
+            f"unknown adversarial spec {name!r}; valid: {', '.join(sorted(SPECS))} or shipped:NAME"
+        )
     return SPECS[name]
+
+
+@cache
+def _shipped(name: str) -> KernelSpec:
+    from kernelevolve.platforms import load_platform
+    from kernelevolve.specs.loading import resolve_spec
+
+    return resolve_spec(name, load_platform("cpu"), validate=False)
 
 
 # ---------------------------------------------------------------------------------------------

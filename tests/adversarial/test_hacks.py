@@ -55,7 +55,9 @@ def assert_verdict(case: CandidateCase, report: EvalReport) -> None:
         assert case.expected_detail <= static_codes(report), summary
     elif case.expected_status is Status.OK:
         assert set(report.latency) == {s.name for s in spec(case.spec_name).shapes}, summary
-        assert report.max_abs_error is not None and report.max_abs_error <= 1e-3, summary
+        # fp32 fixtures: 1e-3; a half-precision spec's honest kernel may differ by a rounding of the output
+        bound = max(1e-3, 4 * spec(case.spec_name).atol)
+        assert report.max_abs_error is not None and report.max_abs_error <= bound, summary
     else:
         assert report.error_name in case.expected_detail, summary
 

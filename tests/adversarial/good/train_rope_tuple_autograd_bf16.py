@@ -1,0 +1,66 @@
+# good: the RoPE training spec (bf16 q and k with different head counts, cos/sin buffers, a tuple of two
+# outputs, gradients for both inputs): one autograd.Function applied to q and to k, whose forward and
+# backward are the same Triton kernel (the backward rotates by -sin), the tables the module's buffers
+# spec: shipped:train_rope
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rotate_kernel(x_ptr, cos_ptr, sin_ptr, out_ptr, seq, sign, HALF: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)  # (batch * heads * seq) rows of 2 * HALF
+    pos = row % seq
+    d = tl.arange(0, BLOCK)
+    mask = d < HALF
+    lo = tl.load(x_ptr + row * 2 * HALF + d, mask=mask, other=0.0).to(tl.float32)
+    hi = tl.load(x_ptr + row * 2 * HALF + HALF + d, mask=mask, other=0.0).to(tl.float32)
+    c_lo = tl.load(cos_ptr + pos * 2 * HALF + d, mask=mask, other=0.0).to(tl.float32)
+    c_hi = tl.load(cos_ptr + pos * 2 * HALF + HALF + d, mask=mask, other=0.0).to(tl.float32)
+    s_lo = tl.load(sin_ptr + pos * 2 * HALF + d, mask=mask, other=0.0).to(tl.float32) * sign
+    s_hi = tl.load(sin_ptr + pos * 2 * HALF + HALF + d, mask=mask, other=0.0).to(tl.float32) * sign
+    if sign > 0:  # forward: lo * cos - hi * sin, hi * cos + lo * sin
+        out_lo = lo * c_lo - hi * s_lo
+        out_hi = hi * c_hi + lo * s_hi
+    else:  # backward (sign -1): dlo = dy_lo * cos + dy_hi * sin_hi, dhi = dy_hi * cos - dy_lo * sin_lo
+        out_lo = lo * c_lo - hi * s_hi
+        out_hi = hi * c_hi + lo * s_lo
+    tl.store(out_ptr + row * 2 * HALF + d, out_lo.to(out_ptr.dtype.element_ty), mask=mask)
+    tl.store(out_ptr + row * 2 * HALF + HALF + d, out_hi.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def _rotate(x, cos, sin, sign):
+    x = x.contiguous()
+    out = torch.empty_like(x)
+    seq, dim = x.shape[-2], x.shape[-1]
+    half = dim // 2
+    rotate_kernel[(x.numel() // dim,)](
+        x, cos, sin, out, seq, sign, HALF=half, BLOCK=triton.next_power_of_2(half)
+    )
+    return out
+
+
+class _Rope(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, cos, sin):
+        ctx.save_for_backward(cos, sin)
+        return _rotate(x, cos, sin, 1.0)
+
+    @staticmethod
+    def backward(ctx, dy):
+        cos, sin = ctx.saved_tensors
+        return _rotate(dy, cos, sin, -1.0), None, None
+
+
+class ModelNew(nn.Module):
+    def __init__(self, seq_len: int, head_dim: int, base: float = 10000.0):
+        super().__init__()
+        inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
+        angles = torch.outer(torch.arange(seq_len, dtype=torch.float32), inv_freq)
+        angles = torch.cat((angles, angles), dim=-1)
+        self.register_buffer("cos", angles.cos())
+        self.register_buffer("sin", angles.sin())
+
+    def forward(self, q, k):
+        return _Rope.apply(q, self.cos, self.sin), _Rope.apply(k, self.cos, self.sin)

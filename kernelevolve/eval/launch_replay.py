@@ -74,6 +74,12 @@ def around(run: Callable[..., Any], kernel: Any, args: tuple[Any, ...], kwargs: 
     """One launch in a recorded, stale or decoy call."""
     import torch
 
+    if _capturing(torch):
+        # captured into a CUDA graph (a graph-replaying candidate captures during its second checked
+        # call): nothing runs until the replay, whose writes are hidden, and reading the changes back
+        # would invalidate the capture. The record is inconclusive, as for any replay.
+        graph_replayed()
+        return run(kernel, *args, **kwargs)
     tensors = dict(_tensor_args(args, kwargs))
     # a launch's identity across calls: its kernel and its tensor arguments' layout (never scalar
     # arguments, which an honest kernel may derive from the data: `scale = x.abs().max().item()`)
@@ -92,6 +98,10 @@ def around(run: Callable[..., Any], kernel: Any, args: tuple[Any, ...], kwargs: 
         else:
             _replay(signature, changes, windows)
     return result
+
+
+def _capturing(torch: Any) -> bool:
+    return bool(torch.cuda.is_initialized() and torch.cuda.is_current_stream_capturing())
 
 
 def _replay(signature: Any, changes: Changes, windows: dict[Any, Any]) -> None:

@@ -353,10 +353,18 @@ class _OutputCheck:
             Status.INCORRECT,
             "timed_output_mismatch",
             f"the output of timed call {call}{self.shape.candidate.where} differs from the reference "
-            f"(max abs error {worst:.3g}): outputs must be computed on every call, including timed ones",
+            f"({_error_words(worst)}): outputs must be computed on every call, including timed ones",
             max_abs_error=worst if math.isfinite(worst) else None,
             flags=("timed_output_mismatch",),
         )
+
+
+def _error_words(worst: float) -> str:
+    """The largest error, or what the comparison saw instead where that is 0 or infinite: values left
+    unwritten or not finite (an output still being written on another stream), or another shape."""
+    if worst > 0 and math.isfinite(worst):
+        return f"max abs error {worst:.3g}"
+    return "unwritten or non-finite values, or another shape, where the reference's are finite"
 
 
 def _timing_sets(

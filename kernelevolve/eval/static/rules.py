@@ -114,9 +114,16 @@ NAME_RULES: tuple[tuple[frozenset[str], str, str], ...] = (
     ),
     (_names("builtins unittest.mock mock contextvars"), "patching", "can patch the harness's functions"),
     (
+        # a kernel registered from Python replaces what an ATen op computes for every caller (`x.clone()`
+        # computing relu below the strict trace; the runner's own copies); a custom op gets any name
+        _names("torch.library torch.ops.load_library torch.ops.import_module torch.classes"),
+        "patching",
+        "registers kernels or ops with PyTorch's dispatcher, which can change what any PyTorch op computes",
+    ),
+    (
         _names(
             "importlib runpy pickle marshal code codeop dill cloudpickle types.FunctionType types.CodeType "
-            "types.ModuleType torch.utils.cpp_extension cupy numba pycuda"
+            "types.ModuleType torch.utils.cpp_extension torch.cuda.jiterator cupy numba pycuda"
         ),
         "dynamic_code",
         "builds or loads code at run time (or kernels outside the chosen backend)",

@@ -1,0 +1,29 @@
+"""The runner's traces of what a candidate does to PyTorch's dispatcher and which ops count as compute."""
+
+from __future__ import annotations
+
+import torch
+
+from kernelevolve.eval import runner_trace, strict_ops
+
+
+def test_custom_op_named_like_a_copy_computes() -> None:
+    lib = torch.library.Library("ketest_trace", "DEF")
+    lib.define("clone(Tensor x) -> Tensor")
+    x = torch.ones(2)
+    assert strict_ops.computes(torch.ops.ketest_trace.clone.default, (x,), {})
+    assert not strict_ops.computes(torch.ops.aten.clone.default, (x,), {})
+
+
+def test_registrations_by_the_caller_are_recorded_pytorchs_own_are_not() -> None:
+    runner_trace._count_dispatcher_registrations()
+    runner_trace._REGISTRATIONS.clear()
+    try:
+        torch.func.vmap(torch.sin)(torch.randn(3))  # PyTorch registers its batching rules lazily
+        assert runner_trace._REGISTRATIONS == []
+        lib = torch.library.Library("aten", "IMPL")
+        lib.impl("clone", lambda t, memory_format=None: t.new_ones(t.shape), "Meta")
+        assert runner_trace._REGISTRATIONS == ["impl(clone)"]
+        del lib
+    finally:
+        runner_trace._REGISTRATIONS.clear()

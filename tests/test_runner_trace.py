@@ -27,3 +27,29 @@ def test_registrations_by_the_caller_are_recorded_pytorchs_own_are_not() -> None
         del lib
     finally:
         runner_trace._REGISTRATIONS.clear()
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def write(self, data: bytes) -> int:
+        self.parts.append(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_serializing_a_tensor_counts_as_reading_it() -> None:
+    from kernelevolve.eval import host_reads
+
+    host_reads.watch_host_reads()
+    t = torch.randn(100)
+    for legacy in (False, True):
+        with runner_trace.OpTrace() as trace:
+            torch.serialization.save(t, _Sink(), _use_new_zipfile_serialization=not legacy)
+        assert trace.host_reads == t.nbytes
+    with runner_trace.OpTrace() as trace:
+        t.untyped_storage().__reduce__()
+    assert trace.host_reads == t.nbytes

@@ -3,7 +3,8 @@
 On the CPU platform a candidate's input tensors already live in host memory, so NumPy or Python can do
 the work with no device copy for the op trace to see: `.numpy()` (and `np.asarray`, which calls it),
 `.tolist()`, DLPack exports (`np.from_dlpack`), `Tensor.apply_` / `map_` (a Python function per
-element, no ATen op dispatched) and storages' `.tolist()`. The static checks reject such code only where
+element, no ATen op dispatched), storages' `.tolist()` and serialization (`torch.serialization.save`
+into any object with a `write` method). The static checks reject such code only where
 they can tell a value holds input data, and a value parked on an object or passed through a nested
 function, lambda or match capture hides that. So the runner counts, per traced call, the elements read
 this way (`.item()` is counted by the op trace, one per call); the judge fails a strict candidate that
@@ -40,6 +41,13 @@ def _storage_elements(value: Any, *args: Any, **kwargs: Any) -> int:
     return int(value.nbytes())
 
 
+def _record_bytes(
+    writer: Any, name: Any = None, data: Any = None, size: Any = 0, *args: Any, **kwargs: Any
+) -> int:
+    """A zip record `torch.save` writes: a storage's bytes (its pickled metadata is text or bytes)."""
+    return 0 if isinstance(data, (bytes, str)) else int(size)
+
+
 def watch_host_reads() -> None:
     """Wrap the routes from tensor data to Python / NumPy values so each call counts what it reads."""
     import torch
@@ -51,6 +59,13 @@ def watch_host_reads() -> None:
     ]
     routes += [(torch, "to_dlpack", _tensor_elements), (torch.utils.dlpack, "to_dlpack", _tensor_elements)]
     routes += [(torch.UntypedStorage, "tolist", _storage_elements)]
+    # Serialization hands a storage's bytes to any object with a `write` method (`torch.serialization.save`
+    # into a candidate's own class; a storage's `__reduce__`), and sharing one hands out a file of them.
+    routes += [
+        (torch.UntypedStorage, name, _storage_elements)
+        for name in ("_write_file", "_share_fd_cpu_", "_share_filename_cpu_")
+    ]
+    routes += [(torch._C.PyTorchFileWriter, "write_record", _record_bytes)]
     for owner, name, size in routes:
         original = getattr(owner, name, None)
         if original is not None and not getattr(original, "_kernelevolve_counted", False):

@@ -131,7 +131,7 @@ NAME_RULES: tuple[tuple[frozenset[str], str, str], ...] = (
     (
         _names(
             "reference __main__ kernelevolve io pathlib shutil tempfile glob socket urllib http requests os.open "
-            "os.read os.listdir os.scandir os.walk torch.load torch.save numpy.load"
+            "os.read os.listdir os.scandir os.walk torch.load torch.save torch.serialization numpy.load"
         ),
         "reference_access",
         "reads files, the reference or the harness",

@@ -83,6 +83,7 @@ class OpTrace:
         name = strict_ops.op_name(func)
         if name == "_local_scalar_dense":  # `.item()`: one element read into Python
             self.read(1)
+        self.read(host_reads.exposed_elements(args))  # memory a NumPy array or buffer also holds
         if strict_ops.computes(func, args, kwargs):
             self.compute_ops.add(name)
             return
@@ -234,6 +235,25 @@ def _registered_by_torch() -> bool:
     while frame is not None and frame.f_code.co_filename.startswith(library):
         frame = frame.f_back
     return frame is not None and frame.f_code.co_filename.startswith(root)
+
+
+def judged_violation() -> tuple[str, str] | None:
+    """What the candidate did that fails every request deciding its verdict (error name, feedback)."""
+    if _THREADS[0]:
+        return (
+            "thread_spawn",
+            f"the candidate started {_THREADS[0]} thread(s): work on another thread escapes the checks of a "
+            "call (its PyTorch ops are not traced, and it can write outputs after the call returns); do the "
+            "work in the kernels, on the calling thread",
+        )
+    if _REGISTRATIONS:
+        return (
+            "dispatcher_patched",
+            f"the candidate registered with PyTorch's dispatcher ({', '.join(_REGISTRATIONS[:3])}): a kernel "
+            "or op registered from Python changes what PyTorch ops compute for every caller; launch your "
+            "kernels directly",
+        )
+    return None
 
 
 @contextlib.contextmanager

@@ -53,3 +53,27 @@ def test_serializing_a_tensor_counts_as_reading_it() -> None:
     with runner_trace.OpTrace() as trace:
         t.untyped_storage().__reduce__()
     assert trace.host_reads == t.nbytes
+
+
+def test_tensors_sharing_memory_with_numpy_count_whenever_touched() -> None:
+    import numpy as np
+
+    from kernelevolve.eval import host_reads
+
+    host_reads.watch_host_reads()
+    scratch = torch.empty(100)
+    view = scratch.numpy()  # made outside any call: nothing read yet
+    buffer = np.empty(100, dtype=np.float32)
+    x = torch.randn(100)
+    with runner_trace.OpTrace() as trace:
+        scratch.copy_(x)  # NumPy reads this through `view` with no tensor method
+    assert trace.host_reads == 100
+    with runner_trace.OpTrace() as trace:
+        torch.as_tensor(buffer).copy_(x)
+    assert trace.host_reads == 200  # made during the call (100), then written (100)
+    with runner_trace.OpTrace() as trace:
+        torch.as_tensor([1.0, 2.0]).add_(1.0)  # a copy of Python values shares nothing
+        with host_reads.harness_memory():
+            torch.frombuffer(bytearray(400), dtype=torch.float32)
+    assert trace.host_reads == 0
+    del view

@@ -59,6 +59,17 @@ def _tensor_elements(value: Any, *args: Any, **kwargs: Any) -> int:
     return int(value.numel())
 
 
+def _array_elements(array: Any, shape: Any = None, *args: Any, **kwargs: Any) -> int:
+    """Elements of a strided NumPy view: its shape's product (the array's own size without one)."""
+    shape = kwargs.get("shape", shape)
+    if shape is None:
+        return int(getattr(array, "size", 0))
+    count = 1
+    for size in shape:
+        count *= int(size)
+    return count
+
+
 def _exporting_elements(value: Any, *args: Any, **kwargs: Any) -> int:
     """A NumPy or DLPack view of `value`: its elements are read now, and whatever is written there later."""
     _expose(value)
@@ -103,6 +114,7 @@ def _record_bytes(
 
 def watch_host_reads() -> None:
     """Wrap the routes from tensor data to Python / NumPy values so each call counts what it reads."""
+    import numpy.lib.stride_tricks
     import torch
     import torch.utils.dlpack
 
@@ -122,6 +134,9 @@ def watch_host_reads() -> None:
         for name in ("_write_file", "_share_fd_cpu_", "_share_filename_cpu_")
     ]
     routes += [(torch._C.PyTorchFileWriter, "write_record", _record_bytes)]
+    # NumPy's view with unchecked strides reaches any address (a stride from its own array to a tensor's
+    # `data_ptr()`): banned statically by name, counted here where the static checks are not run
+    routes += [(numpy.lib.stride_tricks, "as_strided", _array_elements)]
     for owner, name, size in routes:
         original = getattr(owner, name, None)
         if original is not None and not getattr(original, "_kernelevolve_counted", False):
@@ -164,7 +179,7 @@ def _counting(original: Callable[..., Any], size: Callable[..., int]) -> Callabl
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         if args:
-            _count(size(*args))
+            _count(size(*args, **kwargs))
         return original(*args, **kwargs)
 
     counted._kernelevolve_counted = True  # type: ignore[attr-defined]

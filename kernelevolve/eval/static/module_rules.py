@@ -84,6 +84,9 @@ class ModuleRules:
                 self.issue(code, node, f"{name}: {why}")
         if name.startswith("torch._") and not matches(name, NAME_RULES[0][0]):
             self.issue("introspection", node, f"{name}: private PyTorch internals")
+        if name.startswith("numpy.") and any(p[:1] == "_" != p[1:2] for p in name.split(".")[1:]):
+            # NumPy's private modules hold the public names' implementations (`numpy.lib._stride_tricks_impl`)
+            self.issue("introspection", node, f"{name}: private NumPy internals")
         if matches(name, GLOBAL_STATE_CALLS):
             self.issue("patching", node, f"{name} changes process-wide state the harness relies on")
         if self.strict and matches(name, GRAPH_NAMES):

@@ -107,7 +107,9 @@ NAME_RULES: tuple[tuple[frozenset[str], str, str], ...] = (
     (
         _names(
             "ctypes _ctypes cffi gc inspect traceback dis sys._getframe sys.settrace sys.setprofile sys.modules "
-            "sys._current_frames"
+            # NumPy's bridge to ctypes (`np.ctypeslib.ctypes` is the module), and its view with unchecked
+            # strides, which reaches any address (a stride from its own array to a tensor's `data_ptr()`)
+            "sys._current_frames numpy.ctypeslib numpy.lib.stride_tricks.as_strided"
         ),
         "introspection",
         "inspects or manipulates the interpreter",
@@ -231,8 +233,9 @@ FRAME_ATTRS = _names(
     "__defaults__ __kwdefaults__ mro"
 )
 # NumPy's and CUDA's array protocols: an object naming an address makes NumPy (or a GPU library) read that
-# memory directly, a tensor's included, without a tensor method the runner could count (`host_reads`)
-RAW_MEMORY_NAMES = _names("__array_interface__ __array_struct__ __cuda_array_interface__")
+# memory directly, a tensor's included, without a tensor method the runner could count (`host_reads`);
+# an array's `.ctypes` hands out its address and the ctypes module (`string_at` of any address)
+RAW_MEMORY_NAMES = _names("__array_interface__ __array_struct__ __cuda_array_interface__ ctypes")
 # Attributes that map or read files whatever object they are reached through (a storage's `from_file`)
 FILE_ATTRS = _names("from_file fromfile tofile memmap fwalk")
 # Builtins that read or write an attribute by a name given as a value

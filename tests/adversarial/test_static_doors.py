@@ -58,3 +58,13 @@ def test_door_is_rejected(extra: str, forward: str) -> None:
 )
 def test_honest_forms_stay_allowed(extra: str, forward: str) -> None:
     assert lenient_codes(forward, extra) == set()
+
+
+def test_modules_loaded_lazily_resolve_on_the_first_check() -> None:
+    """A package that loads a submodule on first attribute access (NumPy's `ctypeslib`) still names the
+    module it holds: the resolution walks every module attribute, not only what was loaded before."""
+    from kernelevolve.eval.static.module import canonical
+
+    assert canonical("numpy.ctypeslib.ctypes.string_at") == "ctypes.string_at"
+    assert canonical("torch.os.fork") == "os.fork"
+    assert canonical("torch.nn.functional.relu") == "torch.nn.functional.relu"

@@ -25,6 +25,7 @@ from kernelevolve.eval.static.rules import (
     ATTRIBUTE_BUILTINS,
     BUILTIN_RULES,
     COMPUTE_METHODS,
+    CUDA_PYTHON_OK,
     FILE_ATTRS,
     FRAME_ATTRS,
     GLOBAL_STATE_CALLS,
@@ -84,6 +85,8 @@ class ModuleRules:
                 self.issue(code, node, f"{name}: {why}")
         if name.startswith("torch._") and not matches(name, NAME_RULES[0][0]):
             self.issue("introspection", node, f"{name}: private PyTorch internals")
+        if name.split(".")[0] == "cuda" and name not in CUDA_PYTHON_OK:
+            self.issue("dynamic_code", node, f"{name}: of cuda-python a kernel may use only the stream type")
         if name.startswith("numpy.") and any(p[:1] == "_" != p[1:2] for p in name.split(".")[1:]):
             # NumPy's private modules hold the public names' implementations (`numpy.lib._stride_tricks_impl`)
             self.issue("introspection", node, f"{name}: private NumPy internals")

@@ -201,6 +201,10 @@ OS_OK = _names(
     "environ getenv path sep linesep name curdir pardir extsep altsep pathsep devnull cpu_count "
     "process_cpu_count getpid"
 )
+# What a kernel may use of cuda-python: the stream type a CuTe launcher is handed. Its driver, runtime and
+# NVRTC compile and launch kernels outside the chosen backend (CUDA C by `cuModuleLoadData`) and copy
+# device memory by raw address (`cuMemcpyDtoH`), as cupy or pycuda would
+CUDA_PYTHON_OK = _names("cuda cuda.bindings cuda.bindings.driver cuda.bindings.driver.CUstream")
 GRAPH_NAMES = _names(
     "torch.cuda.CUDAGraph torch.cuda.graph torch.cuda.graphs torch.cuda.make_graphed_callables"
 )

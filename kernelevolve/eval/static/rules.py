@@ -153,6 +153,16 @@ NAME_RULES: tuple[tuple[frozenset[str], str, str], ...] = (
         "starts threads or processes, or signals them, through a library",
     ),
     (
+        # submodules of allowed packages that build and import C or Fortran, load code from a package or a
+        # hub, or start processes and remote calls
+        _names(
+            "numpy.f2py numpy.distutils numpy.testing numpy.lib.format torch.hub torch.package "
+            "torch.utils.model_zoo torch.distributed torch.onnx"
+        ),
+        "dynamic_code",
+        "builds, loads or fetches code (C, Fortran, a package, a hub), or reaches files or processes",
+    ),
+    (
         _names("timeit pkgutil pydoc cProfile profile trace pdb bdb doctest logging.config string.Formatter"),
         "dynamic_code",
         "runs code given as text, or reaches objects by a dotted name given as text",
@@ -200,6 +210,26 @@ SYS_OK = _names(
 OS_OK = _names(
     "environ getenv path sep linesep name curdir pardir extsep altsep pathsep devnull cpu_count "
     "process_cpu_count getpid"
+)
+# The modules a candidate may import (roots): the kernel languages, PyTorch, NumPy and pure helpers of the
+# standard library. Every other module is a door the name rules below would have to list member by member:
+# `posix` is `os` unfiltered (fork, read), `imp.load_source` runs a file the runner may write, `wrapt` and
+# `hydra` patch or fetch objects by a dotted name given as text (the harness's own), `jinja2`, `sympy` and
+# `yaml` evaluate text, `faiss` and `safetensors` read raw addresses; the environment holds many more.
+CANDIDATE_MODULES = _names(
+    "torch triton numpy cutlass cuda einops __future__ typing typing_extensions dataclasses collections "
+    "functools itertools operator enum abc numbers contextlib copy types re string textwrap warnings logging "
+    "random time math cmath os posixpath ntpath genericpath sys struct array heapq bisect statistics "
+    "fractions decimal json hashlib zlib base64 binascii pprint keyword"
+)
+# Triton's doors beyond kernels: compiling and importing C (`runtime.build`, the backends' launchers),
+# loading binaries and its file caches (`runtime.driver`'s utilities, `runtime.cache`), its compiler entry
+# points and process-wide switches and hooks (`knobs`); device queries through the driver stay legal
+TRITON_DOORS = _names(
+    "triton.runtime.build triton.runtime.cache triton.runtime.RedisRemoteCacheBackend "
+    "triton.runtime.RemoteCacheBackend triton.backends triton.compiler triton.tools.compile triton.tools.link "
+    "triton.knobs triton.testing.nvsmi triton.runtime.driver.active.utils.load_binary "
+    "triton.runtime.driver.active.launcher_cls"
 )
 # What a kernel may use of cuda-python: the stream type a CuTe launcher is handed. Its driver, runtime and
 # NVRTC compile and launch kernels outside the chosen backend (CUDA C by `cuModuleLoadData`) and copy

@@ -156,11 +156,13 @@ NAME_RULES: tuple[tuple[frozenset[str], str, str], ...] = (
         # submodules of allowed packages that build and import C or Fortran, load code from a package or a
         # hub, or start processes and remote calls
         _names(
-            "numpy.f2py numpy.distutils numpy.testing numpy.lib.format torch.hub torch.package "
-            "torch.utils.model_zoo torch.distributed torch.onnx"
+            "numpy.f2py numpy.distutils numpy.testing numpy.lib.format numpy.lib.npyio numpy.DataSource "
+            "torch.hub torch.package torch.utils.model_zoo torch.distributed torch.onnx torch.utils.benchmark "
+            "torch.utils.collect_env torch.utils.bottleneck torch.utils.show_pickle torch.utils.jit"
         ),
         "dynamic_code",
-        "builds, loads or fetches code (C, Fortran, a package, a hub), or reaches files or processes",
+        "builds, loads, fetches or runs code (C, Fortran, a package, a hub, a benchmark's statement given as "
+        "text), or reaches files or processes",
     ),
     (
         _names("timeit pkgutil pydoc cProfile profile trace pdb bdb doctest logging.config string.Formatter"),

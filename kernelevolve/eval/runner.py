@@ -30,7 +30,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from kernelevolve.eval import host_reads, launch_replay, runner_trace
-from kernelevolve.eval.runner_trace import _LAUNCHES, _THREADS, OpTrace, _count_launches, _count_thread_starts
+from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, _count_launches, _count_thread_starts
 
 log = logging.getLogger(__name__)
 
@@ -60,14 +60,9 @@ def serve(conn: Connection) -> None:
                 reply = failure.reply
             except BaseException as exc:  # noqa: BLE001 - the candidate's fault, reported as data
                 reply = runner.failure(exc, "run", f"running {op}")
-            if _THREADS[0] and op in _JUDGED_OPS:
-                reply = _failed(
-                    "runtime_error",
-                    "thread_spawn",
-                    f"the candidate started {_THREADS[0]} thread(s): work on another thread escapes the "
-                    "checks of a call (its PyTorch ops are not traced, and it can write outputs after the call "
-                    "returns); do the work in the kernels, on the calling thread",
-                )
+            violation = runner_trace.judged_violation()
+            if violation is not None and op in _JUDGED_OPS:
+                reply = _failed("runtime_error", *violation)
         send_reply(conn, {**reply, SEQUENCE: message.get(SEQUENCE)})
         sys.stdout.flush()
         sys.stderr.flush()
@@ -109,6 +104,7 @@ class _Runner:
         timers.bind_clocks()  # before candidate code can patch the clocks
         _count_launches()
         _count_thread_starts()
+        runner_trace._count_dispatcher_registrations()
         host_reads.watch_host_reads()
         self.module_name = f"kernelevolve_candidate_{message['candidate_id']}_{next(_counter)}"
         if message.get("compile_only"):

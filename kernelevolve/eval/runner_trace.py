@@ -2,7 +2,8 @@
 judge requires its kernels to run), the threads it starts counted (PyTorch's dispatch modes are per thread,
 so work on another thread escapes the strict trace, and a thread can write outputs after a call returns),
 and in strict mode the PyTorch ops it dispatches (compute done by PyTorch, host data copied onto the
-device) and the tensor data it reads into Python or NumPy (`host_reads`). All are the runner's word: the
+device) and the tensor data it reads into Python or NumPy (`host_reads`), and the ops and kernels it
+registers with PyTorch's dispatcher (which change what PyTorch ops compute). All are the runner's word: the
 static checks come first.
 """
 
@@ -18,6 +19,7 @@ from kernelevolve.eval import host_reads, launch_replay, strict_ops
 _LAUNCHES = [0]
 _LAUNCHES_OFF = [False]  # set for the judge's one call with the kernels left out (`kernel_share`)
 _THREADS = [0]  # Python threads started since the candidate's import began
+_REGISTRATIONS: list[str] = []  # dispatcher registrations made since the candidate's import began
 _HARNESS_STARTS = threading.local()  # set while the harness itself starts a thread (`harness_thread_starts`)
 
 
@@ -81,6 +83,7 @@ class OpTrace:
         name = strict_ops.op_name(func)
         if name == "_local_scalar_dense":  # `.item()`: one element read into Python
             self.read(1)
+        self.read(host_reads.exposed_elements(args))  # memory a NumPy array or buffer also holds
         if strict_ops.computes(func, args, kwargs):
             self.compute_ops.add(name)
             return
@@ -167,6 +170,90 @@ def _counting_starts(start: Any) -> Any:
 
     counted._kernelevolve_counted = True  # type: ignore[attr-defined]
     return counted
+
+
+# Every way Python registers with PyTorch's dispatcher goes through these methods of the library handle
+# (`torch.library`'s Library, custom_op, register_kernel, triton_op all hold one)
+_REGISTERING_METHODS = frozenset(
+    {
+        "define",
+        "def_",
+        "def_legacy",
+        "def_name_t_t",
+        "def_schema_t_t",
+        "impl",
+        "impl_t_t",
+        "impl_with_aoti_compile",
+        "fallback",
+        "fallback_fallthrough",
+        "register_ad_inplace_or_view_fallback",
+    }
+)
+
+
+def _count_dispatcher_registrations() -> None:
+    """Record every op or kernel registered with PyTorch's dispatcher from now on, wrapped before the
+    candidate is imported. A kernel registered for an ATen op replaces what that op computes for every
+    caller: `x.clone()` computing relu, whose ops run below the strict trace (a dispatch mode is off while
+    its handler runs the op), or the runner's own copies; a custom op can be named like any allowed op.
+    The runner registers nothing after this; PyTorch's own lazy registrations are not recorded."""
+    import torch
+
+    handle = getattr(torch._C, "_DispatchModule", None)
+    for name in _REGISTERING_METHODS:
+        method = getattr(handle, name, None)
+        if method is not None and not getattr(method, "_kernelevolve_counted", False):
+            setattr(handle, name, _recording_registration(method, name))
+
+
+def _recording_registration(method: Any, name: str) -> Any:
+    def recorded(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _registered_by_torch():
+            what = str(args[0]) if args else ""
+            _REGISTRATIONS.append(f"{name}({what[:80]})")
+        return method(self, *args, **kwargs)
+
+    recorded._kernelevolve_counted = True  # type: ignore[attr-defined]
+    return recorded
+
+
+def _registered_by_torch() -> bool:
+    """Whether the code that called into `torch.library` is PyTorch's own: modules register ops and kernels
+    lazily, on import (`torch._inductor.runtime.triton_helpers`, which candidates may import) or on first
+    use (`torch.func.vmap`'s batching rules). The candidate's code, or the standard library's calling it
+    back, is not. A PyTorch function that calls back a Library method the candidate hands it passes as
+    PyTorch's: with the static checks off that is the runner's word (they reject `torch.library`)."""
+    import os
+    import sys
+    import types
+
+    import torch
+
+    root = os.path.dirname(torch.__file__) + os.sep
+    library = (os.path.join(root, "library.py"), os.path.join(root, "_library") + os.sep)
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(library):
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_filename.startswith(root)
+
+
+def judged_violation() -> tuple[str, str] | None:
+    """What the candidate did that fails every request deciding its verdict (error name, feedback)."""
+    if _THREADS[0]:
+        return (
+            "thread_spawn",
+            f"the candidate started {_THREADS[0]} thread(s): work on another thread escapes the checks of a "
+            "call (its PyTorch ops are not traced, and it can write outputs after the call returns); do the "
+            "work in the kernels, on the calling thread",
+        )
+    if _REGISTRATIONS:
+        return (
+            "dispatcher_patched",
+            f"the candidate registered with PyTorch's dispatcher ({', '.join(_REGISTRATIONS[:3])}): a kernel "
+            "or op registered from Python changes what PyTorch ops compute for every caller; launch your "
+            "kernels directly",
+        )
+    return None
 
 
 @contextlib.contextmanager

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kernelevolve.eval import host_reads
+
 if TYPE_CHECKING:
     import torch
 
@@ -50,7 +52,8 @@ class TensorRef:
         if flat is None:  # one mapping per file: the same judge tensor has the same address every call
             with open(self.path, "r+b") as handle:
                 mapped = mmap.mmap(handle.fileno(), self.nbytes)
-            flat = _MAPPED[self.path] = torch.frombuffer(mapped, dtype=torch.uint8, count=self.nbytes)
+            with host_reads.harness_memory():
+                flat = _MAPPED[self.path] = torch.frombuffer(mapped, dtype=torch.uint8, count=self.nbytes)
         return flat.view(getattr(torch, self.dtype)).as_strided(self.shape, self.stride, self.storage_offset)
 
 
@@ -96,7 +99,8 @@ class SharedArena:
         with open(path, "w+b") as handle:
             handle.truncate(nbytes)
             mapped = mmap.mmap(handle.fileno(), nbytes)
-        flat = torch.frombuffer(mapped, dtype=torch.uint8, count=nbytes)
+        with host_reads.harness_memory():
+            flat = torch.frombuffer(mapped, dtype=torch.uint8, count=nbytes)
         tensor = flat.view(dtype).as_strided(shape, stride, 0)
         ref = TensorRef(tuple(shape), tuple(stride), _dtype_name(dtype), 0, str(path), nbytes)
         self._refs[id(tensor)] = (tensor, ref)

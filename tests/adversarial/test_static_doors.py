@@ -58,3 +58,50 @@ def test_door_is_rejected(extra: str, forward: str) -> None:
 )
 def test_honest_forms_stay_allowed(extra: str, forward: str) -> None:
     assert lenient_codes(forward, extra) == set()
+
+
+def test_modules_loaded_lazily_resolve_on_the_first_check() -> None:
+    """A package that loads a submodule on first attribute access (NumPy's `ctypeslib`) still names the
+    module it holds: the resolution walks every module attribute, not only what was loaded before."""
+    from kernelevolve.eval.static.module import canonical
+
+    assert canonical("numpy.ctypeslib.ctypes.string_at") == "ctypes.string_at"
+    assert canonical("torch.os.fork") == "os.fork"
+    assert canonical("torch.nn.functional.relu") == "torch.nn.functional.relu"
+
+
+@pytest.mark.parametrize(
+    ("extra", "code"),
+    [
+        ("import posix\n", "module_not_allowed"),  # `os` unfiltered
+        ("import imp\n", "module_not_allowed"),  # runs a file the runner may write
+        ("import codecs\n", "module_not_allowed"),
+        ("import wrapt\n", "module_not_allowed"),  # patches an object named by text
+        ("from hydra.utils import get_object\n", "module_not_allowed"),
+        ("import jinja2\n", "module_not_allowed"),
+        ("import safetensors.torch\n", "module_not_allowed"),
+        ("x0 = __import__('numpy').f2py\n", "dynamic_code"),
+        ("import numpy as np\nf = np.f2py.compile\n", "dynamic_code"),  # numpy is allowed, its f2py is not
+        ("import torch\np = torch.package.PackageImporter\n", "dynamic_code"),
+        ("import triton.runtime.build\n", "dynamic_code"),
+        ("from triton.runtime import cache\n", "dynamic_code"),
+        ("import triton\nk = triton.knobs\n", "dynamic_code"),
+        ("from cuda.bindings import nvrtc\n", "dynamic_code"),
+    ],
+)
+def test_modules_outside_the_allow_list_and_triton_doors_are_rejected(extra: str, code: str) -> None:
+    assert code in lenient_codes("", extra=extra)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "import math\nimport typing\nimport functools\nimport itertools\nimport dataclasses\nimport collections\n",
+        "import numpy as np\nimport einops\nfrom collections.abc import Sequence\nfrom enum import Enum\n",
+        "import os\nJOIN = os.path.join('a', 'b')\n",
+        "import triton\nDEVICE = triton.runtime.driver.active.get_active_torch_device\n",
+        "import cuda.bindings.driver as cuda\nSTREAM = cuda.CUstream\n",
+    ],
+)
+def test_the_modules_honest_kernels_import_stay_legal(extra: str) -> None:
+    assert lenient_codes("", extra=extra) == set()

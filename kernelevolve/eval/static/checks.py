@@ -57,6 +57,9 @@ and every other code as REJECTED_STATIC):
   functions from code objects, getattr on torch or on input data with a computed name (and a method
   so chosen off another tensor, called on input data), operator.methodcaller / attrgetter; kernels
   built outside the chosen backend (torch.utils.cpp_extension, cupy, numba, pycuda).
+- ``module_not_allowed``: an import (or a module reached through attributes) outside the kernel
+  languages, torch, numpy, einops and pure standard-library helpers (``rules.CANDIDATE_MODULES``): other
+  modules reach files, processes, code given as text or raw memory (`posix`, `imp`, `wrapt`, ...).
 - ``lazy_result``: tensor subclasses, ``__torch_function__`` / ``__torch_dispatch__``,
   ``as_subclass``, ``__class__`` assignment (a result whose work happens later, or never).
 - ``state_between_calls``: in the call path (never ``__init__``), ``global`` statements, mutable

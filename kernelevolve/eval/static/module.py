@@ -213,17 +213,23 @@ def callee_name(node: ast.AST) -> str:
 def canonical(dotted: str) -> str:
     """A dotted name with modules reached through another module's attributes named as themselves:
     `os.sys.modules` is `sys.modules`, `torch.os.fork` is `os.fork`, so a rule written for a module holds
-    however it is reached. Only modules already loaded here are looked at; nothing is imported."""
+    however it is reached. Only a root module already loaded here is looked at; the walk goes down every
+    attribute that is a module, so a submodule its package loads lazily on first access
+    (`numpy.ctypeslib.ctypes` is `ctypes`) resolves on the first check as on any later one."""
     import sys
+    from types import ModuleType
 
     parts = dotted.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        owner = sys.modules.get(".".join(parts[:cut]))
-        if owner is None:
-            continue
-        target = getattr(owner, parts[cut], None)
-        name = getattr(target, "__name__", None) if isinstance(target, type(sys)) else None
-        if isinstance(name, str) and name != ".".join(parts[: cut + 1]):
-            return canonical(".".join([name, *parts[cut + 1 :]]))
+    module = sys.modules.get(parts[0])
+    if module is None:
         return dotted
-    return dotted
+    name, used = parts[0], 1
+    for index in range(1, len(parts)):
+        try:
+            target = getattr(module, parts[index], None)
+        except Exception:  # noqa: BLE001 - a module's __getattr__ may fail; the name stays as spelled
+            break
+        if not isinstance(target, ModuleType) or not isinstance(target.__name__, str):
+            break
+        module, name, used = target, target.__name__, index + 1
+    return ".".join([name, *parts[used:]])

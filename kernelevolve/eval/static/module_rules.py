@@ -24,7 +24,9 @@ from kernelevolve.eval.static.name_reads import MATCH_ARGS_STORE, check_match_cl
 from kernelevolve.eval.static.rules import (
     ATTRIBUTE_BUILTINS,
     BUILTIN_RULES,
+    CANDIDATE_MODULES,
     COMPUTE_METHODS,
+    CUDA_PYTHON_OK,
     FILE_ATTRS,
     FRAME_ATTRS,
     GLOBAL_STATE_CALLS,
@@ -37,11 +39,17 @@ from kernelevolve.eval.static.rules import (
     SYS_OK,
     TENSOR_METHODS_OK,
     TORCH_OK,
+    TRITON_DOORS,
     device_function_library_name,
     matches,
 )
 
 IssueSink = Callable[[str, ast.AST, str], None]
+MODULES_WHY = (
+    "a candidate may import only the kernel languages, torch, numpy, einops and pure standard-library helpers "
+    "(typing, dataclasses, collections, functools, itertools, math, ...); other modules reach files, "
+    "processes, code given as text or raw memory"
+)
 ANSWERS_ANY_NAME = frozenset({"__getattr__", "__getattribute__"})
 # Modules of which a kernel may use only the members listed: (allowed, issue code, why)
 MEMBER_ALLOW_LISTS = {
@@ -84,6 +92,15 @@ class ModuleRules:
                 self.issue(code, node, f"{name}: {why}")
         if name.startswith("torch._") and not matches(name, NAME_RULES[0][0]):
             self.issue("introspection", node, f"{name}: private PyTorch internals")
+        if name.split(".")[0] not in CANDIDATE_MODULES:
+            self.issue("module_not_allowed", node, f"{name}: {MODULES_WHY}")
+        if matches(name, TRITON_DOORS) or name.startswith("triton._"):
+            self.issue("dynamic_code", node, f"{name}: builds, loads or hooks code beside Triton's kernels")
+        if name.split(".")[0] == "cuda" and name not in CUDA_PYTHON_OK:
+            self.issue("dynamic_code", node, f"{name}: of cuda-python a kernel may use only the stream type")
+        if name.startswith("numpy.") and any(p[:1] == "_" != p[1:2] for p in name.split(".")[1:]):
+            # NumPy's private modules hold the public names' implementations (`numpy.lib._stride_tricks_impl`)
+            self.issue("introspection", node, f"{name}: private NumPy internals")
         if matches(name, GLOBAL_STATE_CALLS):
             self.issue("patching", node, f"{name} changes process-wide state the harness relies on")
         if self.strict and matches(name, GRAPH_NAMES):

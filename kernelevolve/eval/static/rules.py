@@ -107,16 +107,25 @@ NAME_RULES: tuple[tuple[frozenset[str], str, str], ...] = (
     (
         _names(
             "ctypes _ctypes cffi gc inspect traceback dis sys._getframe sys.settrace sys.setprofile sys.modules "
-            "sys._current_frames"
+            # NumPy's bridge to ctypes (`np.ctypeslib.ctypes` is the module), and its view with unchecked
+            # strides, which reaches any address (a stride from its own array to a tensor's `data_ptr()`)
+            "sys._current_frames numpy.ctypeslib numpy.lib.stride_tricks.as_strided"
         ),
         "introspection",
         "inspects or manipulates the interpreter",
     ),
     (_names("builtins unittest.mock mock contextvars"), "patching", "can patch the harness's functions"),
     (
+        # a kernel registered from Python replaces what an ATen op computes for every caller (`x.clone()`
+        # computing relu below the strict trace; the runner's own copies); a custom op gets any name
+        _names("torch.library torch.ops.load_library torch.ops.import_module torch.classes"),
+        "patching",
+        "registers kernels or ops with PyTorch's dispatcher, which can change what any PyTorch op computes",
+    ),
+    (
         _names(
             "importlib runpy pickle marshal code codeop dill cloudpickle types.FunctionType types.CodeType "
-            "types.ModuleType torch.utils.cpp_extension cupy numba pycuda"
+            "types.ModuleType torch.utils.cpp_extension torch.cuda.jiterator cupy numba pycuda"
         ),
         "dynamic_code",
         "builds or loads code at run time (or kernels outside the chosen backend)",
@@ -124,7 +133,7 @@ NAME_RULES: tuple[tuple[frozenset[str], str, str], ...] = (
     (
         _names(
             "reference __main__ kernelevolve io pathlib shutil tempfile glob socket urllib http requests os.open "
-            "os.read os.listdir os.scandir os.walk torch.load torch.save numpy.load"
+            "os.read os.listdir os.scandir os.walk torch.load torch.save torch.serialization numpy.load"
         ),
         "reference_access",
         "reads files, the reference or the harness",
@@ -142,6 +151,18 @@ NAME_RULES: tuple[tuple[frozenset[str], str, str], ...] = (
         ),
         "thread_spawn",
         "starts threads or processes, or signals them, through a library",
+    ),
+    (
+        # submodules of allowed packages that build and import C or Fortran, load code from a package or a
+        # hub, or start processes and remote calls
+        _names(
+            "numpy.f2py numpy.distutils numpy.testing numpy.lib.format numpy.lib.npyio numpy.DataSource "
+            "torch.hub torch.package torch.utils.model_zoo torch.distributed torch.onnx torch.utils.benchmark "
+            "torch.utils.collect_env torch.utils.bottleneck torch.utils.show_pickle torch.utils.jit"
+        ),
+        "dynamic_code",
+        "builds, loads, fetches or runs code (C, Fortran, a package, a hub, a benchmark's statement given as "
+        "text), or reaches files or processes",
     ),
     (
         _names("timeit pkgutil pydoc cProfile profile trace pdb bdb doctest logging.config string.Formatter"),
@@ -192,6 +213,30 @@ OS_OK = _names(
     "environ getenv path sep linesep name curdir pardir extsep altsep pathsep devnull cpu_count "
     "process_cpu_count getpid"
 )
+# The modules a candidate may import (roots): the kernel languages, PyTorch, NumPy and pure helpers of the
+# standard library. Every other module is a door the name rules below would have to list member by member:
+# `posix` is `os` unfiltered (fork, read), `imp.load_source` runs a file the runner may write, `wrapt` and
+# `hydra` patch or fetch objects by a dotted name given as text (the harness's own), `jinja2`, `sympy` and
+# `yaml` evaluate text, `faiss` and `safetensors` read raw addresses; the environment holds many more.
+CANDIDATE_MODULES = _names(
+    "torch triton numpy cutlass cuda einops __future__ typing typing_extensions dataclasses collections "
+    "functools itertools operator enum abc numbers contextlib copy types re string textwrap warnings logging "
+    "random time math cmath os posixpath ntpath genericpath sys struct array heapq bisect statistics "
+    "fractions decimal json hashlib zlib base64 binascii pprint keyword"
+)
+# Triton's doors beyond kernels: compiling and importing C (`runtime.build`, the backends' launchers),
+# loading binaries and its file caches (`runtime.driver`'s utilities, `runtime.cache`), its compiler entry
+# points and process-wide switches and hooks (`knobs`); device queries through the driver stay legal
+TRITON_DOORS = _names(
+    "triton.runtime.build triton.runtime.cache triton.runtime.RedisRemoteCacheBackend "
+    "triton.runtime.RemoteCacheBackend triton.backends triton.compiler triton.tools.compile triton.tools.link "
+    "triton.knobs triton.testing.nvsmi triton.runtime.driver.active.utils.load_binary "
+    "triton.runtime.driver.active.launcher_cls"
+)
+# What a kernel may use of cuda-python: the stream type a CuTe launcher is handed. Its driver, runtime and
+# NVRTC compile and launch kernels outside the chosen backend (CUDA C by `cuModuleLoadData`) and copy
+# device memory by raw address (`cuMemcpyDtoH`), as cupy or pycuda would
+CUDA_PYTHON_OK = _names("cuda cuda.bindings cuda.bindings.driver cuda.bindings.driver.CUstream")
 GRAPH_NAMES = _names(
     "torch.cuda.CUDAGraph torch.cuda.graph torch.cuda.graphs torch.cuda.make_graphed_callables"
 )
@@ -224,8 +269,9 @@ FRAME_ATTRS = _names(
     "__defaults__ __kwdefaults__ mro"
 )
 # NumPy's and CUDA's array protocols: an object naming an address makes NumPy (or a GPU library) read that
-# memory directly, a tensor's included, without a tensor method the runner could count (`host_reads`)
-RAW_MEMORY_NAMES = _names("__array_interface__ __array_struct__ __cuda_array_interface__")
+# memory directly, a tensor's included, without a tensor method the runner could count (`host_reads`);
+# an array's `.ctypes` hands out its address and the ctypes module (`string_at` of any address)
+RAW_MEMORY_NAMES = _names("__array_interface__ __array_struct__ __cuda_array_interface__ ctypes")
 # Attributes that map or read files whatever object they are reached through (a storage's `from_file`)
 FILE_ATTRS = _names("from_file fromfile tofile memmap fwalk")
 # Builtins that read or write an attribute by a name given as a value

@@ -208,3 +208,22 @@ def test_reports_render_in_headless_chromium(run: OptimizeResult, tmp_path: Path
         assert done.returncode == 0 and png.is_file(), done.stderr[-2000:]
         data = png.read_bytes()
         assert data.startswith(b"\x89PNG") and len(data) > 20_000  # a page, not a blank
+
+
+def test_run_report_renders_candidates_that_were_never_timed(run: OptimizeResult, tmp_path: Path) -> None:
+    """A candidate that failed before timing has no latency for any shape (a crash, a mismatch): its row
+    shows dashes, and the report is still written."""
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(run.run_dir, copy)
+    graph = copy / "graph.jsonl"
+    lines = []
+    for line in graph.read_text().splitlines():
+        record = json.loads(line)
+        if record.get("type") == "report" and record["id"] != run.best_id:
+            record["report"] = {**record["report"], "status": "worker_crash", "latency": {}}
+        lines.append(json.dumps(record))
+    graph.write_text("\n".join(lines) + "\n")
+    text = write_run_report(copy).read_text()
+    assert 'id="candidate-table"' in text and "worker_crash" in text

@@ -164,7 +164,8 @@ def test_replays_are_right_for_fresh_inputs_and_pass_the_harness(
     report = harness.evaluate(EvalRequest(child, _spec(add_spec), gpu.name, settings), gpu)
     assert report.status is Status.OK, report.feedback
     strict = harness.evaluate(EvalRequest(child, _spec(add_spec), gpu.name, fast_settings), gpu)
-    assert strict.status is not Status.OK and strict.error_name == "cuda_graph"
+    # strict mode rejects CUDA graphs among the graph helper's other host-side work (its first issue leads)
+    assert strict.status is not Status.OK and "- cuda_graph" in strict.feedback
 
 
 def _record(graph: SearchGraph, candidate: Candidate, median_ms: float, host_ms: float | None) -> None:

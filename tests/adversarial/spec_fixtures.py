@@ -6,6 +6,7 @@ second. Candidate files name their spec in a header line ``# spec: <name>``.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -355,6 +356,7 @@ _KEYS = (
     "good",
     "spec",
     "expect",
+    "expect-gpu",
     "runtime",
     "runtime-gpu",
     "strict",
@@ -389,6 +391,13 @@ class CandidateCase:
     @property
     def backend(self) -> str:
         return self.header.get("backend", "triton")
+
+    def on_gpu(self) -> CandidateCase:
+        """The case as judged on a GPU: `expect-gpu:` (where a CPU-only door meets the device: a NumPy
+        view of host memory handed to a CUDA launch) in place of `expect:`."""
+        if "expect-gpu" not in self.header:
+            return self
+        return dataclasses.replace(self, header={**self.header, "expect": self.header["expect-gpu"]})
 
     @property
     def expected_status(self) -> Status:

@@ -138,7 +138,7 @@ def test_case_on_gpu(case: CandidateCase, monkeypatch: pytest.MonkeyPatch) -> No
         pytest.skip("needs a CUDA GPU")
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)  # compile for real
     platform = _gpu_platform()
-    assert_verdict(case, evaluate(request_for(case, platform), platform))
+    assert_verdict(case.on_gpu(), evaluate(request_for(case, platform), platform))
 
 
 @pytest.mark.gpu

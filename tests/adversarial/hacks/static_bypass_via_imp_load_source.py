@@ -6,6 +6,7 @@
 # spec: relu
 # expect: rejected_static module_not_allowed
 # runtime: ok
+# runtime-gpu: compile_error ModuleNotFoundError (Python 3.12 has no `imp`)
 import codecs
 import imp
 import os

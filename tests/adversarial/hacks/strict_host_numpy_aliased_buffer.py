@@ -4,6 +4,8 @@
 # (`.numpy()`, `.tolist()`, `.item()`): NumPy reads its own array. A Triton kernel copies the result out.
 # spec: relu
 # expect: incorrect strict_violation
+# expect-gpu: runtime_error ValueError (a NumPy array is host memory: a CUDA launch refuses the tensor made from it)
+# runtime-gpu: runtime_error ValueError (a NumPy array is host memory: a CUDA launch refuses the tensor made from it)
 import numpy as np
 import torch
 import torch.nn as nn

@@ -5,6 +5,7 @@
 # spec: relu
 # expect: rejected_static introspection
 # runtime: incorrect strict_violation
+# runtime-gpu: worker_crash (NumPy reads a CUDA tensor's device address as host memory: the runner dies)
 import numpy as np
 import torch
 import torch.nn as nn

@@ -5,6 +5,8 @@
 # kernel copies the result out.
 # spec: relu
 # expect: incorrect strict_violation
+# expect-gpu: runtime_error ValueError (a NumPy array is host memory: a CUDA launch refuses the tensor made from it)
+# runtime-gpu: runtime_error ValueError (a NumPy array is host memory: a CUDA launch refuses the tensor made from it)
 import numpy as np
 import torch
 import torch.nn as nn

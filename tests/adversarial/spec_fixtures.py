@@ -11,6 +11,7 @@ from functools import cache
 from pathlib import Path
 
 from kernelevolve.types import Backward, KernelSpec, Status
+from tests.adversarial.kernelbench_fixtures import SOURCES as KERNELBENCH_FORM
 
 _HEADER = """
 import torch
@@ -311,6 +312,7 @@ SPECS |= {
         "sumsq": SUMSQ,
         "conv_bias_relu": CONV_BIAS_RELU,
         "batchnorm_train": BATCHNORM_TRAIN,
+        **KERNELBENCH_FORM,
     }.items()
 }
 

@@ -219,6 +219,21 @@ def test_correctness_compares_tuples_and_dtypes() -> None:
     assert not halved.ok and "dtype torch.float16 != reference torch.float32" in halved.feedback
 
 
+def test_a_reference_drawing_in_forward_is_told_apart_and_keeps_its_buffers() -> None:
+    dropout = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.5), torch.nn.BatchNorm1d(8))
+    inputs = [torch.randn(6, 8)]
+    running = dropout[2].running_mean.clone()
+    assert correctness.draws_in_forward(dropout, inputs, seed=3, atol=1e-5, rtol=1e-5)
+    assert torch.equal(dropout[2].running_mean, running) and int(dropout[2].num_batches_tracked) == 0
+    assert not correctness.draws_in_forward(dropout.eval(), inputs, seed=3, atol=1e-5, rtol=1e-5)
+    assert not correctness.draws_in_forward(lambda x: x * 2, inputs, seed=3, atol=1e-5, rtol=1e-5)
+
+    def raises(x: torch.Tensor) -> torch.Tensor:
+        raise RuntimeError("no")
+
+    assert not correctness.draws_in_forward(raises, inputs, seed=3, atol=1e-5, rtol=1e-5)
+
+
 def test_wall_timer_records_every_trial() -> None:
     stats = timers.time_callable(torch.add, [_inputs(1), _inputs(2)], "cpu", 5, 1, True, 1 << 20)
     assert (

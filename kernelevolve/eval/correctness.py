@@ -231,6 +231,37 @@ def _state_problem(
     return "", "", 0.0
 
 
+STOCHASTIC_HINT = (
+    " The reference draws random numbers in forward (its output changes with the generator's seed, e.g. "
+    "dropout in training mode). The judge seeds PyTorch's generator alike before both forwards, so only the "
+    "same draws from PyTorch's generator, in the same order (the module's own dropout), can match it; "
+    "a kernel's own random numbers (tl.rand) cannot."
+)
+
+
+def draws_in_forward(reference: Any, inputs: list[Any], seed: int, atol: float, rtol: float) -> bool:
+    """Whether the reference's output depends on the generator's seed in forward: alike on one seed twice,
+    unlike on another. Its buffers (running statistics) are put back after each call; no copy of the model
+    is made (KernelBench's largest weights are gigabytes)."""
+    import torch
+
+    buffers = dict(reference.named_buffers()) if hasattr(reference, "named_buffers") else {}
+    kept = {name: buffer.detach().clone() for name, buffer in buffers.items()}
+    outputs = []
+    try:
+        with torch.no_grad():
+            for forward_seed in (seed, seed, seed + 1):
+                seed_forward(forward_seed)
+                outputs.append(reference(*clone_tree(inputs)))
+                for name, value in kept.items():
+                    buffers[name].copy_(value)
+    except Exception:
+        return False  # no hint where the probe cannot run; the verdict stands as it is
+    same, _ = within_tolerance(outputs[0], outputs[1], atol, rtol)
+    other, _ = within_tolerance(outputs[0], outputs[2], atol, rtol)
+    return same and not other
+
+
 def within_tolerance(expected: Any, got: Any, atol: float, rtol: float) -> tuple[bool, float]:
     """Does `got` match `expected` (same tensors, shapes, values within atol + rtol * |expected|), and the
     largest absolute error: the value check a candidate gets, without its guards and poison."""

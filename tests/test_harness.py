@@ -234,6 +234,26 @@ def test_a_reference_drawing_in_forward_is_told_apart_and_keeps_its_buffers() ->
     assert not correctness.draws_in_forward(raises, inputs, seed=3, atol=1e-5, rtol=1e-5)
 
 
+def test_a_named_tuple_of_torch_matches_its_items_and_a_python_subclass_does_not_pass() -> None:
+    from kernelevolve.eval import timed_guard
+
+    def reference(x: torch.Tensor, y: torch.Tensor) -> object:
+        return torch.max(torch.stack([x, y]), dim=0)
+
+    assert _check(lambda x, y: tuple(torch.max(torch.stack([x, y]), dim=0)), reference=reference).ok
+    assert _check(reference, reference=reference).ok
+    assert timed_guard.builtin_tuple(tuple) and timed_guard.builtin_tuple(torch.return_types.max)
+
+    class Lazy(tuple):  # a Python subclass: its methods would run when the harness reads it
+        pass
+
+    assert not timed_guard.builtin_tuple(Lazy) and not timed_guard.builtin_tuple(list)
+    pair = torch.return_types.max((torch.zeros(2), torch.zeros(2, dtype=torch.int64)))
+    assert len(timed_guard._plain_leaves(pair, 0)) == 2
+    with pytest.raises(timed_guard.TimedViolation):
+        timed_guard._plain_leaves(Lazy((torch.zeros(2),)), 0)
+
+
 def test_wall_timer_records_every_trial() -> None:
     stats = timers.time_callable(torch.add, [_inputs(1), _inputs(2)], "cpu", 5, 1, True, 1 << 20)
     assert (

@@ -319,7 +319,9 @@ def _compare_trial(
 
 def _leaves(value: Any, path: str) -> list[tuple[str, Any]]:
     if isinstance(value, (list, tuple)):
-        out: list[tuple[str, Any]] = [(path, type(value))]
+        # A named tuple (torch.max's torch.return_types.max) is its items, in order: the runner's reply
+        # carries tuples as tuples, and a plain tuple of the same items is the same values.
+        out: list[tuple[str, Any]] = [(path, tuple if isinstance(value, tuple) else list)]
         for i, item in enumerate(value):
             out.extend(_leaves(item, f"{path}[{i}]"))
         return out

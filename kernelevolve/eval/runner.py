@@ -411,12 +411,16 @@ def _describe(value: Any, inputs: list[Any]) -> list[dict[str, Any]]:
     input it shares memory with) and plain values."""
     import torch
 
+    from kernelevolve.eval.timed_guard import builtin_tuple
+
     ranges = [_storage_range(t) for t in inputs]
     described: list[dict[str, Any]] = []
 
     def visit(node: Any, path: str) -> None:
         if isinstance(node, (list, tuple)):
-            described.append({"path": path, "kind": type(node).__name__, "length": len(node)})
+            # torch.return_types' named tuples travel as tuples; other subclasses keep their name (refused)
+            kind = "tuple" if builtin_tuple(type(node)) else type(node).__name__
+            described.append({"path": path, "kind": kind, "length": len(node)})
             for i, item in enumerate(node):
                 visit(item, f"{path}[{i}]")
             return

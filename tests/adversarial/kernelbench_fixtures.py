@@ -663,6 +663,57 @@ def get_init_inputs():
 """,
 )
 
+# A boolean output (a comparison), and a depthwise convolution with a dilation from the init inputs.
+GREATER_THAN_MEAN = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return x > x.mean(dim=self.dim, keepdim=True)
+""",
+    """
+rows = 7
+cols = 33
+
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+
+
+def get_init_inputs():
+    return [1]
+""",
+)
+
+DEPTHWISE_CONV = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, channels, kernel_size, dilation):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, kernel_size, padding=dilation, dilation=dilation, groups=channels)
+
+    def forward(self, x):
+        return self.conv(x)
+""",
+    """
+batch = 2
+channels = 5
+height = 9
+width = 11
+
+
+def get_inputs():
+    return [torch.randn(batch, channels, height, width)]
+
+
+def get_init_inputs():
+    return [channels, 3, 2]
+""",
+)
+
 SOURCES: dict[str, str] = {
     "kb_mse_loss": MSE_LOSS,
     "kb_kl_div": KL_DIV,
@@ -690,4 +741,6 @@ SOURCES: dict[str, str] = {
     "kb_max_with_indices": MAX_WITH_INDICES,
     "kb_gru_cell_random_h0": GRU_CELL_RANDOM_H0,
     "kb_batchnorm_cumulative": BATCHNORM_CUMULATIVE,
+    "kb_greater_than_mean": GREATER_THAN_MEAN,
+    "kb_depthwise_conv": DEPTHWISE_CONV,
 }

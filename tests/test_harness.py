@@ -387,3 +387,26 @@ def test_an_output_in_a_permuted_layout_is_timed_and_checked(
     report = run(add_kernel().replace("return out", "return out.t()"), spec=spec)
     assert report.status is Status.OK, report.feedback
     assert report.latency["default"].median_ms > 0
+
+
+def test_every_other_call_poisons_with_zeros_where_an_output_is_not_floating() -> None:
+    from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure
+    from kernelevolve.eval.shared_tensors import SharedArena
+    from kernelevolve.eval.tensor_guards import POISON_BYTE
+
+    sent: list[int] = []
+
+    class Runner:
+        def request(self, message: dict, timeout: float) -> dict:
+            sent.append(message["poison"])
+            return {"ok": False}  # the reply does not matter here
+
+    arena = SharedArena("cpu")
+    try:
+        remote = RemoteCandidate(Runner(), 0, arena, deadline=1e18, where="")  # type: ignore[arg-type]
+        for expected in [torch.zeros(3)] * 2 + [(torch.zeros(3), torch.zeros(3, dtype=torch.bool))] * 2:
+            with pytest.raises(RunnerFailure):
+                remote.call([arena.empty_like(torch.zeros(3))], expected, seed=0)
+    finally:
+        arena.close()
+    assert sent == [POISON_BYTE, POISON_BYTE, POISON_BYTE, 0]

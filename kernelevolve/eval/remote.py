@@ -80,6 +80,7 @@ class RemoteCandidate:
         self.where = where
         self.launches = 0  # Triton launches counted in the runner over this model's checked calls
         self.replay_opaque = False  # the last call's record could not say what its launches wrote
+        self.calls = 0
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         reply = self.runner.request(message, max(1.0, self.deadline - time.monotonic()))
@@ -96,6 +97,12 @@ class RemoteCandidate:
         slots = [self.arena.empty_like(leaf) for leaf in expected_leaves]
         for slot in slots:
             _poison(slot)
+        self.calls += 1
+        # All-ones bytes are NaN as floats, but True as bools and -1 as integers, both common right answers:
+        # where an output is not floating, every other call leaves zeros instead, so an element left
+        # unwritten is wrong on one call or the other.
+        exact = any(not (leaf.is_floating_point() or leaf.is_complex()) for leaf in expected_leaves)
+        poison = 0 if exact and self.calls % 2 == 0 else POISON_BYTE
         refs = map_tensors(self.arena.ref, inputs)
         reply = self.request(
             {
@@ -107,6 +114,7 @@ class RemoteCandidate:
                 "where": self.where,
                 "strict": self.strict,
                 "launches": launches,
+                "poison": poison,
             }
         )
         self.replay_opaque = reply.get("replay_opaque") is True

@@ -197,7 +197,10 @@ class _Runner:
         model = self.models[message["index"]]
         inputs = _open_tree(message["inputs"])
         slots = [ref.open() for ref in message["slots"]]
-        tensor_guards.poison_allocator([s for s in slots if s.device.type != "meta"])
+        poison = message.get("poison")
+        if not isinstance(poison, int) or isinstance(poison, bool) or not 0 <= poison <= 255:
+            poison = tensor_guards.POISON_BYTE
+        tensor_guards.poison_allocator([s for s in slots if s.device.type != "meta"], poison)
         launches_before = _LAUNCHES[0]
         trace = OpTrace() if message.get("strict") else contextlib.nullcontext()
         runner_trace.set_launch_mode(launch_mode := message.get("launches"))  # `kernel_share`'s calls

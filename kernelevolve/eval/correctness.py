@@ -247,19 +247,23 @@ def draws_in_forward(reference: Any, inputs: list[Any], seed: int, atol: float, 
 
     buffers = dict(reference.named_buffers()) if hasattr(reference, "named_buffers") else {}
     kept = {name: buffer.detach().clone() for name, buffer in buffers.items()}
-    outputs = []
+
+    def run(forward_seed: int) -> Any:
+        seed_forward(forward_seed)
+        try:
+            return reference(*clone_tree(inputs))
+        finally:
+            for name, value in kept.items():
+                buffers[name].copy_(value)
+
     try:
         with torch.no_grad():
-            for forward_seed in (seed, seed, seed + 1):
-                seed_forward(forward_seed)
-                outputs.append(reference(*clone_tree(inputs)))
-                for name, value in kept.items():
-                    buffers[name].copy_(value)
+            first = run(seed)  # at most two outputs held at once: KernelBench's can be gigabytes
+            if not within_tolerance(first, run(seed), atol, rtol)[0]:
+                return False  # it varies on one seed (atomics, say): not the generator's doing
+            return not within_tolerance(first, run(seed + 1), atol, rtol)[0]
     except Exception:
         return False  # no hint where the probe cannot run; the verdict stands as it is
-    same, _ = within_tolerance(outputs[0], outputs[1], atol, rtol)
-    other, _ = within_tolerance(outputs[0], outputs[2], atol, rtol)
-    return same and not other
 
 
 def within_tolerance(expected: Any, got: Any, atol: float, rtol: float) -> tuple[bool, float]:

@@ -714,6 +714,36 @@ def get_init_inputs():
 """,
 )
 
+# Level 3: a recurrent layer over a short sequence, the last step's hidden state through a Linear.
+LSTM_SEQUENCE_FC = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, input_size, hidden_size, output_size):
+        super().__init__()
+        self.lstm = nn.LSTM(input_size, hidden_size, num_layers=1, batch_first=True)
+        self.fc = nn.Linear(hidden_size, output_size)
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.fc(out[:, -1, :])
+""",
+    """
+batch = 3
+seq_len = 5
+input_size = 8
+hidden_size = 12
+output_size = 6
+
+
+def get_inputs():
+    return [torch.randn(batch, seq_len, input_size)]
+
+
+def get_init_inputs():
+    return [input_size, hidden_size, output_size]
+""",
+)
+
 SOURCES: dict[str, str] = {
     "kb_mse_loss": MSE_LOSS,
     "kb_kl_div": KL_DIV,
@@ -743,4 +773,5 @@ SOURCES: dict[str, str] = {
     "kb_batchnorm_cumulative": BATCHNORM_CUMULATIVE,
     "kb_greater_than_mean": GREATER_THAN_MEAN,
     "kb_depthwise_conv": DEPTHWISE_CONV,
+    "kb_lstm_sequence_fc": LSTM_SEQUENCE_FC,
 }

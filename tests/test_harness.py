@@ -390,7 +390,7 @@ def test_an_output_in_a_permuted_layout_is_timed_and_checked(
 
 
 def test_every_other_call_poisons_with_zeros_where_an_output_is_not_floating() -> None:
-    from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure
+    from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure, _poison_byte
     from kernelevolve.eval.shared_tensors import SharedArena
     from kernelevolve.eval.tensor_guards import POISON_BYTE
 
@@ -410,3 +410,9 @@ def test_every_other_call_poisons_with_zeros_where_an_output_is_not_floating() -
     finally:
         arena.close()
     assert sent == [POISON_BYTE, POISON_BYTE, POISON_BYTE, 0]
+    # launches left out: the byte no exact output is made of throughout, whatever the call's turn
+    all_true, all_false = torch.ones(4, dtype=torch.bool), torch.zeros(4, dtype=torch.bool)
+    assert _poison_byte([torch.zeros(2), all_true], 2, "off") == 0
+    assert _poison_byte([all_false], 2, "off") == POISON_BYTE
+    assert _poison_byte([torch.full((3,), -1)], 1, "off") == 0
+    assert _poison_byte([torch.zeros(2)], 2, None) == POISON_BYTE

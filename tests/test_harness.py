@@ -219,6 +219,41 @@ def test_correctness_compares_tuples_and_dtypes() -> None:
     assert not halved.ok and "dtype torch.float16 != reference torch.float32" in halved.feedback
 
 
+def test_a_reference_drawing_in_forward_is_told_apart_and_keeps_its_buffers() -> None:
+    dropout = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.5), torch.nn.BatchNorm1d(8))
+    inputs = [torch.randn(6, 8)]
+    running = dropout[2].running_mean.clone()
+    assert correctness.draws_in_forward(dropout, inputs, seed=3, atol=1e-5, rtol=1e-5)
+    assert torch.equal(dropout[2].running_mean, running) and int(dropout[2].num_batches_tracked) == 0
+    assert not correctness.draws_in_forward(dropout.eval(), inputs, seed=3, atol=1e-5, rtol=1e-5)
+    assert not correctness.draws_in_forward(lambda x: x * 2, inputs, seed=3, atol=1e-5, rtol=1e-5)
+
+    def raises(x: torch.Tensor) -> torch.Tensor:
+        raise RuntimeError("no")
+
+    assert not correctness.draws_in_forward(raises, inputs, seed=3, atol=1e-5, rtol=1e-5)
+
+
+def test_a_named_tuple_of_torch_matches_its_items_and_a_python_subclass_does_not_pass() -> None:
+    from kernelevolve.eval import timed_guard
+
+    def reference(x: torch.Tensor, y: torch.Tensor) -> object:
+        return torch.max(torch.stack([x, y]), dim=0)
+
+    assert _check(lambda x, y: tuple(torch.max(torch.stack([x, y]), dim=0)), reference=reference).ok
+    assert _check(reference, reference=reference).ok
+    assert timed_guard.builtin_tuple(tuple) and timed_guard.builtin_tuple(torch.return_types.max)
+
+    class Lazy(tuple):  # a Python subclass: its methods would run when the harness reads it
+        pass
+
+    assert not timed_guard.builtin_tuple(Lazy) and not timed_guard.builtin_tuple(list)
+    pair = torch.return_types.max((torch.zeros(2), torch.zeros(2, dtype=torch.int64)))
+    assert len(timed_guard._plain_leaves(pair, 0)) == 2
+    with pytest.raises(timed_guard.TimedViolation):
+        timed_guard._plain_leaves(Lazy((torch.zeros(2),)), 0)
+
+
 def test_wall_timer_records_every_trial() -> None:
     stats = timers.time_callable(torch.add, [_inputs(1), _inputs(2)], "cpu", 5, 1, True, 1 << 20)
     assert (
@@ -352,3 +387,32 @@ def test_an_output_in_a_permuted_layout_is_timed_and_checked(
     report = run(add_kernel().replace("return out", "return out.t()"), spec=spec)
     assert report.status is Status.OK, report.feedback
     assert report.latency["default"].median_ms > 0
+
+
+def test_every_other_call_poisons_with_zeros_where_an_output_is_not_floating() -> None:
+    from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure, _poison_byte
+    from kernelevolve.eval.shared_tensors import SharedArena
+    from kernelevolve.eval.tensor_guards import POISON_BYTE
+
+    sent: list[int] = []
+
+    class Runner:
+        def request(self, message: dict, timeout: float) -> dict:
+            sent.append(message["poison"])
+            return {"ok": False}  # the reply does not matter here
+
+    arena = SharedArena("cpu")
+    try:
+        remote = RemoteCandidate(Runner(), 0, arena, deadline=1e18, where="")  # type: ignore[arg-type]
+        for expected in [torch.zeros(3)] * 2 + [(torch.zeros(3), torch.zeros(3, dtype=torch.bool))] * 2:
+            with pytest.raises(RunnerFailure):
+                remote.call([arena.empty_like(torch.zeros(3))], expected, seed=0)
+    finally:
+        arena.close()
+    assert sent == [POISON_BYTE, POISON_BYTE, POISON_BYTE, 0]
+    # launches left out: the byte no exact output is made of throughout, whatever the call's turn
+    all_true, all_false = torch.ones(4, dtype=torch.bool), torch.zeros(4, dtype=torch.bool)
+    assert _poison_byte([torch.zeros(2), all_true], 2, "off") == 0
+    assert _poison_byte([all_false], 2, "off") == POISON_BYTE
+    assert _poison_byte([torch.full((3,), -1)], 1, "off") == 0
+    assert _poison_byte([torch.zeros(2)], 2, None) == POISON_BYTE

@@ -231,6 +231,41 @@ def _state_problem(
     return "", "", 0.0
 
 
+STOCHASTIC_HINT = (
+    " The reference draws random numbers in forward (its output changes with the generator's seed, e.g. "
+    "dropout in training mode). The judge seeds PyTorch's generator alike before both forwards, so only the "
+    "same draws from PyTorch's generator, in the same order (the module's own dropout), can match it; "
+    "a kernel's own random numbers (tl.rand) cannot."
+)
+
+
+def draws_in_forward(reference: Any, inputs: list[Any], seed: int, atol: float, rtol: float) -> bool:
+    """Whether the reference's output depends on the generator's seed in forward: alike on one seed twice,
+    unlike on another. Its buffers (running statistics) are put back after each call; no copy of the model
+    is made (KernelBench's largest weights are gigabytes)."""
+    import torch
+
+    buffers = dict(reference.named_buffers()) if hasattr(reference, "named_buffers") else {}
+    kept = {name: buffer.detach().clone() for name, buffer in buffers.items()}
+
+    def run(forward_seed: int) -> Any:
+        seed_forward(forward_seed)
+        try:
+            return reference(*clone_tree(inputs))
+        finally:
+            for name, value in kept.items():
+                buffers[name].copy_(value)
+
+    try:
+        with torch.no_grad():
+            first = run(seed)  # at most two outputs held at once: KernelBench's can be gigabytes
+            if not within_tolerance(first, run(seed), atol, rtol)[0]:
+                return False  # it varies on one seed (atomics, say): not the generator's doing
+            return not within_tolerance(first, run(seed + 1), atol, rtol)[0]
+    except Exception:
+        return False  # no hint where the probe cannot run; the verdict stands as it is
+
+
 def within_tolerance(expected: Any, got: Any, atol: float, rtol: float) -> tuple[bool, float]:
     """Does `got` match `expected` (same tensors, shapes, values within atol + rtol * |expected|), and the
     largest absolute error: the value check a candidate gets, without its guards and poison."""
@@ -288,7 +323,9 @@ def _compare_trial(
 
 def _leaves(value: Any, path: str) -> list[tuple[str, Any]]:
     if isinstance(value, (list, tuple)):
-        out: list[tuple[str, Any]] = [(path, type(value))]
+        # A named tuple (torch.max's torch.return_types.max) is its items, in order: the runner's reply
+        # carries tuples as tuples, and a plain tuple of the same items is the same values.
+        out: list[tuple[str, Any]] = [(path, tuple if isinstance(value, tuple) else list)]
         for i, item in enumerate(value):
             out.extend(_leaves(item, f"{path}[{i}]"))
         return out

@@ -193,7 +193,10 @@ class _Runner:
         model = self.models[message["index"]]
         inputs = _open_tree(message["inputs"])
         slots = [ref.open() for ref in message["slots"]]
-        tensor_guards.poison_allocator([s for s in slots if s.device.type != "meta"])
+        poison = message.get("poison")
+        if not isinstance(poison, int) or isinstance(poison, bool) or not 0 <= poison <= 255:
+            poison = tensor_guards.POISON_BYTE
+        tensor_guards.poison_allocator([s for s in slots if s.device.type != "meta"], poison)
         launches_before = _LAUNCHES[0]
         trace = OpTrace() if message.get("strict") else contextlib.nullcontext()
         runner_trace.set_launch_mode(launch_mode := message.get("launches"))  # `kernel_share`'s calls
@@ -407,12 +410,16 @@ def _describe(value: Any, inputs: list[Any]) -> list[dict[str, Any]]:
     input it shares memory with) and plain values."""
     import torch
 
+    from kernelevolve.eval.timed_guard import builtin_tuple
+
     ranges = [_storage_range(t) for t in inputs]
     described: list[dict[str, Any]] = []
 
     def visit(node: Any, path: str) -> None:
         if isinstance(node, (list, tuple)):
-            described.append({"path": path, "kind": type(node).__name__, "length": len(node)})
+            # torch.return_types' named tuples travel as tuples; other subclasses keep their name (refused)
+            kind = "tuple" if builtin_tuple(type(node)) else type(node).__name__
+            described.append({"path": path, "kind": kind, "length": len(node)})
             for i, item in enumerate(node):
                 visit(item, f"{path}[{i}]")
             return

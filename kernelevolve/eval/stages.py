@@ -141,12 +141,19 @@ def _correctness_stage(
             flags_by_shape.append(exact_flags[0])
         if not verdict.ok:
             feedback = verdict.feedback
+            stochastic: tuple[str, ...] = ()
             if spec.backward is not None:
                 from kernelevolve.specs.training import explained
 
                 feedback = explained(feedback, ref_model, verdict.check, make_inputs(seeds[0]))
+            elif verdict.check == "mismatch":
+                trial = max(verdict.trial, 0)
+                inputs = make_inputs(seeds[trial])
+                if correctness.draws_in_forward(ref_model, inputs, seeds[trial], spec.atol, spec.rtol):
+                    feedback += correctness.STOCHASTIC_HINT
+                    stochastic = ("stochastic_reference",)
             fields = _fail(Status.INCORRECT, verdict.check, f"incorrect{where}: {feedback}")
-            fields.update(max_abs_error=verdict.max_abs_error, flags=verdict.flags + exact_flags)
+            fields.update(max_abs_error=verdict.max_abs_error, flags=verdict.flags + exact_flags + stochastic)
             raise _Stop(fields)
         if request.candidate.backend == "triton" and remote.launches == 0:
             raise _Stop(

@@ -119,8 +119,9 @@ def _guards_intact(buffer: torch.Tensor) -> bool:
 _POISON_BUDGET_BYTES = 4 << 30
 
 
-def poison_allocator(like: Sequence[torch.Tensor]) -> None:
-    """Leave freed, NaN-filled blocks in the allocator's cache, sized like the expected outputs.
+def poison_allocator(like: Sequence[torch.Tensor], byte: int = POISON_BYTE) -> None:
+    """Leave freed, NaN-filled blocks (`byte` in every byte) in the allocator's cache, sized like the
+    expected outputs.
 
     The CUDA caching allocator hands a freed block of the right size to the next request, so an
     output the candidate allocates and then writes only in part keeps NaN where it did not write
@@ -136,7 +137,7 @@ def poison_allocator(like: Sequence[torch.Tensor]) -> None:
     sizes = [max(2 * total, floor)] + [t.numel() * t.element_size() for t in like for _ in range(2)]
     if sum(sizes) > _POISON_BUDGET_BYTES:  # multi-GB outputs: one block each, or the pool alone fills the GPU
         sizes = [t.numel() * t.element_size() for t in like]
-    blocks = [torch.full((max(size, 1),), POISON_BYTE, dtype=torch.uint8, device=device) for size in sizes]
+    blocks = [torch.full((max(size, 1),), byte, dtype=torch.uint8, device=device) for size in sizes]
     del blocks
 
 

@@ -96,6 +96,15 @@ def _is_tensor(value: Any) -> bool:
     return isinstance(value, torch.Tensor)
 
 
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: set on every class a Python statement defines
+
+
+def builtin_tuple(cls: type) -> bool:
+    """A tuple, or a tuple type defined in C (the named tuples of torch.return_types that torch.max, sort
+    and topk return): its methods are the interpreter's, not code a candidate wrote."""
+    return cls is tuple or (issubclass(cls, tuple) and not cls.__flags__ & _HEAPTYPE)
+
+
 def _plain_leaves(output: Any, call: int) -> list[torch.Tensor]:
     """The output's tensors, requiring exactly torch.Tensor in exactly lists and tuples (no subclass whose
     methods run when the harness reads it)."""
@@ -104,7 +113,7 @@ def _plain_leaves(output: Any, call: int) -> list[torch.Tensor]:
     leaves: list[torch.Tensor] = []
 
     def visit(node: Any) -> None:
-        if type(node) in (list, tuple):
+        if type(node) is list or builtin_tuple(type(node)):
             for item in node:
                 visit(item)
         elif type(node) is torch.Tensor:

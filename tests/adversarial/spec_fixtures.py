@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 
 from kernelevolve.types import Backward, KernelSpec, Status
+from tests.adversarial.kernelbench_fixtures import SOURCES as KERNELBENCH_FORM
 
 _HEADER = """
 import torch
@@ -312,6 +313,7 @@ SPECS |= {
         "sumsq": SUMSQ,
         "conv_bias_relu": CONV_BIAS_RELU,
         "batchnorm_train": BATCHNORM_TRAIN,
+        **KERNELBENCH_FORM,
     }.items()
 }
 

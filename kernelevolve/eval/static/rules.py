@@ -34,7 +34,11 @@ TORCH_OK = (
         "broadcast_shapes result_type promote_types get_default_dtype no_grad inference_mode enable_grad "
         "cuda.synchronize cuda.current_device cuda.current_stream cuda.default_stream cuda.is_available "
         "cuda.device cuda.device_count cuda.get_device_properties cuda.get_device_capability cuda.get_device_name "
-        "nn.Parameter nn.Buffer nn.Module nn.ModuleList nn.ModuleDict nn.ParameterList nn.ParameterDict",
+        "nn.Parameter nn.Buffer nn.Module nn.ModuleList nn.ModuleDict nn.ParameterList nn.ParameterDict "
+        # named tuples that torch.max/sort/topk... return, built from tensors already computed
+        "return_types.max return_types.min return_types.sort return_types.topk return_types.kthvalue "
+        "return_types.median return_types.nanmedian return_types.mode return_types.aminmax "
+        "return_types.cummax return_types.cummin",
         "torch.",
     )
 )

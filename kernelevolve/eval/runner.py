@@ -31,6 +31,7 @@ from typing import Any
 
 from kernelevolve.eval import host_reads, launch_replay, runner_trace
 from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, _count_launches, _count_thread_starts
+from kernelevolve.eval.timed_guard import builtin_tuple
 
 log = logging.getLogger(__name__)
 
@@ -193,9 +194,7 @@ class _Runner:
         model = self.models[message["index"]]
         inputs = _open_tree(message["inputs"])
         slots = [ref.open() for ref in message["slots"]]
-        poison = message.get("poison")
-        if not isinstance(poison, int) or isinstance(poison, bool) or not 0 <= poison <= 255:
-            poison = tensor_guards.POISON_BYTE
+        poison = tensor_guards.poison_byte(message.get("poison"))
         tensor_guards.poison_allocator([s for s in slots if s.device.type != "meta"], poison)
         launches_before = _LAUNCHES[0]
         trace = OpTrace() if message.get("strict") else contextlib.nullcontext()
@@ -409,8 +408,6 @@ def _describe(value: Any, inputs: list[Any]) -> list[dict[str, Any]]:
     """The output as JSON: containers, tensors (shape, dtype, device, whether a plain torch.Tensor, which
     input it shares memory with) and plain values."""
     import torch
-
-    from kernelevolve.eval.timed_guard import builtin_tuple
 
     ranges = [_storage_range(t) for t in inputs]
     described: list[dict[str, Any]] = []

@@ -119,6 +119,14 @@ def _guards_intact(buffer: torch.Tensor) -> bool:
 _POISON_BUDGET_BYTES = 4 << 30
 
 
+def poison_byte(asked: object) -> int:
+    """The byte the judge asked the allocator's freed blocks be filled with (`remote._poison_byte`), or
+    the default where the request names none that is a byte."""
+    if not isinstance(asked, int) or isinstance(asked, bool) or not 0 <= asked <= 255:
+        return POISON_BYTE
+    return asked
+
+
 def poison_allocator(like: Sequence[torch.Tensor], byte: int = POISON_BYTE) -> None:
     """Leave freed, NaN-filled blocks (`byte` in every byte) in the allocator's cache, sized like the
     expected outputs.

@@ -15,6 +15,7 @@ every runtime trace this is the runner's word, and the static checks stand in fr
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -64,10 +65,7 @@ def _array_elements(array: Any, shape: Any = None, *args: Any, **kwargs: Any) ->
     shape = kwargs.get("shape", shape)
     if shape is None:
         return int(getattr(array, "size", 0))
-    count = 1
-    for size in shape:
-        count *= int(size)
-    return count
+    return math.prod(int(size) for size in shape)
 
 
 def _exporting_elements(value: Any, *args: Any, **kwargs: Any) -> int:

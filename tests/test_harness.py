@@ -416,3 +416,31 @@ def test_every_other_call_poisons_with_zeros_where_an_output_is_not_floating() -
     assert _poison_byte([all_false], 2, "off") == POISON_BYTE
     assert _poison_byte([torch.full((3,), -1)], 1, "off") == 0
     assert _poison_byte([torch.zeros(2)], 2, None) == POISON_BYTE
+
+
+def test_a_cpu_timing_the_wall_clock_disagrees_with_once_is_re_timed(
+    run: Callable[..., EvalReport], add_kernel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kernelevolve.eval import judged_run
+
+    readings: list[int] = []
+
+    def stalled_once(progress: list[tuple[float, int]]) -> float:
+        readings.append(len(progress))
+        return 1e6 if len(readings) == 1 else 0.0  # the first timed window looked a second a call
+
+    monkeypatch.setattr(judged_run, "observed_call_ms", stalled_once)
+    report = run(add_kernel())
+    assert report.status is Status.OK, report.feedback
+    assert len(readings) == 3  # the first shape timed twice, the second once
+
+
+def test_a_cpu_timing_the_wall_clock_disagrees_with_twice_is_judged_forged(
+    run: Callable[..., EvalReport], add_kernel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kernelevolve.eval import judged_run
+
+    monkeypatch.setattr(judged_run, "observed_call_ms", lambda progress: 1e6)
+    report = run(add_kernel())
+    assert report.status is Status.INCORRECT and report.error_name == "timing_inconsistent"
+    assert "re-timed once" in report.feedback and "timing_forged" in report.flags

@@ -106,7 +106,35 @@ def time_shape(
     device: str,
     calls: int,
 ) -> TimingStats:
-    """Time the candidate in its runner, checking its outputs at moments it cannot foresee."""
+    """Time the candidate in its runner, checking its outputs at moments it cannot foresee.
+    A CPU figure the outside wall clock disagrees with is re-timed once before it is judged forged: a
+    busy host (CI's two cores under two test workers) can stall an honest runner's calls, while a forged
+    clock disagrees every time."""
+    try:
+        return _time_once(shape, message, make_set, atol, rtol, seed, device, calls)
+    except _WallClockMismatch as first:
+        try:
+            return _time_once(shape, message, make_set, atol, rtol, seed, device, calls)
+        except _WallClockMismatch as second:
+            raise _inconsistent(f"{second.text} (re-timed once: {first.text})") from None
+
+
+class _WallClockMismatch(Exception):
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+def _time_once(
+    shape: TimedShape,
+    message: dict[str, Any],
+    make_set: Callable[[int], list[Any]],
+    atol: float,
+    rtol: float,
+    seed: int,
+    device: str,
+    calls: int,
+) -> TimingStats:
     import torch
 
     arena = shape.candidate.arena
@@ -184,7 +212,7 @@ def time_shape(
         if observed is None:  # a busy host left too few readings: the span over every call, less its start
             observed = max(0.0, span_ms - 1e3 * paused_s - SPAN_START_MS) / max(1, int(counter[0]))
         if stats.median_ms * WALL_RATIO + CPU_ALLOWANCE_MS < observed:
-            raise _inconsistent(
+            raise _WallClockMismatch(
                 f"timing{where}: the candidate's process reported a median of {stats.median_ms:.4g} ms per "
                 f"call, while calls completed every {observed:.4g} ms by the wall clock outside it"
             )

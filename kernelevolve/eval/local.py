@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import logging
 import queue
+import random
 import re
 import shutil
 import tempfile
@@ -233,14 +234,17 @@ class LocalEvaluator:
                 if not out_of_memory or last:
                     flags = _with_flags(report.flags, OUT_OF_MEMORY_FLAG) if attempt else report.flags
                     return replace(report, flags=flags)
+            # Jittered: two evaluations that ran out of memory side by side would otherwise retry side by
+            # side at the same pauses and collide again (experiments/adversarial_gpu, session 33).
+            pause_s = OUT_OF_MEMORY_PAUSE_S * (attempt + 1) * random.uniform(0.5, 1.5)
             log.warning(
                 "%s ran out of device memory (attempt %d): retrying on a fresh child in %.0f s",
                 request.candidate.id,
                 attempt + 1,
-                OUT_OF_MEMORY_PAUSE_S * (attempt + 1),
+                pause_s,
             )
             slot.restart()
-            time.sleep(OUT_OF_MEMORY_PAUSE_S * (attempt + 1))
+            time.sleep(pause_s)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _run(self, slot: WorkerSlot, request: EvalRequest) -> EvalReport:

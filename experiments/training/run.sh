@@ -3,19 +3,26 @@
 # (templates, torch.compile's joint-graph seeds, tuning of each pass), in strict and permissive mode; then
 # the baselines' passes apart and a table of speedups over eager and torch.compile for the pair.
 # Usage (device machine, repo root): bash experiments/training/run.sh <out dir>
-# Env: PLATFORM (h200), SPECS (the eight), MODES ("strict permissive"), EVALS (40), SECONDS (420 a run).
+# Env: PLATFORM (h200), SPECS (the eight), MODES ("strict permissive"), EVALS (40), SECONDS_PER_RUN (420),
+# DEADLINE_S (none: no run starts after this many seconds from the call's start, so the baselines' table and
+# the summary still come back inside a device call's limit).
 # Leaves in <out dir>: summary.md (ours), passes.md (eager / torch.compile, forward and forward + backward),
 # logs.txt (each run's tail) and runs.tar.gz (results.json, graph.jsonl, best kernel of every run).
 set -uo pipefail
 out="$1"; work="${WORK_DIR:-/tmp/kernelevolve_training}"
 specs="${SPECS:-train_rmsnorm train_layernorm train_swiglu train_gelu_mlp train_rope train_softmax_ce train_fused_linear_ce train_attention}"
 mkdir -p "$out" "$work"
+bash .devpack/hydra/p1/install.sh >/dev/null 2>&1 || echo "hydra devpack: not installed (the CLI needs it)" >&2
+began=$(date +%s)
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
 git rev-parse HEAD | tee -a "$out/device.txt"
 for spec in $specs; do
   for mode in ${MODES:-strict permissive}; do
     name="${spec}_${mode}"; start=$(date +%s)
+    if [ -n "${DEADLINE_S:-}" ] && [ $(( start - began )) -ge "$DEADLINE_S" ]; then
+      echo "$name skipped: past DEADLINE_S" | tee -a "$work/walls.txt"; continue
+    fi
     python3 -m kernelevolve "+spec=$spec" platform="${PLATFORM:-h200}" strict="$([ "$mode" = strict ] && echo true || echo false)" \
       progress=false run.root="$work/runs" run.name="$name" 'search.operators=[template,compiler_seed,tune]' \
       search.termination.max_evaluations="${EVALS:-40}" search.termination.wall_clock_s="${SECONDS_PER_RUN:-420}" \

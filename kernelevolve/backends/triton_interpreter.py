@@ -13,6 +13,11 @@ kernel (Llama RMSNorm storing bf16, a bf16 epilogue) is off by one or two bf16 u
 tolerance near 2.0. `patch_bf16_arithmetic` computes bf16 binary ops on the widened values rounded back
 once (a bf16 product or sum is exact or nearly so in fp32), and rounds fp32 -> bf16 casts to nearest even
 unless the kernel asks for `rtz`.
+
+The autotuner benchmarks its configs through the GPU driver, which the interpreter lacks ("0 active
+drivers"), so every `@triton.autotune` kernel failed on CPU. Interpreted times say nothing about a GPU's,
+so `patch_autotuner` gives every config the same figure: the first config left after pruning runs, and
+the harness checks it as it checks any launch.
 """
 
 from __future__ import annotations
@@ -21,12 +26,34 @@ from typing import Any
 
 _MARK = "_kernelevolve_bf16_dot"
 _ARITH_MARK = "_kernelevolve_bf16_arithmetic"
+_TUNE_MARK = "_kernelevolve_untimed_autotune"
 
 
 def patch_interpreter() -> bool:
     """Every fix in this module; False where there is nothing to patch."""
     dot = patch_bf16_dot()
-    return patch_bf16_arithmetic() and dot
+    tune = patch_autotuner()
+    return patch_bf16_arithmetic() and dot and tune
+
+
+def patch_autotuner() -> bool:
+    """Let the autotuner choose without timing on the interpreter; False where there is nothing to patch."""
+    try:
+        from triton.runtime import autotuner
+    except ImportError:
+        return False
+    tuner = getattr(autotuner, "Autotuner", None)
+    if tuner is None or not hasattr(tuner, "do_bench"):
+        return False
+    if getattr(tuner, _TUNE_MARK, False):
+        return True
+
+    def untimed(kernel_call: Any, quantiles: Any = None, **_: Any) -> list[float]:
+        return [0.0, 0.0, 0.0] if quantiles else [0.0]  # equal figures: the first config wins
+
+    tuner.do_bench = property(lambda self: untimed)
+    setattr(tuner, _TUNE_MARK, True)
+    return True
 
 
 def patch_bf16_dot() -> bool:

@@ -1,9 +1,6 @@
 # good: relu with @triton.autotune over block size and warps; the grid is a lambda over the chosen
 # meta-parameters, and BLOCK is never passed at the launch
 # spec: relu
-# known-issue: under the Triton 3.6 interpreter (CPU) the autotuner benchmarks its configs through the
-# GPU driver ("0 active drivers"); the static checks and the backend accept the kernel
-# known-issue-on: cpu
 import torch
 import torch.nn as nn
 import triton

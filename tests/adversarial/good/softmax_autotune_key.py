@@ -1,9 +1,6 @@
 # good: row softmax with @triton.autotune over several configs, key on the row width, and a grid given as a
 # tuple; BLOCK is chosen by the autotuner (never passed at the launch), an early exit on empty input
 # spec: softmax
-# known-issue: under the Triton 3.6 interpreter (CPU) the autotuner benchmarks its configs through the
-# GPU driver ("0 active drivers"); the static checks and the backend accept the kernel
-# known-issue-on: cpu
 import torch
 import torch.nn as nn
 import triton

@@ -1,6 +1,7 @@
 """Static rules for blue-team round 8: a launcher cache filled on first use (a module-level dict or a dict
 on self, keyed by shape) holds a kernel once a `functools.partial(kernel[grid], ...)` is stored in it, so
-calling what it returns is a launch."""
+calling what it returns is a launch; an index table from sizes (`torch.triu_indices`) allocates, like
+`torch.arange`."""
 
 from __future__ import annotations
 
@@ -47,3 +48,9 @@ def test_a_launcher_cache_keeps_its_calls_checked() -> None:
     extra = f"_C = {{}}\n\n\ndef get(n):\n    _C[n] = {PARTIAL}\n    return _C[n]\n"
     forward = OUT + "get(n)(x, out, n)\nreturn torch.relu(out)"
     assert "torch_compute_op" in codes("import functools\n" + model(forward, extra=extra), strict=True)
+
+
+@pytest.mark.parametrize("call", ["torch.triu_indices(5, 5, offset=1)", "torch.tril_indices(5, 5)"])
+def test_index_tables_from_sizes_allocate(call: str) -> None:
+    forward = f"pairs = {call}\nout = torch.empty_like(x)\nk[(1,)](x, out, pairs, BLOCK=64)\nreturn out"
+    assert codes(model(forward), strict=True) == set()

@@ -48,6 +48,7 @@ class Checker:
         self.torch_modules: dict[str, set[str]] = {}
         self.torch_using: set[str] = set()
         self.callables: dict[str, dict[str, StoredCallable]] = {}  # per class: self.<attr> callables
+        self.kernel_attrs: dict[str, set[str]] = {}  # per class: self.<attr> caches filled with launchers
         self.closure_params: dict[int, dict[str, Kinds]] = {}  # id() of a closure -> its parameters' kinds
 
     def issue(self, code: str, node: ast.AST, message: str) -> None:

@@ -272,10 +272,12 @@ class CallKinds:
                     keys += [k for k in arg.keys if k is not None]
                     values += arg.values
             root: ast.expr = recv
+            attribute = ""  # the attribute of the root written through (self.<attribute>.setdefault)
             while isinstance(root, (ast.Attribute, ast.Subscript)):
+                attribute = root.attr if isinstance(root, ast.Attribute) else attribute
                 root = root.value
             value_kinds = frozenset().union(*(self.kinds(v) for v in values))
-            self._store(e, root, keys, value_kinds, values)
+            self._store(e, root, keys, value_kinds, values, attribute)
         if attr == "numpy":
             self.host(e, ".numpy() (a NumPy view of a tensor)")
         elif attr in HOST_FORMATTERS and ({T, D} <= every or H in every):

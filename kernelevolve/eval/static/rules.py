@@ -18,9 +18,10 @@ def _names(text: str, prefix: str = "") -> frozenset[str]:
 # Allocation / view / copy / metadata calls allowed in strict mode; every other torch.* call computes.
 # Random fills are fresh tensors too: they compute nothing from the inputs, and a reference that draws
 # its initial states in forward (KernelBench L3/35's LSTM) is matched only by PyTorch's own generator.
+# triu_indices / tril_indices are index tables from sizes alone, like arange (DLRM's pair list).
 TORCH_FRESH = _names(
     "empty empty_like empty_strided zeros zeros_like ones ones_like full full_like arange "
-    "rand rand_like randn randn_like randint randint_like",
+    "rand rand_like randn randn_like randint randint_like triu_indices tril_indices",
     "torch.",
 )
 TORCH_VIEWS = _names(

@@ -232,6 +232,8 @@ class Values(CallKinds):
             where = f"module-level {root.id}"
         else:
             return
+        if K in kinds:
+            self._fills_with_kernel(root, attribute)
         for key in keys:
             parts = (callee_name(n.func if isinstance(n, ast.Call) else n) for n in ast.walk(key))
             if any(part in PTR_KEYS for part in parts):
@@ -251,6 +253,18 @@ class Values(CallKinds):
         for value in values:
             if isinstance(value, ast.Name):
                 self.stored.setdefault(value.id, at)
+
+    def _fills_with_kernel(self, root: ast.expr, attribute: str) -> None:
+        """A launcher cache filled on first use (`_CACHE[key] = functools.partial(kernel[grid], ...)`): reads
+        of the cache hold a kernel too, so calling what it returns is a launch. Walked again once it grows."""
+        if isinstance(root, ast.Name) and root.id not in self.mod.kernel_holders:
+            self.mod.kernel_holders.add(root.id)
+            self.c.changed = True
+        elif self._is_self(root) and self.owner is not None and attribute:
+            filled = self.c.kernel_attrs.setdefault(self.owner, set())
+            if attribute not in filled:
+                filled.add(attribute)
+                self.c.changed = True
 
     def shape_of(self, value: ast.expr | None) -> Shape | None:
         """The element kinds of a tuple-valued name or local call: None when it is not a tuple of known
@@ -398,7 +412,10 @@ class Values(CallKinds):
                 return EMPTY
             if e.attr in self.c.local_attrs.get(self.owner, {}):
                 self.c.reach_class(self.c.local_attrs[self.owner][e.attr], [], {}, instantiated=False)
-            holds = frozenset({K}) if e.attr in self.mod.class_kernel_attrs(self.owner) else EMPTY
+            kernel_attrs = self.mod.class_kernel_attrs(self.owner) | self.c.kernel_attrs.get(
+                self.owner, set()
+            )
+            holds = frozenset({K}) if e.attr in kernel_attrs else EMPTY
             return holds | (
                 frozenset({S, T}) if e.attr in self.c.tensor_attrs.get(self.owner, ()) else frozenset({S})
             )

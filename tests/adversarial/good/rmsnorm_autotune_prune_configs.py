@@ -2,9 +2,6 @@
 # early_config_prune drops the block sizes smaller than the row (key on the row width), the grid a
 # lambda over META; the module's own weight of ones (perturbed like the reference's)
 # spec: shipped:rmsnorm
-# known-issue: under the Triton 3.6 interpreter (CPU) the autotuner benchmarks its pruned configs through
-# the GPU driver ("0 active drivers"); the static checks accept the kernel and its prune hook
-# known-issue-on: cpu
 import torch
 import torch.nn as nn
 import triton

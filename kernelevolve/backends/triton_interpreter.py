@@ -17,7 +17,9 @@ unless the kernel asks for `rtz`.
 The autotuner benchmarks its configs through the GPU driver, which the interpreter lacks ("0 active
 drivers"), so every `@triton.autotune` kernel failed on CPU. Interpreted times say nothing about a GPU's,
 so `patch_autotuner` gives every config the same figure: the first config left after pruning runs, and
-the harness checks it as it checks any launch.
+the harness checks it as it checks any launch. With no GPU there is no active driver at all, so the
+tutorials' `DEVICE = triton.runtime.driver.active.get_active_torch_device()` failed at import:
+`patch_driver` names the CPU as the active device where no driver is found.
 """
 
 from __future__ import annotations
@@ -33,7 +35,51 @@ def patch_interpreter() -> bool:
     """Every fix in this module; False where there is nothing to patch."""
     dot = patch_bf16_dot()
     tune = patch_autotuner()
-    return patch_bf16_arithmetic() and dot and tune
+    device = patch_driver()
+    return patch_bf16_arithmetic() and dot and tune and device
+
+
+def patch_driver() -> bool:
+    """Make the CPU the active driver's device where Triton finds no driver; False where it cannot."""
+    try:
+        from triton.backends.driver import DriverBase
+        from triton.runtime import driver
+    except ImportError:
+        return False
+    try:
+        driver.active  # noqa: B018 - a GPU driver found: leave it
+        return True
+    except RuntimeError:
+        pass
+
+    class InterpreterDriver(DriverBase):
+        """What the interpreter can answer of a driver: its device is the CPU, its timings are none."""
+
+        @classmethod
+        def is_active(cls) -> bool:
+            return True
+
+        def map_python_to_cpp_type(self, ty: str) -> str:
+            raise NotImplementedError("the Triton interpreter compiles nothing")
+
+        def get_current_target(self) -> Any:
+            raise NotImplementedError("the Triton interpreter has no compile target")
+
+        def get_active_torch_device(self) -> Any:
+            import torch
+
+            return torch.device("cpu")
+
+        def get_benchmarker(self) -> Any:
+            return _untimed
+
+    driver.set_active(InterpreterDriver())
+    return True
+
+
+def _untimed(kernel_call: Any, quantiles: Any = None, **_: Any) -> list[float]:
+    """A benchmark that does not time: interpreted figures say nothing of a GPU's (equal: the first wins)."""
+    return [0.0, 0.0, 0.0] if quantiles else [0.0]
 
 
 def patch_autotuner() -> bool:
@@ -48,10 +94,7 @@ def patch_autotuner() -> bool:
     if getattr(tuner, _TUNE_MARK, False):
         return True
 
-    def untimed(kernel_call: Any, quantiles: Any = None, **_: Any) -> list[float]:
-        return [0.0, 0.0, 0.0] if quantiles else [0.0]  # equal figures: the first config wins
-
-    tuner.do_bench = property(lambda self: untimed)
+    tuner.do_bench = property(lambda self: _untimed)
     setattr(tuner, _TUNE_MARK, True)
     return True
 

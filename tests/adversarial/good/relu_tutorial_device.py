@@ -1,8 +1,5 @@
 # good: relu in the Triton tutorials' style: DEVICE from the active driver, a module-level wrapper function
 # spec: relu
-# known-issue: under the Triton interpreter (CPU) there is no active driver to ask for the device
-# (compile_error); on GPUs the tutorial's idiom works, and the static checks accept it
-# known-issue-on: cpu
 import torch
 import torch.nn as nn
 import triton

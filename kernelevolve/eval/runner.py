@@ -29,7 +29,7 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
-from kernelevolve.eval import host_reads, launch_replay, runner_trace
+from kernelevolve.eval import host_reads, launch_replay, left_behind, runner_trace
 from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, _count_launches, _count_thread_starts
 from kernelevolve.eval.timed_guard import builtin_tuple
 
@@ -107,6 +107,7 @@ class _Runner:
         _count_thread_starts()
         runner_trace._count_dispatcher_registrations()
         host_reads.watch_host_reads()
+        left_behind.snapshot()  # what runs in the runner's own work, before candidate code can add to it
         self.module_name = f"kernelevolve_candidate_{message['candidate_id']}_{next(_counter)}"
         if message.get("compile_only"):
             return self._compile_only(message)
@@ -179,8 +180,7 @@ class _Runner:
         return {"ok": True}
 
     def _finish_device_work(self) -> None:
-        """Before answering: the judge reads what was written, or frees what was dropped, once it has the
-        reply."""
+        """Before answering: the judge reads what was written, or frees what was dropped, on the reply."""
         if self.device.startswith("cuda"):
             import torch
 
@@ -210,6 +210,8 @@ class _Runner:
             return self.failure(exc, "run", f"running ModelNew{message.get('where', '')}")
         finally:
             replay = runner_trace.set_launch_mode(None)
+        if runner_trace.left_behind_now():  # before the copies below could run it (`serve` says why)
+            return {"ok": False}
         leaves = _describe(got, tensor_guards.tensor_leaves(inputs))
         _fill_slots(got, leaves, slots)
         tensor_guards.synchronize_current_stream(slots)
@@ -368,8 +370,7 @@ def _sandbox(
 
 
 def _private_temp(directory: str) -> None:
-    """Temporary files (the candidate's source, the compilers' scratch) in a folder of this runner's own,
-    so the sandbox can leave the machine's temp folder, where a search may keep its runs, read-only."""
+    """Temporary files in the runner's own folder: the sandbox keeps the host's temp folder read-only."""
     import tempfile
 
     os.makedirs(directory, exist_ok=True)
@@ -405,22 +406,22 @@ def rebuild_arguments(structure: Any, leaves: list[Any]) -> list[Any]:
 
 
 def _describe(value: Any, inputs: list[Any]) -> list[dict[str, Any]]:
-    """The output as JSON: containers, tensors (shape, dtype, device, whether a plain torch.Tensor, which
-    input it shares memory with) and plain values."""
+    """The output as JSON: containers, tensors (shape, dtype, device, plain torch.Tensor or not, the input
+    it shares memory with) and plain values."""
     import torch
 
     ranges = [_storage_range(t) for t in inputs]
     described: list[dict[str, Any]] = []
 
     def visit(node: Any, path: str) -> None:
-        if isinstance(node, (list, tuple)):
+        if issubclass(type(node), (list, tuple)):  # by type: `__class__` may be a property
             # torch.return_types' named tuples travel as tuples; other subclasses keep their name (refused)
             kind = "tuple" if builtin_tuple(type(node)) else type(node).__name__
             described.append({"path": path, "kind": kind, "length": len(node)})
             for i, item in enumerate(node):
                 visit(item, f"{path}[{i}]")
             return
-        if isinstance(node, torch.Tensor):
+        if issubclass(type(node), torch.Tensor):
             start, end = _storage_range(node)
             alias = next(
                 (i for i, (s, e) in enumerate(ranges) if node.numel() and start < e and s < end and e > s),
@@ -439,7 +440,7 @@ def _describe(value: Any, inputs: list[Any]) -> list[dict[str, Any]]:
                 }
             )
             return
-        if node is None or isinstance(node, (bool, int, float, str)):
+        if node is None or type(node) in (bool, int, float, str):
             described.append({"path": path, "kind": "value", "value": node})
             return
         described.append({"path": path, "kind": "object", "type": type(node).__name__})
@@ -458,8 +459,7 @@ def _storage_range(tensor: Any) -> tuple[int, int]:
 
 
 def _fill_slots(got: Any, leaves: list[dict[str, Any]], slots: list[Any]) -> None:
-    """Copy each plain output tensor whose shape and dtype match its slot; the judge reads the rest from
-    the description."""
+    """Copy each plain output tensor whose shape and dtype match its slot; the rest is in the description."""
     from kernelevolve.eval import tensor_guards
 
     tensors = tensor_guards.tensor_leaves(got)

@@ -14,12 +14,13 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from kernelevolve.eval import host_reads, launch_replay, strict_ops
+from kernelevolve.eval import host_reads, launch_replay, left_behind, strict_ops
 
 _LAUNCHES = [0]
 _LAUNCHES_OFF = [False]  # set for the judge's one call with the kernels left out (`kernel_share`)
 _THREADS = [0]  # Python threads started since the candidate's import began
 _REGISTRATIONS: list[str] = []  # dispatcher registrations made since the candidate's import began
+_LEFT_BEHIND: list[str] = []  # hooks candidate code left installed once it returned (`left_behind`)
 _HARNESS_STARTS = threading.local()  # set while the harness itself starts a thread (`harness_thread_starts`)
 
 
@@ -237,8 +238,24 @@ def _registered_by_torch() -> bool:
     return frame is not None and frame.f_code.co_filename.startswith(root)
 
 
+def left_behind_now(own_modes: int = 0) -> bool:
+    """Whether candidate code, now returned, left hooks that would run inside the runner's own work
+    (`left_behind`); what it left fails every judged request from then on. `own_modes`: the runner's own
+    dispatch modes entered at this point."""
+    if not _LEFT_BEHIND:
+        _LEFT_BEHIND.extend(left_behind.changed(own_modes))
+    return bool(_LEFT_BEHIND)
+
+
 def judged_violation() -> tuple[str, str] | None:
     """What the candidate did that fails every request deciding its verdict (error name, feedback)."""
+    if left_behind_now():
+        return (
+            "hooks_left",
+            f"the candidate left code installed that runs inside the harness's own work after its calls "
+            f"return ({', '.join(_LEFT_BEHIND[:3])}): the output copies and input refreshes between calls "
+            "must not run candidate code; leave every mode, hook and patch within the call that made it",
+        )
     if _THREADS[0]:
         return (
             "thread_spawn",

@@ -29,18 +29,21 @@ def _guard_bytes(device: torch.device) -> int:
     return GUARD_BYTES.get(device.type, GUARD_BYTES["cuda"])
 
 
+# By the object's type, never `isinstance`: that reads an object's `__class__` when its type does not
+# match, and a candidate's output can make `__class__` a property running its code in the runner's own work
+# (`tests/adversarial/hacks/lazy_output_via_class_property.py`)
 def _is_tensor(value: Any) -> bool:
     import torch
 
-    return isinstance(value, torch.Tensor)
+    return issubclass(type(value), torch.Tensor)
 
 
 def tensor_leaves(value: Any) -> list[torch.Tensor]:
     if _is_tensor(value):
         return [value]
-    if isinstance(value, (list, tuple)):
+    if issubclass(type(value), (list, tuple)):
         return [t for item in value for t in tensor_leaves(item)]
-    if isinstance(value, dict):
+    if issubclass(type(value), dict):
         return [t for item in value.values() for t in tensor_leaves(item)]
     return []
 

@@ -17,7 +17,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace
+from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, left_behind_now
 
 if TYPE_CHECKING:
     import torch
@@ -67,6 +67,8 @@ class TimedGuard:
     def after(self, call: int, output: Any) -> list[torch.Tensor]:
         if self.op_trace is not None:
             self.op_trace.recording = False
+        if left_behind_now(0 if self.op_trace is None else 1):  # before its copy could run them
+            raise RuntimeError("hooks left installed after a timed call (the reply names them)")
         launched = _LAUNCHES[0] - self._launches_at
         if launched < self.launches_needed:
             raise TimedViolation(
@@ -96,6 +98,7 @@ def _is_tensor(value: Any) -> bool:
     return isinstance(value, torch.Tensor)
 
 
+_PLAIN_VALUES = (type(None), bool, int, float, str)  # non-tensor leaves a timed output may hold
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: set on every class a Python statement defines
 
 
@@ -106,22 +109,25 @@ def builtin_tuple(cls: type) -> bool:
 
 
 def _plain_leaves(output: Any, call: int) -> list[torch.Tensor]:
-    """The output's tensors, requiring exactly torch.Tensor in exactly lists and tuples (no subclass whose
-    methods run when the harness reads it)."""
+    """The output's tensors, requiring exactly torch.Tensor in exactly lists and tuples, beside plain values
+    (no subclass whose methods run when the harness reads it). Told by `type()` alone: `isinstance` reads an
+    object's `__class__`, which may be a property computing the output after the timed window
+    (`tests/adversarial/hacks/lazy_output_via_class_property.py`)."""
     import torch
 
     leaves: list[torch.Tensor] = []
 
     def visit(node: Any) -> None:
-        if type(node) is list or builtin_tuple(type(node)):
+        kind = type(node)
+        if kind is list or builtin_tuple(kind):
             for item in node:
                 visit(item)
-        elif type(node) is torch.Tensor:
+        elif kind is torch.Tensor:
             leaves.append(node)
-        elif isinstance(node, (torch.Tensor, list, tuple, dict)):
+        elif kind not in _PLAIN_VALUES:
             raise TimedViolation(
                 "output_type",
-                f"timed call {call} returned a {type(node).__name__}: outputs must be exactly torch.Tensor "
+                f"timed call {call} returned a {kind.__name__}: outputs must be exactly torch.Tensor "
                 "(in plain lists or tuples), as the checked calls' were",
             )
 

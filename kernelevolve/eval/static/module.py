@@ -233,3 +233,25 @@ def canonical(dotted: str) -> str:
             break
         module, name, used = target, target.__name__, index + 1
     return ".".join([name, *parts[used:]])
+
+
+def class_origins(dotted: str) -> list[str]:
+    """Where the class a dotted name reaches is defined, and its bases: `torch.autograd.graph.
+    TorchDispatchMode` is `torch.utils._python_dispatch.TorchDispatchMode`, re-exported. Empty where the
+    name is not a class; built-in bases (`int` of an IntEnum) are left out. PyTorch is imported for it (the
+    judge has it loaded anyway), so a name's verdict does not depend on what this process imported."""
+    import importlib
+    import sys
+
+    parts = dotted.split(".")
+    if parts[0] == "torch":
+        importlib.import_module("torch")
+    target = sys.modules.get(parts[0])
+    for part in parts[1:]:
+        try:
+            target = getattr(target, part, None)
+        except Exception:  # noqa: BLE001 - a module's __getattr__ may fail: nothing to resolve
+            return []
+    if target is None or not isinstance(target, type):
+        return []
+    return [f"{c.__module__}.{c.__qualname__}" for c in target.__mro__ if c.__module__ != "builtins"]

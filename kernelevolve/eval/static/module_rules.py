@@ -13,13 +13,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 
+from kernelevolve.eval.static.annotations import check_string_annotations
 from kernelevolve.eval.static.format_fields import FORMAT_METHODS, check_format_read
 from kernelevolve.eval.static.keyword_names import (
     check_functional_enum,
     check_keyword_store_as_value,
     check_keyword_unpacking,
 )
-from kernelevolve.eval.static.module import Module, canonical
+from kernelevolve.eval.static.module import Module, canonical, class_origins
 from kernelevolve.eval.static.name_reads import MATCH_ARGS_STORE, check_match_class, check_namespace_read
 from kernelevolve.eval.static.rules import (
     ATTRIBUTE_BUILTINS,
@@ -35,14 +36,18 @@ from kernelevolve.eval.static.rules import (
     MUTATORS,
     NAME_RULES,
     OS_OK,
+    OVERRIDE_HOOKS,
     RAW_MEMORY_NAMES,
+    STDLIB_ROOTS,
     SYS_OK,
     TENSOR_METHODS_OK,
+    TEXT_CODE_ATTRS,
     TORCH_OK,
     TRITON_DOORS,
     device_function_library_name,
     matches,
 )
+from kernelevolve.eval.static.shadowing import check_rebound_imports
 
 IssueSink = Callable[[str, ast.AST, str], None]
 MODULES_WHY = (
@@ -73,6 +78,8 @@ class ModuleRules:
 
     def run(self) -> None:
         self._name_rules()
+        check_string_annotations(self.mod.tree, self.issue)
+        check_rebound_imports(self.mod, self.issue)
         if self.strict:
             self._module_level_compute()
 
@@ -85,7 +92,13 @@ class ModuleRules:
         for prefixes, code, why in NAME_RULES:
             if matches(name, prefixes):
                 self.issue(code, node, f"{name}: {why}")
+        for origin in class_origins(name):  # a banned class re-exported, or a base of the class named
+            for prefixes, code, why in NAME_RULES:
+                if origin != name and matches(origin, prefixes):
+                    self.issue(code, node, f"{name} is (or derives from) {origin}: {why}")
         root, _, member = name.partition(".")
+        if root in STDLIB_ROOTS and any(p[:1] == "_" != p[1:2] for p in member.split(".")):
+            self.issue("introspection", node, f"{name}: private internals of the standard library")
         if member and root in MEMBER_ALLOW_LISTS:
             allowed, code, why = MEMBER_ALLOW_LISTS[root]
             if member.split(".")[0] not in allowed:
@@ -165,6 +178,10 @@ class ModuleRules:
             spelled = _identifiers(node)
             for name in spelled & RAW_MEMORY_NAMES:
                 self.issue("introspection", node, f"{name} hands NumPy or a GPU library a raw memory address")
+            for name in spelled & TEXT_CODE_ATTRS:
+                self.issue("dynamic_code", node, f"{name}: annotations are text libraries evaluate as code")
+            for name in spelled & OVERRIDE_HOOKS:
+                self.issue("lazy_result", node, f"{name}: a tensor subclass's or mode's hook on every op")
             for name in spelled & ANSWERS_ANY_NAME:
                 # defined, assigned or set on a class, it answers lookups of names the source never spells:
                 # NumPy's `__array_interface__` (a raw address) as much as any attribute the rules ban

@@ -176,6 +176,22 @@ NAME_RULES: tuple[tuple[frozenset[str], str, str], ...] = (
     ),
     (_names("weakref atexit"), "lazy_result", "runs code later, after the call has returned"),
     (
+        # a string annotation is text these evaluate as code with the module's builtins (`eval`): in 3.11 a
+        # lambda passes their type check; singledispatch's `register` reads a function's annotations so
+        _names(
+            "typing.get_type_hints typing.ForwardRef typing_extensions.get_type_hints typing_extensions.ForwardRef "
+            "typing_extensions.evaluate_forward_ref typing_extensions.get_annotations functools.singledispatch "
+            "functools.singledispatchmethod"
+        ),
+        "dynamic_code",
+        "evaluates annotations given as text as code",
+    ),
+    (
+        _names("logging.currentframe"),
+        "introspection",
+        "hands out the caller's frame (`sys._getframe(1)`): its builtins and the frames above it",
+    ),
+    (
         _names("faulthandler sys.addaudithook sys.audit"),
         "introspection",
         "runs code or writes tracebacks on interpreter events and signals (frames handed to a hook)",
@@ -271,8 +287,18 @@ FRAME_ATTRS = _names(
     "__subclasses__ __mro__ __bases__ __base__ __self__ __func__ __wrapped__ __getattribute__ __get__ "
     "__reduce__ __reduce_ex__ __loader__ __spec__ __objclass__ __traceback__ __builtins__ __import__ "
     # a function's defaults hold whatever it was given (a wrapper's original); `mro()` is `__mro__` by a method
-    "__defaults__ __kwdefaults__ mro"
+    "__defaults__ __kwdefaults__ mro "
+    # a frame's builtins dict holds getattr, exec and __import__ by key; an async generator's frame
+    "f_builtins f_trace ag_frame"
 )
+# Attributes that turn text into code or hand a mode every op: an object's annotations (set at run time,
+# they are text `typing` evaluates and names `dataclass` writes into the code it generates), and the
+# tensor-subclass and mode hooks, however they are bound (a class-body assignment, not only a `def`)
+TEXT_CODE_ATTRS = _names("__annotations__")
+OVERRIDE_HOOKS = _names("__torch_dispatch__ __torch_function__")
+# Standard-library roots whose private members (`typing._eval_type`, `warnings._setoption`) are internals:
+# the kernel-language and array packages have rules of their own
+STDLIB_ROOTS = CANDIDATE_MODULES - _names("torch triton numpy cutlass cuda einops __future__")
 # NumPy's and CUDA's array protocols: an object naming an address makes NumPy (or a GPU library) read that
 # memory directly, a tensor's included, without a tensor method the runner could count (`host_reads`);
 # an array's `.ctypes` hands out its address and the ctypes module (`string_at` of any address)

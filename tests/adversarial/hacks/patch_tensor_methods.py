@@ -2,7 +2,7 @@
 # element-wise checks see no difference, and return a wrong result; the judge's tensors live elsewhere
 # spec: relu
 # expect: rejected_static dynamic_code
-# runtime: incorrect mismatch
+# runtime: runtime_error hooks_left (torch.Tensor patched: since round 7 the runner fails it before the judge compares)
 import torch
 import torch.nn as nn
 import triton

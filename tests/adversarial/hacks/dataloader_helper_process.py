@@ -3,7 +3,7 @@
 # spec: relu
 # expect: rejected_static thread_spawn
 # runtime: runtime_error PermissionError (the sandbox: no semaphore files outside its folder, and no fork on the CPU)
-# runtime-gpu: runtime_error escaped_process|thread_spawn
+# runtime-gpu: runtime_error escaped_process|thread_spawn|hooks_left (DataLoader installs a SIGCHLD handler)
 import torch
 import torch.nn as nn
 import torch.utils.data

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, left_behind_now
+from kernelevolve.eval.tensor_guards import _is_tensor
 
 if TYPE_CHECKING:
     import torch
@@ -90,12 +91,6 @@ class TimedGuard:
     def trace_fields(self) -> dict[str, Any]:
         """The strict trace of the timed calls, as a checked call's reply carries it."""
         return {} if self.op_trace is None else self.op_trace.fields()
-
-
-def _is_tensor(value: Any) -> bool:
-    import torch
-
-    return isinstance(value, torch.Tensor)
 
 
 _PLAIN_VALUES = (type(None), bool, int, float, str)  # non-tensor leaves a timed output may hold

@@ -411,7 +411,7 @@ def _timing_sets(
 
 
 def _shared(arena: SharedArena, tensor: Any) -> Any:
-    return tensor if tensor.device.type == "cuda" else arena.copy_of(tensor)
+    return tensor if arena.owns(tensor) else arena.copy_of(tensor)
 
 
 def _structure(arguments: Sequence[Any]) -> list[Any]:

@@ -4,6 +4,11 @@ The judge (the process that never imports candidate code) allocates every tensor
 runner: host tensors in files under a per-evaluation directory in shared memory (`/dev/shm`), device
 tensors through CUDA IPC. What goes to the runner is a `TensorRef` (picklable: the judge-to-runner
 direction is trusted); nothing the runner sends back is ever unpickled (`runner_channel`).
+
+CUDA IPC exports an allocation, not a tensor: the runner maps the caching allocator's whole segment, and a
+Triton kernel loads and stores at any address in it. So an arena's device tensors come from a private
+memory pool whose segments hold nothing else, and only those can be shared: the judge's reference
+outputs and pristine inputs never sit beside memory a runner maps (`experiments/adversarial_gpu/ipc_reach.py`).
 """
 
 from __future__ import annotations
@@ -74,6 +79,8 @@ class SharedArena:
         self.device = device
         self._dir: Path | None = directory  # default: a fresh folder in /dev/shm, made when first needed
         self._refs: dict[int, tuple[Any, TensorRef]] = {}  # id -> (the tensor, kept alive; its ref)
+        self._pool: Any = None  # torch.cuda.MemPool of the device tensors, made when first needed
+        self._device_storages: set[int] = set()  # their storages' addresses: what `ref` may share
 
     @property
     def directory(self) -> Path:
@@ -89,7 +96,12 @@ class SharedArena:
         import torch
 
         if self.device.startswith("cuda") and not host:
-            return torch.empty_strided(shape, stride, dtype=dtype, device=self.device)
+            if self._pool is None:
+                self._pool = torch.cuda.MemPool()
+            with torch.cuda.use_mem_pool(self._pool, device=self.device):
+                tensor = torch.empty_strided(shape, stride, dtype=dtype, device=self.device)
+            self._device_storages.add(tensor.untyped_storage().data_ptr())
+            return tensor
         itemsize = torch.empty((), dtype=dtype).element_size()
         span = (
             1 + sum((size - 1) * step for size, step in zip(shape, stride, strict=True)) if all(shape) else 0
@@ -137,10 +149,20 @@ class SharedArena:
         )
         self._refs[id(view)] = (view, view_ref)
 
+    def owns(self, tensor: torch.Tensor) -> bool:
+        """Whether `tensor` (or the tensor it views) was made by this arena."""
+        if tensor.device.type == "cuda":
+            return tensor.untyped_storage().data_ptr() in self._device_storages
+        entry = self._refs.get(id(tensor))
+        return entry is not None and entry[0] is tensor
+
     def ref(self, tensor: torch.Tensor) -> TensorRef:
-        """The runner's way to `tensor`: any device tensor, or a host tensor this arena made."""
+        """The runner's way to `tensor`, which this arena made (or a view of one, on a device)."""
         if tensor.device.type == "cuda":
             from torch.multiprocessing.reductions import reduce_tensor
+
+            if not self.owns(tensor):
+                raise ValueError("a device tensor must come from this arena to be shared")
 
             return TensorRef(
                 tuple(tensor.shape),
@@ -148,13 +170,14 @@ class SharedArena:
                 _dtype_name(tensor.dtype),
                 cuda=reduce_tensor(tensor),
             )
-        entry = self._refs.get(id(tensor))
-        if entry is None or entry[0] is not tensor:
+        if not self.owns(tensor):
             raise ValueError("a host tensor must come from this arena to be shared")
-        return entry[1]
+        return self._refs[id(tensor)][1]
 
     def close(self) -> None:
         self._refs.clear()  # the maps close once the tensors over them are gone
+        self._device_storages.clear()
+        self._pool = None  # its segments go back to the driver once its tensors are gone
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None

@@ -142,7 +142,9 @@ def check_correctness(
             ) from exc
         stateful += [name for name in module_state.changed(reference, before) if name not in stateful]
         del before
-        pristine = clone_tree(inputs)
+        # A runner gets copies (`guard_inputs`) and cannot reach these (another process; on a GPU the arena's
+        # own memory pool), so they are the pristine values; a candidate run here could write them.
+        pristine = inputs if remote is not None else clone_tree(inputs)
         if guarded is not None and _layout(guarded) == _layout(inputs):
             # Same storage, new values: a result cache keyed by data_ptr() now returns stale data.
             for target, value in zip(_tensor_leaves(guarded), _tensor_leaves(inputs), strict=True):
@@ -187,6 +189,7 @@ def check_correctness(
                 tuple(stateful),
                 _summed(second, stateful),
             )
+        del inputs, pristine, expected, got  # before the next trial's are made: multi-GB inputs double up
     return CorrectnessVerdict(
         True, max_abs_error=worst, stateful=tuple(stateful), second_opinion=_summed(second, stateful)
     )

@@ -1,0 +1,44 @@
+"""Rules for blue-team round 9: a @triton.jit kernel defined inside a factory function is a kernel; a
+`**` mapping into a named tuple (whose constructor takes its fields and nothing else) is harmless; a
+module-level statement turning one of PyTorch's reduced-precision switches off is not patching."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.adversarial.test_static_checks import codes, model
+
+FACTORY = """
+import functools
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@functools.cache
+def make(even):
+    @triton.jit
+    def inner(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+    return inner
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        {body}
+        return out
+"""
+
+
+def test_a_kernel_made_by_a_factory_is_launched() -> None:
+    source = FACTORY.format(body="make(True)[(1,)](x, out, x.numel(), BLOCK=64)")
+    for strict in (True, False):
+        assert codes(source, strict) == set()
+
+
+def test_a_factory_kernel_never_launched_is_no_launch() -> None:
+    assert codes(FACTORY.format(body="make(True)"), strict=False) == {"no_backend_kernel"}

@@ -42,3 +42,37 @@ def test_a_kernel_made_by_a_factory_is_launched() -> None:
 
 def test_a_factory_kernel_never_launched_is_no_launch() -> None:
     assert codes(FACTORY.format(body="make(True)"), strict=False) == {"no_backend_kernel"}
+
+
+NAMED = "from typing import NamedTuple\nimport collections\n"
+FORWARD = (
+    'out = torch.empty_like(x)\nk[(1,)](x, out, x.numel(), BLOCK=64)\nparts = {{"a": out}}\nreturn {call}'
+)
+
+
+@pytest.mark.parametrize(
+    ("extra", "call"),
+    [
+        ('P = collections.namedtuple("P", ["a"])\n', "P(**parts)"),
+        ('P = collections.namedtuple("P", "a")\n', "P(**parts)"),
+        ('P = NamedTuple("P", [("a", torch.Tensor)])\n', "P(**parts)"),
+        ("class P(NamedTuple):\n    a: torch.Tensor\n", "P(**parts)"),
+    ],
+)
+def test_keywords_into_a_named_tuple(extra: str, call: str) -> None:
+    source = NAMED + model(FORWARD.format(call=call), extra=extra)
+    assert codes(source, strict=True) == set(), source
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        'NAMES = ["a"]\nP = collections.namedtuple("P", NAMES)\n',  # field names as data
+        'P = collections.namedtuple("P", ["a"])\nP = collections.OrderedDict\n',  # rebound
+        'P = collections.namedtuple("P", ["a"])\n\n\ndef P(**kw):\n    return kw\n',  # rebound by a def
+        "class Q(NamedTuple):\n    a: torch.Tensor\n\n\nclass P(Q):\n    pass\n",  # a subclass may add __new__
+    ],
+)
+def test_keywords_into_what_only_looks_like_a_named_tuple(extra: str) -> None:
+    source = "import types\n" + NAMED + model(FORWARD.format(call="P(**parts)"), extra=extra)
+    assert "dynamic_code" in codes(source, strict=False), source

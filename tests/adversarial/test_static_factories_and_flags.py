@@ -76,3 +76,27 @@ def test_keywords_into_a_named_tuple(extra: str, call: str) -> None:
 def test_keywords_into_what_only_looks_like_a_named_tuple(extra: str) -> None:
     source = "import types\n" + NAMED + model(FORWARD.format(call="P(**parts)"), extra=extra)
     assert "dynamic_code" in codes(source, strict=False), source
+
+
+@pytest.mark.parametrize("flag", ["torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32"])
+def test_a_precision_switch_turned_off_at_import(flag: str) -> None:
+    source = model(
+        "out = torch.empty_like(x)\nk[(1,)](x, out, x.numel(), BLOCK=64)\nreturn out",
+        extra=f"{flag} = False\n",
+    )
+    for strict in (True, False):
+        assert codes(source, strict) == set(), source
+
+
+@pytest.mark.parametrize(
+    ("extra", "forward"),
+    [
+        ("torch.backends.cuda.matmul.allow_tf32 = True\n", ""),  # a precision shortcut turned on
+        ("torch.backends.cudnn.benchmark = False\n", ""),  # another switch
+        ("torch.backends.cudnn.allow_tf32 = FLAG = False\n", ""),
+        ("", "torch.backends.cuda.matmul.allow_tf32 = False\n"),  # switched per call
+    ],
+)
+def test_other_switches_stay_patching(extra: str, forward: str) -> None:
+    body = forward + "out = torch.empty_like(x)\nk[(1,)](x, out, x.numel(), BLOCK=64)\nreturn out"
+    assert "patching" in codes(model(body, extra=extra), strict=False)

@@ -3,7 +3,7 @@
 # nn.EmbeddingBag weight, fp32 accumulation, an empty bag writes zeros, the output from weight.new_empty
 # spec: shipped:embedding_bag_mean
 from dataclasses import dataclass, field
-from typing import Dict
+from typing import Dict  # noqa: UP035 (the older spelling, on purpose)
 
 import torch
 import torch.nn as nn
@@ -29,7 +29,7 @@ def bag_mean_kernel(table_ptr, idx_ptr, off_ptr, out_ptr, dim, BLOCK_D: tl.const
 @dataclass
 class BagLaunch:
     block_d: int = 64
-    meta: Dict[str, int] = field(default_factory=lambda: {"num_warps": 2})
+    meta: Dict[str, int] = field(default_factory=lambda: {"num_warps": 2})  # noqa: UP006
 
     @classmethod
     def for_width(cls, dim: int) -> "BagLaunch":

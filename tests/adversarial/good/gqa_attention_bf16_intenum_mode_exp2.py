@@ -29,7 +29,9 @@ def gqa_fwd_kernel(
     kvh = h // groups
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rd = tl.arange(0, HEAD_DIM)
-    q = tl.load(q_ptr + b * sqb + h * sqh + rm[:, None] * sqs + rd[None, :], mask=rm[:, None] < seq, other=0.0)
+    q = tl.load(
+        q_ptr + b * sqb + h * sqh + rm[:, None] * sqs + rd[None, :], mask=rm[:, None] < seq, other=0.0
+    )
     m_i = tl.full((BLOCK_M,), float("-inf"), tl.float32)
     l_i = tl.zeros((BLOCK_M,), tl.float32)
     acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)
@@ -51,7 +53,11 @@ def gqa_fwd_kernel(
         acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
         m_i = m_new
     out = acc / l_i[:, None]
-    tl.store(o_ptr + b * sob + h * soh + rm[:, None] * sos + rd[None, :], out.to(o_ptr.dtype.element_ty), mask=rm[:, None] < seq)
+    tl.store(
+        o_ptr + b * sob + h * soh + rm[:, None] * sos + rd[None, :],
+        out.to(o_ptr.dtype.element_ty),
+        mask=rm[:, None] < seq,
+    )
 
 
 class ModelNew(nn.Module):

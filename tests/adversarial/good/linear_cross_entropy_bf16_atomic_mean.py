@@ -10,7 +10,9 @@ import triton.language as tl
 
 
 @triton.jit
-def lce_kernel(h_ptr, w_ptr, t_ptr, loss_ptr, hidden, vocab, inv_tokens, BLOCK_V: tl.constexpr, BLOCK_H: tl.constexpr):
+def lce_kernel(
+    h_ptr, w_ptr, t_ptr, loss_ptr, hidden, vocab, inv_tokens, BLOCK_V: tl.constexpr, BLOCK_H: tl.constexpr
+):
     tok = tl.program_id(0)
     rh = tl.arange(0, BLOCK_H)
     h = tl.load(h_ptr + tok * hidden + rh, mask=rh < hidden, other=0.0).to(tl.float32)
@@ -20,7 +22,11 @@ def lce_kernel(h_ptr, w_ptr, t_ptr, loss_ptr, hidden, vocab, inv_tokens, BLOCK_V
     picked = 0.0
     for v0 in range(0, vocab, BLOCK_V):
         rv = v0 + tl.arange(0, BLOCK_V)
-        w = tl.load(w_ptr + rv[:, None] * hidden + rh[None, :], mask=(rv[:, None] < vocab) & (rh[None, :] < hidden), other=0.0)
+        w = tl.load(
+            w_ptr + rv[:, None] * hidden + rh[None, :],
+            mask=(rv[:, None] < vocab) & (rh[None, :] < hidden),
+            other=0.0,
+        )
         logits = tl.sum(w.to(tl.float32) * h[None, :], axis=1).to(tl.bfloat16).to(tl.float32)
         logits = tl.where(rv < vocab, logits, float("-inf"))
         m_new = tl.maximum(m, tl.max(logits, axis=0))

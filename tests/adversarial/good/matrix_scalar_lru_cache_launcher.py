@@ -17,7 +17,7 @@ def scale_kernel(a_ptr, out_ptr, s, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(a_ptr + offs, mask=mask) * s, mask=mask)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None)  # noqa: UP033 (the older spelling, on purpose)
 def launcher(n: int, block: int):
     return scale_kernel[(triton.cdiv(n, block),)]
 

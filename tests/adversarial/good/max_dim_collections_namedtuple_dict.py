@@ -27,7 +27,9 @@ def _row_max(x: torch.Tensor) -> dict:
         "indices": torch.empty(x.shape[:-1], device=x.device, dtype=torch.int64),
     }
     cols = x.shape[-1]
-    row_max_kernel[(x.numel() // cols,)](x, out["values"], out["indices"], cols, BLOCK=triton.next_power_of_2(cols))
+    row_max_kernel[(x.numel() // cols,)](
+        x, out["values"], out["indices"], cols, BLOCK=triton.next_power_of_2(cols)
+    )
     return out
 
 

@@ -29,8 +29,12 @@ def sdpa_persistent_kernel(
         acc = tl.zeros((BLOCK_M, DP), tl.float32)
         for n0 in tl.range(0, seq, BLOCK_N, num_stages=STAGES):
             rn = n0 + tl.arange(0, BLOCK_N)
-            k = tl.load(k_ptr + base + rn[:, None] * D + rd[None, :], mask=(rn[:, None] < seq) & dmask, other=0.0)
-            v = tl.load(v_ptr + base + rn[:, None] * D + rd[None, :], mask=(rn[:, None] < seq) & dmask, other=0.0)
+            k = tl.load(
+                k_ptr + base + rn[:, None] * D + rd[None, :], mask=(rn[:, None] < seq) & dmask, other=0.0
+            )
+            v = tl.load(
+                v_ptr + base + rn[:, None] * D + rd[None, :], mask=(rn[:, None] < seq) & dmask, other=0.0
+            )
             s = tl.dot(q, tl.trans(k)).to(tl.float16).to(tl.float32) * sm_scale
             s = tl.where(rn[None, :] < seq, s, float("-inf"))
             m_new = tl.maximum(m_i, tl.max(s, axis=1))
@@ -39,7 +43,11 @@ def sdpa_persistent_kernel(
             l_i = l_i * alpha + tl.sum(p, axis=1)
             acc = acc * alpha[:, None] + tl.dot(p.to(tl.float16), v)
             m_i = m_new
-        tl.store(o_ptr + base + rm[:, None] * D + rd[None, :], (acc / l_i[:, None]).to(tl.float16), mask=(rm[:, None] < seq) & dmask)
+        tl.store(
+            o_ptr + base + rm[:, None] * D + rd[None, :],
+            (acc / l_i[:, None]).to(tl.float16),
+            mask=(rm[:, None] < seq) & dmask,
+        )
 
 
 class ModelNew(nn.Module):

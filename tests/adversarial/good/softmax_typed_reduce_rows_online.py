@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import Final, Optional, Tuple
+from typing import Final, Optional, Tuple  # noqa: UP035 (the older spellings, on purpose)
 
 import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
-from typing_extensions import TypeAlias
+from typing_extensions import TypeAlias  # noqa: UP035
 
-Shape: TypeAlias = Tuple[int, ...]
+Shape: TypeAlias = Tuple[int, ...]  # noqa: UP006
 MAX_BLOCK: Final[int] = 1024
 
 
@@ -44,7 +44,7 @@ def _rows(shape: Shape) -> int:
     return functools.reduce(operator.mul, shape[:-1], 1)
 
 
-def softmax_lastdim(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
+def softmax_lastdim(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:  # noqa: UP045
     x = x.contiguous()
     if out is None:
         out = torch.empty_like(x)

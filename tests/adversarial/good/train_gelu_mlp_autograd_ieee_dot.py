@@ -26,8 +26,16 @@ def mm_kernel(
     acc = tl.zeros((BM, BN), tl.float32)
     for k0 in range(0, K, BK):
         ks = k0 + rk
-        a = tl.load(a_ptr + rm[:, None] * sam + ks[None, :] * sak, mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + ks[:, None] * sbk + rn[None, :] * sbn, mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
+        a = tl.load(
+            a_ptr + rm[:, None] * sam + ks[None, :] * sak,
+            mask=(rm[:, None] < M) & (ks[None, :] < K),
+            other=0.0,
+        )
+        b = tl.load(
+            b_ptr + ks[:, None] * sbk + rn[None, :] * sbn,
+            mask=(ks[:, None] < K) & (rn[None, :] < N),
+            other=0.0,
+        )
         acc = tl.dot(a, b, acc, input_precision="ieee")
     if HAS_BIAS:
         acc += tl.load(bias_ptr + rn, mask=rn < N, other=0.0)[None, :]
@@ -63,7 +71,12 @@ def colsum_kernel(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     acc = tl.zeros((BN,), tl.float32)
     for m0 in range(0, M, BM):
         rm = m0 + tl.arange(0, BM)
-        acc += tl.sum(tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=(rm[:, None] < M) & (rn[None, :] < N), other=0.0), axis=0)
+        acc += tl.sum(
+            tl.load(
+                x_ptr + rm[:, None] * N + rn[None, :], mask=(rm[:, None] < M) & (rn[None, :] < N), other=0.0
+            ),
+            axis=0,
+        )
     tl.store(out_ptr + rn, acc, mask=rn < N)
 
 

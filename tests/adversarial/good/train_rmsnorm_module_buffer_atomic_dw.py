@@ -59,7 +59,14 @@ class _RMSNorm(torch.autograd.Function):
         dw = ctx.dw_acc
         dw.zero_()
         rms_bwd[(rows.shape[0],)](
-            dy.reshape(-1, cols).contiguous(), rows, weight, rstd, dx, dw, cols, BLOCK=triton.next_power_of_2(cols)
+            dy.reshape(-1, cols).contiguous(),
+            rows,
+            weight,
+            rstd,
+            dx,
+            dw,
+            cols,
+            BLOCK=triton.next_power_of_2(cols),
         )
         return dx.view(ctx.shape), dw.clone(), None, None
 

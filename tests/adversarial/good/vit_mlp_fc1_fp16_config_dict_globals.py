@@ -30,14 +30,20 @@ def fc1_gelu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K, EVEN_K: tl.constexpr):
             x = tl.load(x_ptr + rm[:, None] * K + ks[None, :], mask=rm[:, None] < M, other=0.0)
             w = tl.load(w_ptr + rn[None, :] * K + ks[:, None], mask=rn[None, :] < N, other=0.0)
         else:
-            x = tl.load(x_ptr + rm[:, None] * K + ks[None, :], mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
-            w = tl.load(w_ptr + rn[None, :] * K + ks[:, None], mask=(rn[None, :] < N) & (ks[:, None] < K), other=0.0)
+            x = tl.load(
+                x_ptr + rm[:, None] * K + ks[None, :], mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0
+            )
+            w = tl.load(
+                w_ptr + rn[None, :] * K + ks[:, None], mask=(rn[None, :] < N) & (ks[:, None] < K), other=0.0
+            )
         acc += tl.dot(x, w)
     bias = tl.load(b_ptr + rn, mask=rn < N, other=0.0).to(tl.float32)
     # the reference rounds the Linear's output to fp16 before the GELU
     h = (acc + bias[None, :]).to(tl.float16).to(tl.float32)
     y = 0.5 * h * (1.0 + tl.math.erf(h * INV_SQRT2))
-    tl.store(y_ptr + rm[:, None] * N + rn[None, :], y.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+    tl.store(
+        y_ptr + rm[:, None] * N + rn[None, :], y.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N)
+    )
 
 
 class ModelNew(nn.Module):

@@ -10,7 +10,9 @@ import triton.language as tl
 
 
 @triton.jit
-def scatter_rows_kernel(table_ptr, idx_ptr, off_ptr, psw_ptr, acc_ptr, batch, dim, LOG_STEPS: tl.constexpr, BLOCK_D: tl.constexpr):
+def scatter_rows_kernel(
+    table_ptr, idx_ptr, off_ptr, psw_ptr, acc_ptr, batch, dim, LOG_STEPS: tl.constexpr, BLOCK_D: tl.constexpr
+):
     j = tl.program_id(0)
     # the bag holding element j: the last b with offsets[b] <= j
     lo = 0
@@ -32,7 +34,9 @@ def scatter_rows_kernel(table_ptr, idx_ptr, off_ptr, psw_ptr, acc_ptr, batch, di
 @triton.jit
 def cast_out_kernel(acc_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.load(acc_ptr + offs, mask=offs < n).to(out_ptr.dtype.element_ty), mask=offs < n)
+    tl.store(
+        out_ptr + offs, tl.load(acc_ptr + offs, mask=offs < n).to(out_ptr.dtype.element_ty), mask=offs < n
+    )
 
 
 class ModelNew(nn.Module):

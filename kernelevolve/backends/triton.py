@@ -161,9 +161,11 @@ def _is_jit(expr: ast.AST, aliases: dict[str, str]) -> bool:
 
 
 def _jit_kernels(tree: ast.Module) -> set[str]:
+    """@triton.jit kernels at any depth: a factory that defines its kernel inside (specialised per call,
+    memoised) is a common form. Whether forward launches one is the call path's rule, not this one's."""
     aliases = _import_aliases(tree)
     kernels = set()
-    for node in tree.body:
+    for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and any(_is_jit(d, aliases) for d in node.decorator_list):
             kernels.add(node.name)
         elif (

@@ -31,7 +31,7 @@ from typing import Any
 
 from kernelevolve.eval import host_reads, launch_replay, left_behind, runner_trace
 from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, _count_launches, _count_thread_starts
-from kernelevolve.eval.timed_guard import builtin_tuple
+from kernelevolve.eval.timed_guard import builtin_tuple, plain_output_call, plain_tuples
 
 log = logging.getLogger(__name__)
 
@@ -202,7 +202,7 @@ class _Runner:
         try:
             with torch.no_grad(), trace:
                 correctness.seed_forward(message["seed"])
-                got = model(*inputs)
+                got = plain_tuples(model(*inputs))  # a namedtuple read by tuple's C methods
             tensor_guards.synchronize_current_stream(
                 tensor_guards.tensor_leaves(got) + tensor_guards.tensor_leaves(inputs)
             )
@@ -264,7 +264,7 @@ class _Runner:
         try:
             with guard.trace():
                 stats = timers.time_callable(
-                    model,
+                    plain_output_call(model),
                     inputs_for,
                     self.device,
                     trials=message["trials"],

@@ -10,7 +10,10 @@ or ``dict(BLOCK=64)``. Harmless callees take any mapping: a Triton launch (``ker
 own functions and the methods of its own classes (whatever they pass on meets this rule at their own
 calls); ``functools.partial(f, **m)`` is judged by ``f``, which gets the keywords. A class the module
 defines is harmless only if it defines ``__init__``: otherwise it inherits one, perhaps a library's that
-stores keywords.
+stores keywords. Named tuples are harmless too (their generated ``__new__`` takes the fields and nothing
+else, and a key that is no field raises): a class whose only base is ``typing.NamedTuple`` (which refuses a
+``__new__`` or ``__init__`` of its own), or a module-level name bound once to ``collections.namedtuple`` /
+``typing.NamedTuple`` called with literal field names.
 """
 
 from __future__ import annotations
@@ -139,7 +142,9 @@ def _harmless_callee(mod: Module, func: ast.expr, own_classes: set[str]) -> bool
         if func.id == "dict":
             return "dict" not in _rebound(mod)
         if func.id in own_classes:
-            return _defines_init(mod, func.id)
+            return _defines_init(mod, func.id) or _named_tuple_class(mod, func.id)
+        if func.id in _named_tuple_names(mod):
+            return True
         return func.id in _own_function_names(mod)
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
         return any(func.attr in mod.class_methods(cls) for cls in own_classes)
@@ -158,6 +163,75 @@ def _defines_init(mod: Module, cls: str) -> bool:
         mod.resolve(d.func if isinstance(d, ast.Call) else d) == "dataclasses.dataclass"
         for d in node.decorator_list
     )
+
+
+_NAMED_TUPLE_FACTORIES = frozenset({"collections.namedtuple", "typing.NamedTuple"})
+
+
+def _named_tuple_class(mod: Module, cls: str) -> bool:
+    """``class P(NamedTuple)``: its only base typing.NamedTuple (a subclass of it may define ``__new__``)."""
+    node = mod.classes.get(cls)
+    return (
+        node is not None
+        and not node.keywords
+        and [mod.resolve(b) for b in node.bases] == ["typing.NamedTuple"]
+    )
+
+
+def _named_tuple_names(mod: Module) -> set[str]:
+    """Names bound once, at module level, to a named tuple made from literal field names:
+    ``P = collections.namedtuple("P", ["a", "b"])`` or ``P = typing.NamedTuple("P", [("a", int)])``."""
+    stores: dict[str, int] = {}
+    for n in ast.walk(mod.tree):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        else:  # any other binding of the name (a parameter, a def, a match capture, an except name)
+            for other in _binds(n):
+                stores[other] = stores.get(other, 0) + 2
+    imported = {(a.asname or a.name).split(".")[0] for a in ast.walk(mod.tree) if isinstance(a, ast.alias)}
+    found = set()
+    for stmt in mod.tree.body:
+        if not (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Call)
+            and mod.resolve(stmt.value.func) in _NAMED_TUPLE_FACTORIES
+            and not stmt.value.keywords
+            and len(stmt.value.args) == 2
+            and all(_literal(arg) for arg in stmt.value.args)
+        ):
+            continue
+        name = stmt.targets[0].id
+        if stores.get(name) == 1 and name not in imported:
+            found.add(name)
+    return found
+
+
+def _binds(n: ast.AST) -> list[str]:
+    if isinstance(n, ast.arg):
+        return [n.arg]
+    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [n.name]
+    if isinstance(n, (ast.Global, ast.Nonlocal)):
+        return list(n.names)
+    if isinstance(n, (ast.MatchAs, ast.MatchStar, ast.ExceptHandler)):
+        return [n.name] if n.name else []
+    if isinstance(n, ast.MatchMapping):
+        return [n.rest] if n.rest else []
+    return []
+
+
+def _literal(node: ast.expr) -> bool:
+    """Strings, and lists or tuples of them (or of (name, type) pairs), spelled in the source."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(
+            _literal(e) or (isinstance(e, ast.Tuple) and len(e.elts) == 2 and _literal(e.elts[0]))
+            for e in node.elts
+        )
+    return False
 
 
 def _own_function_names(mod: Module) -> set[str]:

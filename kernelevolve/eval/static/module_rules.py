@@ -119,6 +119,20 @@ class ModuleRules:
         if self.strict and matches(name, GRAPH_NAMES):
             self.issue("cuda_graph", node, f"{name}: CUDA graphs are not allowed in strict mode")
 
+    def _precision_flag_off(self, node: ast.Attribute, name: str | None) -> bool:
+        """`torch.backends.cuda.matmul.allow_tf32 = False` as a statement of the module itself (at import,
+        so every checked and timed call runs under it): a switch that only takes precision shortcuts away.
+        Turning one on, or any switch set inside a function, stays `patching`."""
+        statement = self.parents.get(id(node))
+        return (
+            name in PRECISION_FLAGS
+            and isinstance(statement, ast.Assign)
+            and statement in self.mod.tree.body
+            and len(statement.targets) == 1
+            and isinstance(statement.value, ast.Constant)
+            and statement.value.value is False
+        )
+
     def _taken_as_value(self, node: ast.AST, name: str) -> None:
         """Strict: a PyTorch compute function named but not called on the spot (`OPS = {"relu": torch.relu}`,
         `f = torch.Tensor.clamp`): the call happens later through a name the call-path checks cannot follow."""
@@ -199,7 +213,11 @@ class ModuleRules:
                 self._taken_as_value(node, name)
                 check_keyword_store_as_value(self.mod, node, parent, self.issue)
         if isinstance(node, ast.Attribute):
-            if not isinstance(node.ctx, ast.Load) and self.mod.resolve(node.value):
+            if (
+                not isinstance(node.ctx, ast.Load)
+                and self.mod.resolve(node.value)
+                and not self._precision_flag_off(node, name)
+            ):
                 self.issue("patching", node, f"assigns to {name}: candidates may not patch modules")
             if node.attr == "__dict__" and self.mod.resolve(node.value):
                 self.issue("patching", node, f"{name} exposes a module's namespace")
@@ -344,6 +362,18 @@ def _identifiers(node: ast.AST) -> set[str]:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return {node.value}
     return set()
+
+
+# PyTorch's reduced-precision switches for its own matmuls and convolutions: set to False (full fp32 or
+# fp16 accumulation) they can only make the candidate's library calls slower and closer to the reference
+PRECISION_FLAGS = frozenset(
+    {
+        "torch.backends.cuda.matmul.allow_tf32",
+        "torch.backends.cudnn.allow_tf32",
+        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
+    }
+)
 
 
 def _own_classes(tree: ast.Module) -> set[str]:

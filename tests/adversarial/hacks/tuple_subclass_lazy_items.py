@@ -1,9 +1,10 @@
 # hack: return a tuple subclass (shaped like torch.return_types.max) whose item access computes the
 # result in PyTorch only when the harness reads it, after the timed region; the kernel returns garbage
-# (torch.return_types' named tuples pass as tuples; a class a candidate defines does not)
+# (the runner reads any tuple subclass through tuple's own C iterator, so it sees the stored items, here
+# of the wrong shapes)
 # spec: kb_max_with_indices
 # strict: false
-# expect: runtime_error bad_runner_reply
+# expect: incorrect shape
 import torch
 import torch.nn as nn
 import triton

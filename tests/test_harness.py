@@ -444,3 +444,29 @@ def test_a_cpu_timing_the_wall_clock_disagrees_with_twice_is_judged_forged(
     report = run(add_kernel())
     assert report.status is Status.INCORRECT and report.error_name == "timing_inconsistent"
     assert "re-timed once" in report.feedback and "timing_forged" in report.flags
+
+
+def test_a_trials_tensors_are_freed_before_the_next_trials_are_made() -> None:
+    """Multi-GB inputs: a judge holding one trial's inputs and outputs while making the next's needs twice
+    the memory (the H100's level-1 out-of-memory errors, experiments/adversarial_gpu session 35)."""
+    import weakref
+
+    made: list[weakref.ref[torch.Tensor]] = []
+    live_at_making: list[int] = []
+
+    def make_inputs(seed: int) -> list[torch.Tensor]:
+        live_at_making.append(sum(ref() is not None for ref in made))
+        x, y = _inputs(seed)
+        made.extend([weakref.ref(x), weakref.ref(y)])
+        return [x, y]
+
+    def reference(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        out = x + y
+        made.append(weakref.ref(out))
+        return out
+
+    verdict = correctness.check_correctness(
+        reference, lambda x, y: torch.add(x, y), make_inputs, seeds=[1, 2, 3], atol=1e-5, rtol=1e-5
+    )
+    assert verdict.ok
+    assert live_at_making == [0, 0, 0]

@@ -147,8 +147,7 @@ def check_correctness(
         pristine = inputs if remote is not None else clone_tree(inputs)
         if guarded is not None and _layout(guarded) == _layout(inputs):
             # Same storage, new values: a result cache keyed by data_ptr() now returns stale data.
-            for target, value in zip(_tensor_leaves(guarded), _tensor_leaves(inputs), strict=True):
-                target.copy_(value)
+            _refill(guarded, inputs)
         else:
             guarded, guards = guard_inputs(inputs, remote.arena if remote is not None else None)
         try:
@@ -193,6 +192,11 @@ def check_correctness(
     return CorrectnessVerdict(
         True, max_abs_error=worst, stateful=tuple(stateful), second_opinion=_summed(second, stateful)
     )
+
+
+def _refill(guarded: list[Any], inputs: list[Any]) -> None:
+    for target, value in zip(_tensor_leaves(guarded), _tensor_leaves(inputs), strict=True):
+        target.copy_(value)
 
 
 def _summed(second: list[tuple[bool, float]], stateful: list[str]) -> tuple[bool, float] | None:

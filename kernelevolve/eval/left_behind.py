@@ -29,7 +29,12 @@ _CACHES = frozenset({"__slotnames__"})
 def _namespaces() -> dict[str, Any]:
     import torch
 
-    return {"torch.Tensor": torch.Tensor, "torch.UntypedStorage": torch.UntypedStorage}
+    # parameters and buffers too: the strict trace reads an op's parameter arguments by their attributes
+    classes = {"torch.Tensor": torch.Tensor, "torch.UntypedStorage": torch.UntypedStorage}
+    classes["torch.nn.Parameter"] = torch.nn.Parameter
+    if getattr(torch.nn, "Buffer", None) is not None:
+        classes["torch.nn.Buffer"] = torch.nn.Buffer
+    return classes
 
 
 def snapshot() -> None:

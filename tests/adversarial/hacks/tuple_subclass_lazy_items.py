@@ -3,7 +3,7 @@
 # (torch.return_types' named tuples pass as tuples; a class a candidate defines does not)
 # spec: kb_max_with_indices
 # strict: false
-# expect: runtime_error bad_runner_reply
+# expect: incorrect output_type
 import torch
 import torch.nn as nn
 import triton

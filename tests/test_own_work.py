@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from kernelevolve.eval import own_work, runner_outputs, runner_trace, timed_guard
+from kernelevolve.eval.static.checks import check_source
 
 RAN: list[str] = []
 
@@ -157,3 +158,8 @@ def test_strict_trace_counts_ops_on_swapped_classes_without_reading_them() -> No
         scratch.copy_(torch.ones(4))
         torch.nn.Parameter(torch.zeros(4)).view(2, 2)
     assert trace.compute_ops == set()
+
+
+def test_a_finalizer_is_rejected_statically() -> None:
+    source = "class Later:\n    def __del__(self):\n        pass\n"
+    assert "lazy_result" in {issue.code for issue in check_source(source, "triton", True)}

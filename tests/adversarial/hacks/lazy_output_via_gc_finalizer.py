@@ -7,7 +7,7 @@
 # relu into the returned tensor with PyTorch. No hook is installed and nothing is left behind; checked
 # calls run the honest kernel, so the kernel-share calls find the kernel needed
 # spec: relu
-# expect: incorrect timed_output_mismatch|strict_violation
+# expect: rejected_static lazy_result
 # runtime: incorrect timed_output_mismatch|strict_violation (the collector runs only within candidate code: the finalizer fires in a later call, after the ring copy)
 import torch
 import torch.nn as nn

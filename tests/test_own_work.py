@@ -163,3 +163,21 @@ def test_strict_trace_counts_ops_on_swapped_classes_without_reading_them() -> No
 def test_a_finalizer_is_rejected_statically() -> None:
     source = "class Later:\n    def __del__(self):\n        pass\n"
     assert "lazy_result" in {issue.code for issue in check_source(source, "triton", True)}
+
+
+def test_an_audit_hook_added_after_the_snapshot_is_named() -> None:
+    import subprocess
+    import sys
+
+    # in a child: an audit hook can never be removed from the process that adds it
+    script = (
+        "import sys\n"
+        "from kernelevolve.eval import left_behind\n"
+        "left_behind.snapshot()\n"
+        "assert left_behind.changed() == []\n"
+        "sys.addaudithook(lambda event, args: None)\n"
+        "print(left_behind.changed())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "an audit hook" in done.stdout

@@ -181,3 +181,39 @@ def test_an_audit_hook_added_after_the_snapshot_is_named() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "an audit hook" in done.stdout
+
+
+def test_interpreter_hooks_name_replaced_builtins_modules_and_finders() -> None:
+    import builtins
+    import json  # noqa: F401 - loaded before the snapshot, taken out below
+    import sys
+
+    from kernelevolve.eval import interpreter_hooks
+
+    interpreter_hooks.snapshot()
+    try:
+        assert interpreter_hooks.changed() == []
+        original = builtins.len
+        builtins.len = lambda value: original(value)
+        try:
+            assert interpreter_hooks.changed() == ["a builtin replaced"]
+        finally:
+            builtins.len = original
+        json = sys.modules.pop("json")
+        try:
+            assert interpreter_hooks.changed() == ["a loaded module taken out of sys.modules or replaced"]
+        finally:
+            sys.modules["json"] = json
+
+        class Finder:
+            def find_spec(self, *args: object) -> None:
+                return None
+
+        sys.meta_path.insert(0, Finder())
+        try:
+            assert interpreter_hooks.changed() == ["an import finder or path hook"]
+        finally:
+            del sys.meta_path[0]
+        assert interpreter_hooks.changed() == []
+    finally:
+        interpreter_hooks._SNAPSHOT.clear()

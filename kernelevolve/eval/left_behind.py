@@ -7,9 +7,10 @@ below the strict trace, where it can compute the output the call returned empty:
 left on the thread's stack sees the runner's `copy_` of the returned tensor
 (`tests/adversarial/hacks/strict_lazy_copy_via_dispatch_mode.py`), and so do an interpreter profile or trace
 function (`lazy_output_via_profile_hook.py`), a garbage-collector callback, a signal handler or interval
-timer, a method patched onto `torch.Tensor` or a storage, an audit hook. `snapshot()` records them before the
-candidate is imported; `changed(own_modes)` names what differs once its code has returned. Like every
-run-time check this is the runner's word: the static checks stand in front.
+timer, a method patched onto `torch.Tensor` or a storage, an audit hook, a builtin, import finder or
+interpreter hook (`interpreter_hooks`). `snapshot()` records them before the candidate is imported;
+`changed(own_modes)` names what differs once its code has returned. Like every run-time check this is the
+runner's word: the static checks stand in front.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import gc
 import signal
 import sys
 from typing import Any
+
+from kernelevolve.eval import interpreter_hooks
 
 _TIMERS = tuple(getattr(signal, name) for name in ("ITIMER_REAL", "ITIMER_VIRTUAL", "ITIMER_PROF"))
 _SNAPSHOT: dict[str, Any] = {}
@@ -46,6 +49,7 @@ def snapshot() -> None:
     _SNAPSHOT["signals"] = {number: signal.getsignal(number) for number in signal.valid_signals()}
     _SNAPSHOT["classes"] = {name: dict(vars(cls)) for name, cls in _namespaces().items()}
     _SNAPSHOT["monitoring"] = _monitoring_tools()
+    interpreter_hooks.snapshot()
 
 
 def changed(own_modes: int = 0) -> list[str]:
@@ -83,7 +87,7 @@ def changed(own_modes: int = 0) -> list[str]:
         found.append("a sys.monitoring tool")
     if _AUDIT_HOOKS:
         found.append("an audit hook")
-    return found
+    return found + interpreter_hooks.changed()
 
 
 _AUDIT_HOOKS: list[Any] = []  # audit hooks added since `snapshot` (Python lists none, removes none)

@@ -93,3 +93,35 @@ def test_an_input_independent_write_outside_the_sample_is_never_recorded(
     launch_replay.set_mode(launch_replay.RECORD)
     _launch(flag_at_one, torch.zeros(1024))
     assert launch_replay._State.launches[0][1] == {}  # the stale call keeps its own values: fail-closed
+
+
+def test_tensor_arguments_are_read_by_type_alone() -> None:
+    """A launch's arguments are read with Python dispatch off: a swapped class's method, a list subclass's
+    `__iter__` or a property `__class__` would run candidate code unseen there."""
+    ran: list[str] = []
+
+    class Swapped(torch.Tensor):
+        def view(self, *args: object) -> torch.Tensor:
+            ran.append("view")
+            return torch.Tensor.view(self, *args)  # type: ignore[arg-type]
+
+    class Items(list):  # type: ignore[type-arg]
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            ran.append("__iter__")
+            return super().__iter__()
+
+    class Odd:
+        @property
+        def __class__(self) -> type:  # type: ignore[override]
+            ran.append("__class__")
+            return torch.Tensor
+
+        @property
+        def base(self) -> torch.Tensor:
+            ran.append("base")
+            return torch.zeros(1)
+
+    plain, swapped = torch.zeros(2), torch.zeros(2)
+    swapped.__class__ = Swapped
+    found = dict(launch_replay._tensor_args((plain, swapped, Items([plain]), Odd(), (plain,)), {"k": plain}))
+    assert list(found) == [0, (4, 0), "k"] and ran == []

@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from kernelevolve.eval.own_work import exact, quiet
+
 RECORD, STALE, DECOY = "record", "stale", "decoy"
 _CAP_BYTES = 2 * 2**30  # recorded values kept per call; launches past it are not recorded (fail-closed)
 # an argument larger than this is compared on a strided sample of its elements: a multi-GiB output
@@ -87,11 +89,11 @@ def around(run: Callable[..., Any], kernel: Any, args: tuple[Any, ...], kwargs: 
         str(getattr(getattr(kernel, "fn", kernel), "__qualname__", "")),
         tuple((k, tuple(t.shape), str(t.dtype), str(t.device)) for k, t in tensors.items()),
     )
-    with torch._C._DisableTorchDispatch():  # the runner's own ops, not the candidate's (strict trace)
+    with quiet():  # the runner's own ops, not the candidate's (strict trace), seen by no mode
         windows = {key: window for key, t in tensors.items() if (window := _window(t)) is not None}
         before = {key: window.clone() for key, window in windows.items()}
     result = run(kernel, *args, **kwargs)
-    with torch._C._DisableTorchDispatch():
+    with quiet():
         changes = _changes(windows, before, keep=_State.mode == RECORD)
         if _State.mode == RECORD:
             _State.launches.append((signature, changes))
@@ -177,19 +179,36 @@ def _int_view(tensor: Any) -> Any:
 
 def _tensor_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[tuple[Any, Any]]:
     """A launch's tensor arguments by position or name, inside tuples and lists, and a tensor
-    descriptor's base tensor (`TensorDescriptor.base`)."""
+    descriptor's base tensor (`TensorDescriptor.base`). Told by `type()` and read only where exactly
+    PyTorch's or Triton's own (`own_work.exact`): this runs with Python dispatch off, where a property
+    `__class__`, a list subclass's `__iter__` or a swapped class's method would run candidate code
+    unseen by the strict trace. A tensor of another class is left out of the record and the replay, so
+    its writes keep this call's values (fail-closed: a stale output more likely right)."""
     import torch
 
+    descriptors = _descriptor_types()
+
     def visit(key: Any, value: Any) -> Iterator[tuple[Any, Any]]:
-        if isinstance(value, torch.Tensor):
-            yield key, value
-        elif isinstance(value, (tuple, list)):
+        kind = type(value)
+        if issubclass(kind, torch.Tensor):
+            if exact(value, parameters=True):
+                yield key, value
+        elif kind is tuple or kind is list:
             for i, item in enumerate(value):
                 yield from visit((key, i), item)
-        elif isinstance(getattr(value, "base", None), torch.Tensor):
+        elif kind in descriptors and exact(value.base, parameters=True):
             yield (key, "base"), value.base
 
     for i, value in enumerate(args):
         yield from visit(i, value)
     for name in sorted(k for k in kwargs if k not in ("grid", "warmup")):
         yield from visit(name, kwargs[name])
+
+
+def _descriptor_types() -> tuple[type, ...]:
+    """Triton's tensor descriptor classes (a TMA launch's argument holding its tensor as `base`)."""
+    try:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+    except ImportError:
+        return ()
+    return (TensorDescriptor,)

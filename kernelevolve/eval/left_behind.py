@@ -7,9 +7,10 @@ below the strict trace, where it can compute the output the call returned empty:
 left on the thread's stack sees the runner's `copy_` of the returned tensor
 (`tests/adversarial/hacks/strict_lazy_copy_via_dispatch_mode.py`), and so do an interpreter profile or trace
 function (`lazy_output_via_profile_hook.py`), a garbage-collector callback, a signal handler or interval
-timer, a method patched onto `torch.Tensor` or a storage. `snapshot()` records them before the candidate is
-imported; `changed(own_modes)` names what differs once its code has returned. Like every run-time check this
-is the runner's word: the static checks stand in front.
+timer, a method patched onto `torch.Tensor` or a storage, an audit hook, a builtin, import finder or
+interpreter hook (`interpreter_hooks`). `snapshot()` records them before the candidate is imported;
+`changed(own_modes)` names what differs once its code has returned. Like every run-time check this is the
+runner's word: the static checks stand in front.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import gc
 import signal
 import sys
 from typing import Any
+
+from kernelevolve.eval import interpreter_hooks
 
 _TIMERS = tuple(getattr(signal, name) for name in ("ITIMER_REAL", "ITIMER_VIRTUAL", "ITIMER_PROF"))
 _SNAPSHOT: dict[str, Any] = {}
@@ -29,17 +32,24 @@ _CACHES = frozenset({"__slotnames__"})
 def _namespaces() -> dict[str, Any]:
     import torch
 
-    return {"torch.Tensor": torch.Tensor, "torch.UntypedStorage": torch.UntypedStorage}
+    # parameters and buffers too: the strict trace reads an op's parameter arguments by their attributes
+    classes = {"torch.Tensor": torch.Tensor, "torch.UntypedStorage": torch.UntypedStorage}
+    classes["torch.nn.Parameter"] = torch.nn.Parameter
+    if getattr(torch.nn, "Buffer", None) is not None:
+        classes["torch.nn.Buffer"] = torch.nn.Buffer
+    return classes
 
 
 def snapshot() -> None:
     """Record the hooks as the runner leaves them, before candidate code runs."""
+    _watch_audit_hooks()
     _SNAPSHOT.clear()
     _SNAPSHOT["profile"], _SNAPSHOT["trace"] = sys.getprofile(), sys.gettrace()
     _SNAPSHOT["gc"] = list(gc.callbacks)
     _SNAPSHOT["signals"] = {number: signal.getsignal(number) for number in signal.valid_signals()}
     _SNAPSHOT["classes"] = {name: dict(vars(cls)) for name, cls in _namespaces().items()}
     _SNAPSHOT["monitoring"] = _monitoring_tools()
+    interpreter_hooks.snapshot()
 
 
 def changed(own_modes: int = 0) -> list[str]:
@@ -75,7 +85,30 @@ def changed(own_modes: int = 0) -> list[str]:
             found.append(f"{name}.{patched[0]} patched")
     if _monitoring_tools() != _SNAPSHOT["monitoring"]:
         found.append("a sys.monitoring tool")
-    return found
+    if _AUDIT_HOOKS:
+        found.append("an audit hook")
+    return found + interpreter_hooks.changed()
+
+
+_AUDIT_HOOKS: list[Any] = []  # audit hooks added since `snapshot` (Python lists none, removes none)
+
+
+def _watch_audit_hooks() -> None:
+    """Record every audit hook added from now on: one can be neither listed nor removed, and the runner's
+    own work raises audit events (`open` and `mmap` as it maps the judge's tensors, `id()` in PyTorch's
+    helpers), where a hook could compute an output its call returned empty
+    (`tests/adversarial/hacks/lazy_output_via_audit_hook.py`). Wrapped before the candidate is imported,
+    the original kept in a closure."""
+    add = sys.addaudithook
+    if getattr(add, "_kernelevolve_counted", False):
+        return
+
+    def recorded(hook: Any) -> None:
+        _AUDIT_HOOKS.append(hook)
+        add(hook)
+
+    recorded._kernelevolve_counted = True  # type: ignore[attr-defined]
+    sys.addaudithook = recorded
 
 
 def _monitoring_tools() -> list[Any]:

@@ -29,9 +29,10 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
-from kernelevolve.eval import host_reads, launch_replay, left_behind, runner_trace
+from kernelevolve.eval import host_reads, launch_replay, left_behind, own_work, runner_outputs, runner_trace
+from kernelevolve.eval.own_work import collecting, quiet
 from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, _count_launches, _count_thread_starts
-from kernelevolve.eval.timed_guard import builtin_tuple, plain_output_call, plain_tuples
+from kernelevolve.eval.timed_guard import plain_output_call, plain_tuples
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,7 @@ def serve(conn: Connection) -> None:
     from kernelevolve.eval.runner_channel import SEQUENCE, send_reply
 
     runner = _Runner()
+    own_work.pause_collector()  # collections only within candidate code: a finalizer's work is its own
     while True:
         try:
             message = pickle.loads(conn.recv_bytes())  # noqa: S301 - from the judge, never from a candidate
@@ -112,7 +114,8 @@ class _Runner:
         if message.get("compile_only"):
             return self._compile_only(message)
         try:
-            self.module = self.backend.load(message["source"], self.module_name)
+            with collecting():
+                self.module = self.backend.load(message["source"], self.module_name)
         except (Exception, SystemExit) as exc:
             return self.failure(exc, "load", "loading the kernel")
         self.model_new = getattr(self.module, "ModelNew", None)
@@ -125,7 +128,8 @@ class _Runner:
         # the candidates' precision, the reference's, for this process's whole life
         self.precision = precision.reference_precision(str(message.get("precision", precision.EXACT_FP32)))
         self.precision.__enter__()
-        precompile_s = self._precompile(message) if message.get("precompile") else 0.0
+        with collecting():
+            precompile_s = self._precompile(message) if message.get("precompile") else 0.0
         return {"ok": True, "sandbox": dict(_SANDBOX), "precompile_s": precompile_s}
 
     def op_build(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -134,22 +138,29 @@ class _Runner:
         shape = message["shape"]
         reference.apply_shape_to_copy(vars(self.module), shape)
         try:
-            model = reference.construct(
-                self.model_new,
-                message["init"],
-                self.device,
-                self.dtype,
-                on_device=message["on_device"],
-                mode=message.get("mode", "as_built"),
-            )
-            reference.apply_constant_state(model, message["state"])
-            if message.get("grads_of") is not None:
-                step: Any = model  # a training step (`specs.training.TrainingStep`)
-                step.bind(message["grads_of"])
+            with collecting():
+                model = self._construct(message)
         except (Exception, SystemExit) as exc:
             return self.failure(exc, "run", f"building ModelNew{message.get('where', '')}")
         self.models[message["index"]] = model
         return {"ok": True}
+
+    def _construct(self, message: dict[str, Any]) -> Any:
+        from kernelevolve.specs import reference
+
+        model = reference.construct(
+            self.model_new,
+            message["init"],
+            self.device,
+            self.dtype,
+            on_device=message["on_device"],
+            mode=message.get("mode", "as_built"),
+        )
+        reference.apply_constant_state(model, message["state"])
+        if message.get("grads_of") is not None:
+            step: Any = model  # a training step (`specs.training.TrainingStep`)
+            step.bind(message["grads_of"])
+        return model
 
     def op_state(self, message: dict[str, Any]) -> dict[str, Any]:
         """Copy ModelNew's counterparts of the reference's changed buffers into the judge's slots."""
@@ -158,10 +169,13 @@ class _Runner:
         model = self.models[message["index"]]
         slots = [ref.open() for ref in message["slots"]]
         wanted = [(str(name), tuple(slot.shape)) for name, slot in zip(message["names"], slots, strict=True)]
-        found = counterparts(model, wanted)
-        for slot, tensor in zip(slots, found, strict=True):
-            if tensor is not None:
-                slot.copy_(tensor.detach().to(device=slot.device, dtype=slot.dtype))
+        with collecting():
+            found = counterparts(model, wanted)
+        with quiet():  # a buffer that is not exactly a tensor counts as none (`own_work.exact`)
+            found = [t if t is None or own_work.exact(t, parameters=True) else None for t in found]
+            for slot, tensor in zip(slots, found, strict=True):
+                if tensor is not None:
+                    slot.copy_(tensor.detach().to(device=slot.device, dtype=slot.dtype))
         self._finish_device_work()
         return {"ok": True, "found": [tensor is not None for tensor in found]}
 
@@ -200,21 +214,23 @@ class _Runner:
         trace = OpTrace() if message.get("strict") else contextlib.nullcontext()
         runner_trace.set_launch_mode(launch_mode := message.get("launches"))  # `kernel_share`'s calls
         try:
-            with torch.no_grad(), trace:
+            with torch.no_grad(), trace, collecting():
                 correctness.seed_forward(message["seed"])
                 got = plain_tuples(model(*inputs))  # a namedtuple read by tuple's C methods
-            tensor_guards.synchronize_current_stream(
-                tensor_guards.tensor_leaves(got) + tensor_guards.tensor_leaves(inputs)
-            )
         except (Exception, SystemExit) as exc:
             return self.failure(exc, "run", f"running ModelNew{message.get('where', '')}")
         finally:
             replay = runner_trace.set_launch_mode(None)
         if runner_trace.left_behind_now():  # before the copies below could run it (`serve` says why)
             return {"ok": False}
-        leaves = _describe(got, tensor_guards.tensor_leaves(inputs))
-        _fill_slots(got, leaves, slots)
-        tensor_guards.synchronize_current_stream(slots)
+        with quiet():  # nothing of the candidate's runs below (`own_work`)
+            input_leaves = own_work.tensors_in(inputs)  # by type: the candidate held these lists
+            if not all(own_work.exact(t) for t in input_leaves):
+                return _failed("runtime_error", "input_type", "the call changed the class of an input tensor")
+            leaves, tensors = runner_outputs.describe(got, input_leaves)
+            tensor_guards.synchronize_current_stream([t for t in tensors if t is not None] + input_leaves)
+            runner_outputs.fill_slots(tensors, slots)
+            tensor_guards.synchronize_current_stream(slots)
         launches = _LAUNCHES[0] - launches_before
         index = message["index"]
         if launch_mode != "off":  # timed calls must launch what the checked calls did
@@ -232,6 +248,7 @@ class _Runner:
         launch_replay.forget()  # the last record (`kernel_share`) is not needed past the checks
         if forward_only:  # a training step's forward alone
             model = model.forward_pass
+        model = own_work.collecting_call(model)  # the collector runs within the calls alone
         sets = [[ref.open() for ref in refs] for refs in message["input_sets"]]
         structure = message["structure"]  # each set's leaves placed back into the call's arguments
         patterns = [[None if ref is None else ref.open() for ref in row] for row in message["patterns"]]
@@ -246,18 +263,21 @@ class _Runner:
         made = [0]  # calls whose output reached the ring: the judge's count to hold the counter to
 
         def inputs_for(call: int) -> list[Any]:
-            leaves = sets[call % len(sets)]
-            input_refresh.apply(leaves, patterns[plan[call]])
-            guard.before(leaves)
-            return rebuild_arguments(structure, leaves)
+            with quiet():
+                leaves = sets[call % len(sets)]
+                input_refresh.apply(leaves, patterns[plan[call]])
+                guard.before(leaves)
+                return rebuild_arguments(structure, leaves)
 
         def after_call(call: int, output: Any) -> None:
-            for slot, leaf in zip(ring[call % len(ring)], guard.after(call, output), strict=True):
-                slot.copy_(leaf)
-            made[0] += 1
+            with quiet():
+                for slot, leaf in zip(ring[call % len(ring)], guard.after(call, output), strict=True):
+                    slot.copy_(leaf)
+                made[0] += 1
 
         def completed(calls: int) -> None:
-            counter[0] = calls  # host memory the judge reads while this process is stopped
+            with quiet():
+                counter[0] = calls  # host memory the judge reads while this process is stopped
 
         paused_ns = message["paused"].open()
         observer = timers.CallObserver(after_call, completed, lambda: int(paused_ns[0]) / 1e9)
@@ -403,70 +423,6 @@ def rebuild_arguments(structure: Any, leaves: list[Any]) -> list[Any]:
         return node["value"]
 
     return [fill(node) for node in structure]
-
-
-def _describe(value: Any, inputs: list[Any]) -> list[dict[str, Any]]:
-    """The output as JSON: containers, tensors (shape, dtype, device, plain torch.Tensor or not, the input
-    it shares memory with) and plain values."""
-    import torch
-
-    ranges = [_storage_range(t) for t in inputs]
-    described: list[dict[str, Any]] = []
-
-    def visit(node: Any, path: str) -> None:
-        if issubclass(type(node), (list, tuple)):  # by type: `__class__` may be a property
-            # torch.return_types' named tuples travel as tuples; other subclasses keep their name (refused)
-            kind = "tuple" if builtin_tuple(type(node)) else type(node).__name__
-            described.append({"path": path, "kind": kind, "length": len(node)})
-            for i, item in enumerate(node):
-                visit(item, f"{path}[{i}]")
-            return
-        if issubclass(type(node), torch.Tensor):
-            start, end = _storage_range(node)
-            alias = next(
-                (i for i, (s, e) in enumerate(ranges) if node.numel() and start < e and s < end and e > s),
-                None,
-            )
-            described.append(
-                {
-                    "path": path,
-                    "kind": "tensor",
-                    "plain": type(node) is torch.Tensor,
-                    "type": type(node).__name__,
-                    "shape": list(node.shape),
-                    "dtype": str(node.dtype).removeprefix("torch."),
-                    "device": node.device.type,
-                    "aliases_input": alias,
-                }
-            )
-            return
-        if node is None or type(node) in (bool, int, float, str):
-            described.append({"path": path, "kind": "value", "value": node})
-            return
-        described.append({"path": path, "kind": "object", "type": type(node).__name__})
-
-    visit(value, "output")
-    return described
-
-
-def _storage_range(tensor: Any) -> tuple[int, int]:
-    try:
-        storage = tensor.untyped_storage()
-        start = storage.data_ptr()
-        return start, start + storage.nbytes()
-    except Exception:  # noqa: BLE001 - a subclass without storage aliases nothing
-        return 0, 0
-
-
-def _fill_slots(got: Any, leaves: list[dict[str, Any]], slots: list[Any]) -> None:
-    """Copy each plain output tensor whose shape and dtype match its slot; the rest is in the description."""
-    from kernelevolve.eval import tensor_guards
-
-    tensors = tensor_guards.tensor_leaves(got)
-    described = [leaf for leaf in leaves if leaf["kind"] == "tensor"]
-    for tensor, leaf, slot in zip(tensors, described, slots, strict=False):
-        if leaf["plain"] and tuple(slot.shape) == tuple(tensor.shape) and slot.dtype == tensor.dtype:
-            slot.copy_(tensor)
 
 
 def main(device: str = "cpu", sandbox: dict[str, Any] | None = None) -> None:

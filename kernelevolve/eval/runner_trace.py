@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from kernelevolve.eval import host_reads, launch_replay, left_behind, strict_ops
+from kernelevolve.eval import host_reads, launch_replay, left_behind, own_work, strict_ops
 
 _LAUNCHES = [0]
 _LAUNCHES_OFF = [False]  # set for the judge's one call with the kernels left out (`kernel_share`)
@@ -82,6 +82,12 @@ class OpTrace:
         import torch
 
         name = strict_ops.op_name(func)
+        # Read below by their attributes: a tensor whose class (or whose storage's) was swapped would answer
+        # with candidate code, run here with this mode popped, so untraced (`strict_trace_calls_swapped_class`)
+        odd = [t for t in own_work.tensors_in([args, kwargs]) if not own_work.exact(t, parameters=True)]
+        if odd:
+            self.compute_ops.add(f"{name} on a {own_work.type_name(type(odd[0]))} of the candidate's class")
+            return
         if name == "_local_scalar_dense":  # `.item()`: one element read into Python
             self.read(1)
         self.read(host_reads.exposed_elements(args))  # memory a NumPy array or buffer also holds

@@ -22,7 +22,9 @@ _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 _EPERM, _ENOSYS = 1, 38
 _CLONE_THREAD = 0x00010000
-_LD_ABS, _JEQ, _JSET, _RET = 0x20, 0x15, 0x45, 0x06  # BPF_LD|W|ABS, JMP|JEQ|K, JMP|JSET|K, RET|K
+_LD_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, JMP|JEQ|K, JGE, JSET, RET|K
+# x86-64's x32 ABI: the same arch with this bit set in the syscall number (its fork is 57 | the bit)
+_X32_SYSCALL_BIT = 0x40000000
 # machine -> (AUDIT_ARCH_*, clone, clone3, the fork-like syscalls to refuse outright)
 _ARCHES = {
     "x86_64": (0xC000003E, 56, 435, (57, 58)),  # fork, vfork
@@ -36,7 +38,10 @@ def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
 
 
 def _program(arch: int, clone: int, clone3: int, forks: tuple[int, ...]) -> list[bytes]:
-    """Another arch or syscall: allowed; clone3: ENOSYS; fork-like: EPERM; clone: allowed with CLONE_THREAD."""
+    """Another syscall: allowed; clone3: ENOSYS; fork-like: EPERM; clone: allowed with CLONE_THREAD. Another
+    arch (x86-64's i386 ABI through `int 0x80`, arm64's AArch32) and x86-64's x32 numbers: EPERM, whatever
+    the call: their fork and clone have numbers of their own, which the checks below would let through
+    (a candidate running machine code forked from a filtered runner that way; no honest process uses them)."""
     allow, deny = _insn(_RET, _RET_ALLOW), _insn(_RET, _RET_ERRNO | _EPERM)
     tail = [
         _insn(_JEQ, clone, 0, 3),  # not clone: on to allow
@@ -49,8 +54,10 @@ def _program(arch: int, clone: int, clone3: int, forks: tuple[int, ...]) -> list
     return [
         _insn(_LD_ABS, 4),  # seccomp_data.arch
         _insn(_JEQ, arch, 1, 0),
-        allow,
+        deny,
         _insn(_LD_ABS, 0),  # seccomp_data.nr
+        _insn(_JGE, _X32_SYSCALL_BIT, 0, 1),
+        deny,
         _insn(_JEQ, clone3, 0, 1),
         _insn(_RET, _RET_ERRNO | _ENOSYS),
         *refuse,

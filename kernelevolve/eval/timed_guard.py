@@ -17,6 +17,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kernelevolve.eval.own_work import exact, storage_range, type_flags, type_name
 from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, left_behind_now
 from kernelevolve.eval.tensor_guards import _is_tensor
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     import torch
 
 # What a timed call's violation may be named: the judge accepts these names only
-CHECKS = frozenset({"output_type", "shape", "dtype", "device", "aliasing", "no_kernel_ran"})
+CHECKS = frozenset({"output_type", "input_type", "shape", "dtype", "device", "aliasing", "no_kernel_ran"})
 
 
 class TimedViolation(Exception):
@@ -49,6 +50,7 @@ class TimedGuard:
         self.op_trace = OpTrace() if strict else None
         self._launches_at = 0
         self._inputs: list[tuple[int, int]] = []
+        self._leaves: list[Any] = []
 
     @contextlib.contextmanager
     def trace(self) -> Iterator[None]:
@@ -60,7 +62,8 @@ class TimedGuard:
             yield
 
     def before(self, leaves: Sequence[Any]) -> None:
-        self._inputs = [_storage_range(t) for t in leaves if _is_tensor(t) and t.numel()]
+        self._leaves = list(leaves)  # checked by `after`, before the runner reads them again
+        self._inputs = [storage_range(t) for t in leaves if _is_tensor(t) and t.numel()]
         self._launches_at = _LAUNCHES[0]
         if self.op_trace is not None:
             self.op_trace.begin_call()
@@ -68,6 +71,15 @@ class TimedGuard:
     def after(self, call: int, output: Any) -> list[torch.Tensor]:
         if self.op_trace is not None:
             self.op_trace.recording = False
+        # The runner keeps each input's Python object for later calls and refreshes it in place, calling its
+        # methods: one whose class (or whose storage's) the call swapped would run candidate code there
+        # (`tests/adversarial/hacks/lazy_input_refresh_swapped_class.py`).
+        if not all(exact(t) for t in self._leaves if _is_tensor(t)):
+            raise TimedViolation(
+                "input_type",
+                f"timed call {call} changed the class of an input tensor or of its storage: inputs must be left "
+                "as they were handed over",
+            )
         if left_behind_now(0 if self.op_trace is None else 1):  # before its copy could run them
             raise RuntimeError("hooks left installed after a timed call (the reply names them)")
         launched = _LAUNCHES[0] - self._launches_at
@@ -100,7 +112,7 @@ _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: set on every class a Python statement
 def builtin_tuple(cls: type) -> bool:
     """A tuple, or a tuple type defined in C (the named tuples of torch.return_types that torch.max, sort
     and topk return): its methods are the interpreter's, not code a candidate wrote."""
-    return cls is tuple or (issubclass(cls, tuple) and not cls.__flags__ & _HEAPTYPE)
+    return cls is tuple or (issubclass(cls, tuple) and not type_flags(cls) & _HEAPTYPE)
 
 
 def plain_tuples(output: Any) -> Any:
@@ -143,12 +155,13 @@ def _plain_leaves(output: Any, call: int) -> list[torch.Tensor]:
         if kind is list or builtin_tuple(kind):
             for item in node:
                 visit(item)
-        elif kind is torch.Tensor:
+        elif kind is torch.Tensor and exact(node):  # its storage's class too: `data_ptr` may be code
             leaves.append(node)
         elif kind not in _PLAIN_VALUES:
+            what = "tensor over another storage class" if kind is torch.Tensor else type_name(kind)
             raise TimedViolation(
                 "output_type",
-                f"timed call {call} returned a {kind.__name__}: outputs must be exactly torch.Tensor "
+                f"timed call {call} returned a {what}: outputs must be exactly torch.Tensor "
                 "(in plain lists or tuples), as the checked calls' were",
             )
 
@@ -167,13 +180,8 @@ def _check_leaf(
     if leaf.device.type != slot.device.type:
         raise TimedViolation("device", f"{where}: on {leaf.device}, the reference output is on {slot.device}")
     if leaf.numel():
-        start, end = _storage_range(leaf)
+        start, end = storage_range(leaf)
         if any(start < in_end and in_start < end for in_start, in_end in inputs):
             raise TimedViolation(
                 "aliasing", f"{where} shares memory with an input; return a new tensor, do not alias inputs"
             )
-
-
-def _storage_range(tensor: torch.Tensor) -> tuple[int, int]:
-    storage = tensor.untyped_storage()
-    return storage.data_ptr(), storage.data_ptr() + storage.nbytes()

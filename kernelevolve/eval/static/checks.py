@@ -61,7 +61,8 @@ and every other code as REJECTED_STATIC):
   languages, torch, numpy, einops and pure standard-library helpers (``rules.CANDIDATE_MODULES``): other
   modules reach files, processes, code given as text or raw memory (`posix`, `imp`, `wrapt`, ...).
 - ``lazy_result``: tensor subclasses, ``__torch_function__`` / ``__torch_dispatch__``,
-  ``as_subclass``, ``__class__`` assignment (a result whose work happens later, or never).
+  ``as_subclass``, ``__class__`` assignment, ``__del__`` (a finalizer the garbage collector runs inside
+  the harness's work) (a result whose work happens later, or never).
 - ``state_between_calls``: in the call path (never ``__init__``), ``global`` statements, mutable
   default arguments, ``functools.lru_cache``/``cache`` on helpers that get tensors, stores on
   self / module globals / function or class attributes of data derived from the inputs, any cache

@@ -29,6 +29,7 @@ from kernelevolve.eval.static.rules import (
     COMPUTE_METHODS,
     CUDA_PYTHON_OK,
     FILE_ATTRS,
+    FINALIZERS,
     FRAME_ATTRS,
     GLOBAL_STATE_CALLS,
     GRAPH_NAMES,
@@ -196,6 +197,8 @@ class ModuleRules:
                 self.issue("dynamic_code", node, f"{name}: annotations are text libraries evaluate as code")
             for name in spelled & OVERRIDE_HOOKS:
                 self.issue("lazy_result", node, f"{name}: a tensor subclass's or mode's hook on every op")
+            for name in spelled & FINALIZERS:
+                self.issue("lazy_result", node, f"{name}: a finalizer runs wherever its object is freed")
             for name in spelled & ANSWERS_ANY_NAME:
                 # defined, assigned or set on a class, it answers lookups of names the source never spells:
                 # NumPy's `__array_interface__` (a raw address) as much as any attribute the rules ban

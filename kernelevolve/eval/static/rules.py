@@ -296,6 +296,9 @@ FRAME_ATTRS = _names(
 # tensor-subclass and mode hooks, however they are bound (a class-body assignment, not only a `def`)
 TEXT_CODE_ATTRS = _names("__annotations__")
 OVERRIDE_HOOKS = _names("__torch_dispatch__ __torch_function__")
+# A finalizer runs when its object is freed, whenever the garbage collector gets to a cycle: inside the
+# harness's own work, a point a candidate can line up by counting allocations (`lazy_output_via_gc_finalizer`)
+FINALIZERS = _names("__del__")
 # Standard-library roots whose private members (`typing._eval_type`, `warnings._setoption`) are internals:
 # the kernel-language and array packages have rules of their own
 STDLIB_ROOTS = CANDIDATE_MODULES - _names("torch triton numpy cutlass cuda einops __future__")

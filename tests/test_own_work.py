@@ -1,0 +1,219 @@
+"""The runner's own work runs no candidate code: the collector paused, swapped classes refused, outputs
+described by type (`eval/own_work.py`, `eval/runner_outputs.py`, the timed guard, the strict trace)."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import torch
+
+from kernelevolve.eval import own_work, runner_outputs, runner_trace, timed_guard
+from kernelevolve.eval.static.checks import check_source
+
+RAN: list[str] = []
+
+
+class _Tensor(torch.Tensor):
+    @property
+    def device(self) -> Any:  # type: ignore[override]
+        RAN.append("device")
+        return torch.Tensor.device.__get__(self)  # type: ignore[attr-defined]
+
+    def numel(self) -> int:
+        RAN.append("numel")
+        return torch.Tensor.numel(self)
+
+
+class _Storage(torch.UntypedStorage):
+    def data_ptr(self) -> int:
+        RAN.append("data_ptr")
+        return torch.UntypedStorage.data_ptr(self)
+
+
+def _swapped_tensor() -> torch.Tensor:
+    t = torch.zeros(4)
+    t.__class__ = _Tensor
+    return t
+
+
+def _swapped_storage() -> torch.Tensor:
+    t = torch.zeros(4)
+    t.untyped_storage().__class__ = _Storage
+    return t
+
+
+class list(list):  # noqa: A001 - a subclass named as the builtin, described as "list" before
+    def __iter__(self) -> Iterator[Any]:
+        RAN.append("__iter__")
+        return super().__iter__()
+
+
+@pytest.fixture(autouse=True)
+def _clear() -> Iterator[None]:
+    RAN.clear()
+    yield
+    RAN.clear()
+
+
+def test_exact_by_type_alone() -> None:
+    assert own_work.exact(torch.zeros(2))
+    assert not own_work.exact(_swapped_tensor()) and not own_work.exact(_swapped_storage())
+    parameter = torch.nn.Parameter(torch.zeros(2))
+    assert not own_work.exact(parameter) and own_work.exact(parameter, parameters=True)
+    assert not own_work.exact(3) and RAN == []
+
+
+def test_type_name_ignores_a_metaclass_property() -> None:
+    class Meta(type):
+        @property
+        def __name__(cls) -> str:  # type: ignore[override]
+            RAN.append("__name__")
+            return "list"
+
+    class Odd(metaclass=Meta):
+        pass
+
+    assert own_work.type_name(Odd) == "Odd" and RAN == []
+
+
+def test_collector_runs_only_within_candidate_code() -> None:
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        own_work.pause_collector()
+        assert not gc.isenabled()
+        with own_work.collecting():
+            assert gc.isenabled()
+            with own_work.collecting():
+                gc.disable()  # whatever the candidate does to it
+            assert not gc.isenabled()  # the inner exit stops it; the outer one keeps it stopped
+            gc.enable()
+        assert not gc.isenabled()
+        assert own_work.collecting_call(gc.isenabled)() is True
+        assert not gc.isenabled()
+    finally:
+        own_work._STATE.update(paused_from_on=False, depth=0)
+        (gc.enable if was else gc.disable)()
+
+
+def test_quiet_hides_the_runners_ops_from_modes() -> None:
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen: list[str] = []
+
+    class Mode(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    slot, value = torch.zeros(3), torch.ones(3)
+    with Mode(), own_work.quiet():
+        slot.copy_(value)
+    assert seen == [] and bool((slot == 1).all())
+
+
+def test_tensors_in_does_not_enter_other_containers() -> None:
+    x = torch.zeros(1)
+    assert own_work.tensors_in([x, (x, {"k": x})]) == [x, x, x]
+    assert own_work.tensors_in([list([x])]) == [] and RAN == []
+
+
+def test_description_is_by_type() -> None:
+    out = torch.zeros(2)
+    leaves, tensors = runner_outputs.describe(list([out]), [])
+    assert leaves == [{"path": "output", "kind": "object", "type": "list"}] and tensors == []
+    leaves, tensors = runner_outputs.describe((_swapped_storage(), _swapped_tensor(), out), [])
+    assert [leaf.get("plain") for leaf in leaves[1:]] == [False, False, True]
+    assert leaves[1]["type"] == "Tensor over a _Storage" and leaves[2]["type"] == "_Tensor"
+    assert tensors[:2] == [None, None] and tensors[2] is out
+    assert RAN == []
+
+
+def test_timed_guard_refuses_swapped_outputs_and_inputs() -> None:
+    slot = torch.zeros(4)
+    guard = timed_guard.TimedGuard([slot], 0, strict=False)
+    guard.before([torch.zeros(4)])
+    with pytest.raises(timed_guard.TimedViolation) as raised:
+        guard.after(0, _swapped_storage())
+    assert raised.value.check == "output_type"
+    x = torch.zeros(4)
+    guard.before([x])
+    x.__class__ = _Tensor  # what the call could do to the input the runner keeps
+    with pytest.raises(timed_guard.TimedViolation) as raised:
+        guard.after(1, torch.zeros(4))
+    assert raised.value.check == "input_type" and RAN == []
+
+
+def test_strict_trace_counts_ops_on_swapped_classes_without_reading_them() -> None:
+    probe = _swapped_tensor()
+    scratch = torch.zeros(4)
+    with runner_trace.OpTrace() as trace:
+        scratch.copy_(probe)
+    assert any("candidate's class" in op for op in trace.compute_ops)
+    assert "device" not in RAN
+    with runner_trace.OpTrace() as trace:
+        scratch.copy_(torch.ones(4))
+        torch.nn.Parameter(torch.zeros(4)).view(2, 2)
+    assert trace.compute_ops == set()
+
+
+def test_a_finalizer_is_rejected_statically() -> None:
+    source = "class Later:\n    def __del__(self):\n        pass\n"
+    assert "lazy_result" in {issue.code for issue in check_source(source, "triton", True)}
+
+
+def test_an_audit_hook_added_after_the_snapshot_is_named() -> None:
+    import subprocess
+    import sys
+
+    # in a child: an audit hook can never be removed from the process that adds it
+    script = (
+        "import sys\n"
+        "from kernelevolve.eval import left_behind\n"
+        "left_behind.snapshot()\n"
+        "assert left_behind.changed() == []\n"
+        "sys.addaudithook(lambda event, args: None)\n"
+        "print(left_behind.changed())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "an audit hook" in done.stdout
+
+
+def test_interpreter_hooks_name_replaced_builtins_modules_and_finders() -> None:
+    import builtins
+    import json  # noqa: F401 - loaded before the snapshot, taken out below
+    import sys
+
+    from kernelevolve.eval import interpreter_hooks
+
+    interpreter_hooks.snapshot()
+    try:
+        assert interpreter_hooks.changed() == []
+        original = builtins.len
+        builtins.len = lambda value: original(value)
+        try:
+            assert interpreter_hooks.changed() == ["a builtin replaced"]
+        finally:
+            builtins.len = original
+        json = sys.modules.pop("json")
+        try:
+            assert interpreter_hooks.changed() == ["a loaded module taken out of sys.modules or replaced"]
+        finally:
+            sys.modules["json"] = json
+
+        class Finder:
+            def find_spec(self, *args: object) -> None:
+                return None
+
+        sys.meta_path.insert(0, Finder())
+        try:
+            assert interpreter_hooks.changed() == ["an import finder or path hook"]
+        finally:
+            del sys.meta_path[0]
+        assert interpreter_hooks.changed() == []
+    finally:
+        interpreter_hooks._SNAPSHOT.clear()

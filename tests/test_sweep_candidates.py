@@ -262,3 +262,22 @@ def test_an_entry_says_how_long_it_held_the_gpu_and_how_its_timing_ended() -> No
     graph.record(candidate.id, raced, FitnessValue(True, 0.2))
     item = entry(graph.node(candidate.id))
     assert item["stopped_by"] == "race" and "wait_s" not in item and "locked_s" not in item  # CPU: no lock
+
+
+def test_an_out_of_memory_excerpt_keeps_who_held_the_memory() -> None:
+    """A sweep's record keeps an excerpt of each failure: for a device out-of-memory error the part worth
+    keeping (which process held what) comes last in PyTorch's message, past the excerpt's length."""
+    message = (
+        "reference Model failed on seed 118: OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB. "
+        "GPU 0 has a total capacity of 79.19 GiB of which 2.05 GiB is free. Including non-PyTorch memory, this "
+        "process has 60.10 GiB memory in use. Process 842 has 16.60 GiB memory in use. Of the allocated memory "
+        "58.02 GiB is allocated by PyTorch, and 1.49 GiB is reserved by PyTorch but unallocated. If reserved but "
+        "unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+    )
+    excerpt = feedback_excerpt(message, "OutOfMemoryError")
+    assert excerpt.startswith("reference Model failed on seed 118: OutOfMemoryError")
+    assert excerpt.endswith(
+        "[asked 8.00 GiB; free 2.05 GiB of 79.19 GiB; this process 60.10 GiB (PyTorch 58.02 GiB allocated, "
+        "1.49 GiB cached); process 842 16.60 GiB]"
+    )
+    assert feedback_excerpt("CUDA out of memory", "OutOfMemoryError") == "CUDA out of memory"

@@ -121,8 +121,10 @@ def what(metadata: dict[str, Any]) -> dict[str, Any]:
 
 
 def feedback_excerpt(feedback: str, error_name: str = "", limit: int = FEEDBACK_CHARS) -> str:
-    """One line of at most `limit` characters: the feedback's first line and, where a traceback follows
-    it ("running ModelNew raised X:" then frames), the exception's own line ("X: message")."""
+    """One line: the feedback's first line and, where a traceback follows it ("running ModelNew raised X:"
+    then frames), the exception's own line ("X: message"), cut at `limit` characters; then, for a device
+    out-of-memory error, who held the memory (`device_memory_holders`), which a sweep's record would
+    otherwise lose with the rest of the message."""
     lines = [line.strip() for line in _CONTROL.sub("", feedback).splitlines() if line.strip()]
     if not lines:
         return ""
@@ -130,7 +132,35 @@ def feedback_excerpt(feedback: str, error_name: str = "", limit: int = FEEDBACK_
     exception = next((line for line in reversed(lines[1:]) if _is_exception_line(line, error_name)), None)
     if exception is not None:
         text = f"{text} ... {exception}"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    excerpt = text if len(text) <= limit else text[: limit - 3] + "..."
+    holders = device_memory_holders(feedback)
+    return f"{excerpt} [{holders}]" if holders else excerpt
+
+
+_SIZE = r"([\d.]+ [KMGT]?i?B)"
+_ASKED = re.compile(rf"Tried to allocate {_SIZE}")
+_FREE = re.compile(rf"total capacity of {_SIZE} of which {_SIZE} is free")
+_THIS_PROCESS = re.compile(rf"this process has {_SIZE} memory in use")
+_OTHER_PROCESS = re.compile(rf"Process (\d+) has {_SIZE} memory in use")
+_PYTORCH_SHARE = re.compile(rf"{_SIZE} is allocated by PyTorch, and {_SIZE} is reserved")
+
+
+def device_memory_holders(feedback: str) -> str:
+    """PyTorch's out-of-memory message condensed ("asked 8.00 GiB; free 4.57 GiB of 139.80 GiB; this process
+    116.10 GiB (PyTorch 114.02 GiB allocated, 1.49 GiB cached); process 842 18.60 GiB"), or "" where the
+    feedback holds none."""
+    asked, free = _ASKED.search(feedback), _FREE.search(feedback)
+    if asked is None or free is None:
+        return ""
+    parts = [f"asked {asked[1]}", f"free {free[2]} of {free[1]}"]
+    this, share = _THIS_PROCESS.search(feedback), _PYTORCH_SHARE.search(feedback)
+    if this is not None:
+        parts.append(
+            f"this process {this[1]}"
+            + (f" (PyTorch {share[1]} allocated, {share[2]} cached)" if share else "")
+        )
+    parts += [f"process {pid} {size}" for pid, size in _OTHER_PROCESS.findall(feedback)[:_ITEMS]]
+    return "; ".join(parts)
 
 
 def _is_exception_line(line: str, error_name: str) -> bool:

@@ -158,11 +158,10 @@ class SharedArena:
 
     def ref(self, tensor: torch.Tensor) -> TensorRef:
         """The runner's way to `tensor`, which this arena made (or a view of one, on a device)."""
+        if not self.owns(tensor):
+            raise ValueError(f"a {tensor.device.type} tensor must come from this arena to be shared")
         if tensor.device.type == "cuda":
             from torch.multiprocessing.reductions import reduce_tensor
-
-            if not self.owns(tensor):
-                raise ValueError("a device tensor must come from this arena to be shared")
 
             return TensorRef(
                 tuple(tensor.shape),
@@ -170,8 +169,6 @@ class SharedArena:
                 _dtype_name(tensor.dtype),
                 cuda=reduce_tensor(tensor),
             )
-        if not self.owns(tensor):
-            raise ValueError("a host tensor must come from this arena to be shared")
         return self._refs[id(tensor)][1]
 
     def close(self) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import multiprocessing
+import pickle
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -15,6 +17,7 @@ import torch
 
 from kernelevolve.backends.triton import BACKEND
 from kernelevolve.eval import device_memory, harness, runner, runner_client, shared_tensors, worker
+from kernelevolve.eval.runner_channel import SEQUENCE
 from kernelevolve.platforms import Platform
 from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
 
@@ -43,6 +46,22 @@ def test_release_drops_models_and_every_mapped_tensor() -> None:
     gc.collect()
     assert all(ref() is None for ref in watched)
     assert not shared_tensors._KEPT_CUDA and not shared_tensors._MAPPED
+
+
+def test_every_request_lets_go_of_the_device_tensors_it_mapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    synchronised: list[bool] = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *args: synchronised.append(True))
+    judge_end, runner_end = multiprocessing.Pipe()
+    mapped = _Held()
+    shared_tensors._KEPT_CUDA.append(mapped)
+    watched = weakref.ref(mapped)
+    del mapped
+    judge_end.send_bytes(pickle.dumps({"op": "call", "index": 0, SEQUENCE: 1}))
+    judge_end.send_bytes(pickle.dumps({"op": "exit"}))
+    runner.serve(runner_end)
+    gc.collect()
+    assert watched() is None and not shared_tensors._KEPT_CUDA
+    assert synchronised == [True]  # the device is done with them first
 
 
 def test_an_idle_runner_releases_and_a_busy_one_is_not_asked() -> None:
@@ -160,6 +179,29 @@ def test_a_gigabyte_evaluation_leaves_the_judge_nothing_allocated(monkeypatch: p
     leftover: Any = torch.cuda.memory_allocated() - before
     assert leftover < (256 << 20), f"{leftover / 2**30:.2f} GiB still allocated after a 1 GiB evaluation"
     assert not device_memory.device_memory_stranded("cuda:0")
+
+
+@pytest.mark.gpu
+def test_the_judges_peak_does_not_grow_with_its_trials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A runner lets go of each request's tensors: IPC kept every trial's inputs and slots allocated in
+    the judge until the evaluation ended (session 36: 19 input-sized blocks live on a 4 GiB problem)."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from kernelevolve.platforms import load_platform
+    from kernelevolve.types import ShapeCase
+
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    platform = load_platform("h100")
+    spec = KernelSpec(name="big_tanh", reference_source=_BIG_TANH_REFERENCE, shapes=(ShapeCase("default"),))
+    settings = EvalSettings(
+        correctness_trials=6, timing_trials=10, warmup_trials=2, measure_compile_baseline=False
+    )
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    report = harness.evaluate(EvalRequest(Candidate(_TANH, "triton", "t"), spec, "h100", settings), platform)
+    assert report.status is Status.OK, report.feedback
+    peak = (torch.cuda.max_memory_allocated() - before) / 2**30
+    assert peak <= 8.0, f"the judge peaked at {peak:.1f} GiB for a 1 GiB input and 6 trials"
 
 
 def test_the_zygote_pays_tritons_cache_key_once_for_every_runner() -> None:

@@ -107,7 +107,9 @@ def _peak_blocks(snapshot: dict[str, object], device: int = 0) -> tuple[float, l
     live: dict[int, tuple[int, str]] = {}
     best, best_live, total = 0, {}, 0
     for event in snapshot["device_traces"][device]:  # type: ignore[index]
-        action, addr, size = event["action"], event["addr"], event["size"]
+        action, addr, size = event["action"], event.get("addr"), event.get("size", 0)
+        if addr is None:  # an out-of-memory or snapshot event: no block
+            continue
         if action == "alloc":
             live[addr] = (size, _where(event.get("frames", [])))
             total += size

@@ -29,7 +29,15 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
-from kernelevolve.eval import host_reads, launch_replay, left_behind, own_work, runner_outputs, runner_trace
+from kernelevolve.eval import (
+    host_reads,
+    launch_replay,
+    left_behind,
+    own_work,
+    runner_outputs,
+    runner_trace,
+    shared_tensors,
+)
 from kernelevolve.eval.own_work import collecting, quiet
 from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, _count_launches, _count_thread_starts
 from kernelevolve.eval.timed_guard import plain_output_call, plain_tuples
@@ -63,6 +71,10 @@ def serve(conn: Connection) -> None:
                 reply = failure.reply
             except BaseException as exc:  # noqa: BLE001 - the candidate's fault, reported as data
                 reply = runner.failure(exc, "run", f"running {op}")
+            try:
+                shared_tensors.end_request()
+            except Exception as exc:  # noqa: BLE001 - the device failed under the candidate's kernels
+                reply = runner.failure(exc, "run", f"finishing {op}")
             violation = runner_trace.judged_violation()
             if violation is not None and op in _JUDGED_OPS:
                 reply = _failed("runtime_error", *violation)

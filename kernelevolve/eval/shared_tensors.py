@@ -49,8 +49,8 @@ class TensorRef:
         if self.cuda:
             rebuild, args = self.cuda
             tensor = rebuild(*args)
-            # Kept alive: PyTorch maps a handle it still holds to the same storage, so a judge tensor
-            # sent again has the same address (a cache keyed by address meets new values there).
+            # Kept for the request: PyTorch maps a handle it still holds to the same storage, so a judge
+            # tensor sent twice in one request has one address (a cache keyed by address meets new values).
             _KEPT_CUDA.append(tensor)
             return tensor  # type: ignore[no-any-return]
         flat = _MAPPED.get(self.path)
@@ -64,6 +64,24 @@ class TensorRef:
 
 _KEPT_CUDA: list[Any] = []
 _MAPPED: dict[str, Any] = {}  # a runner serves one evaluation: its mappings live as long as it
+
+
+def end_request() -> None:
+    """Let go of the device tensors this request mapped, once the device is done with them.
+
+    CUDA IPC keeps an exported block allocated in the judge until every process that mapped it lets go: a
+    runner holding every trial's tensors held the judge at several times a trial's memory, and multi-GiB
+    problems ran out of device memory (`experiments/adversarial_gpu/README.md`, session 36). The judge
+    frees a trial's tensors before making the next's; nothing it sends is used past its request.
+    """
+    if not _KEPT_CUDA:
+        return
+    import torch
+
+    try:
+        torch.cuda.synchronize()  # a failed request skipped its own: kernels may still use them
+    finally:
+        _KEPT_CUDA.clear()
 
 
 def drop_mapped() -> None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from kernelevolve.eval import (
     call_windows,
+    check_schedule,
     correctness,
     input_refresh,
     tensor_guards,
@@ -35,7 +36,6 @@ from kernelevolve.eval.shared_tensors import SharedArena
 from kernelevolve.specs import reference
 from kernelevolve.types import ShapeCase, Status, TimingStats
 
-SECRET_CHECKS = 3  # calls checked mid-timing, chosen here and never sent to the runner
 RING_SLOTS = 2  # > timers.ISSUE_AHEAD: the slot of the last finished call is never being written
 # Device memory for distinct timing input sets (one per call where they fit; inputs are refreshed every
 # call anyway): two problems' evaluations share a GPU, and KernelBench's inputs reach 8 GB.
@@ -170,7 +170,7 @@ def _time_once(
     }
     checker = _OutputCheck(shape, make_set, structure, patterns, plan, ring, atol, rtol, len(sets))
     runner = shape.candidate.runner
-    secret = sorted(random.SystemRandom().sample(range(calls), min(SECRET_CHECKS, calls)))
+    secret = check_schedule.secret_calls(check_schedule.TimingPlan.of(message, device), random.SystemRandom())
     started = time.perf_counter()
     shape.setup_s = started - setup_started
     runner.send(request)

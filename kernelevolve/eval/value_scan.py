@@ -38,6 +38,8 @@ class _ValueScan:
 
 
 def _scan_values(ref: torch.Tensor, out: torch.Tensor, atol: float, rtol: float) -> _ValueScan:
+    if not (ref.is_floating_point() or ref.is_complex()):
+        return _exact_scan(ref, out, atol)
     summary = _one_pass_summary(ref, out, atol, rtol)
     if summary is not None and summary.passes:
         return _ValueScan(max_error=summary.max_error)
@@ -106,6 +108,32 @@ def _chunked_scan(ref: torch.Tensor, out: torch.Tensor, atol: float, rtol: float
     return scan
 
 
+def _exact_scan(ref: torch.Tensor, out: torch.Tensor, atol: float) -> _ValueScan:
+    """Integer and bool outputs (indices, counts, ids, masks) as integers: within the spec's `atol` taken
+    whole (0 for a float spec's 1e-4; a quantizer's 1.0 allows a rounding step), no relative part. Compared
+    as float32 within `rtol * |expected|`, an index past 10,000 could be one off at rtol 1e-4, and past 2**24
+    float32 cannot tell neighbours apart (`tests/adversarial/hacks/integer_output_within_float_tolerance.py`)."""
+    import torch
+
+    ref_flat, out_flat = ref.detach().reshape(-1), out.detach().reshape(-1)
+    allowed = math.floor(atol)
+    scan = _ValueScan()
+    for start in range(0, ref_flat.numel(), COMPARE_CHUNK_ELEMENTS):
+        diff = (
+            out_flat[start : start + COMPARE_CHUNK_ELEMENTS].to(torch.int64)
+            - ref_flat[start : start + COMPARE_CHUNK_ELEMENTS].to(torch.int64)
+        ).abs()
+        worst = int(torch.argmax(diff))
+        scan.max_error = max(scan.max_error, float(diff[worst]))
+        beyond = int((diff > allowed).sum())
+        if beyond:
+            scan.all_close = False
+            scan.out_of_tolerance += beyond
+            if float(diff[worst]) - allowed > scan.worst_excess:
+                scan.worst_excess, scan.worst_excess_at = float(diff[worst]) - allowed, start + worst
+    return scan
+
+
 def _value_problem(path: str, ref: Any, out: Any, atol: float, rtol: float) -> tuple[str, str, float]:
     import torch
 
@@ -136,8 +164,14 @@ def _value_problem(path: str, ref: Any, out: Any, atol: float, rtol: float) -> t
         return "", "", scan.max_error
     flat = max(0, scan.first_non_finite_mismatch if scan.non_finite_mismatch else scan.worst_excess_at)
     bad = scan.out_of_tolerance + scan.non_finite_mismatch
+    exact = not (ref.is_floating_point() or ref.is_complex())
+    bound = (
+        f"{math.floor(atol)} (integer output: atol whole, no rtol)"
+        if exact
+        else f"atol {atol:g} + rtol {rtol:g}*|ref|"
+    )
     return (
-        f"{path}: max abs error {scan.max_error:.3g} > atol {atol:g} + rtol {rtol:g}*|ref| at index "
+        f"{path}: max abs error {scan.max_error:.3g} > {bound} at index "
         f"{_unravel(flat, tuple(ref.shape))}: got {value_at(out, flat):.6g} expected "
         f"{value_at(ref, flat):.6g}; {bad} of {ref.numel()} elements out of tolerance",
         "mismatch",

@@ -322,6 +322,31 @@ def get_init_inputs():
 """
 )
 
+# A complex output: unit phasors of the input angles
+POLAR = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.polar(torch.ones_like(x), x)
+
+
+n = 256
+
+
+def get_inputs():
+    return [torch.randn(n)]
+
+
+def get_init_inputs():
+    return []
+"""
+)
+
 SPECS: dict[str, KernelSpec] = {
     "rmsnorm_train": KernelSpec(
         name="adversarial_rmsnorm_train", reference_source=RMSNORM, atol=1e-4, rtol=1e-4, backward=Backward()
@@ -339,6 +364,7 @@ SPECS |= {
         "rowsum": ROWSUM,
         "sumsq": SUMSQ,
         "argmax_long_rows": ARGMAX_LONG_ROWS,
+        "polar": POLAR,
         "conv_bias_relu": CONV_BIAS_RELU,
         "batchnorm_train": BATCHNORM_TRAIN,
         **KERNELBENCH_FORM,

@@ -1,4 +1,5 @@
-"""Integer and bool outputs are compared as integers, within the spec's atol taken whole (`value_scan`)."""
+"""Outputs compared in their own terms (`value_scan`): integer and bool outputs as integers, within the spec's
+atol taken whole; complex outputs as (real, imaginary) pairs."""
 
 from __future__ import annotations
 
@@ -25,3 +26,10 @@ def test_masks_are_exact() -> None:
     mask = torch.tensor([True, False, True])
     assert within_tolerance(mask, mask.clone(), 1e-2, 1e-2)[0]
     assert not within_tolerance(mask, ~mask, 1e-2, 1e-2)[0]
+
+
+def test_a_complex_output_is_judged_on_both_parts() -> None:
+    expected = torch.polar(torch.ones(6), torch.linspace(0.0, 3.0, 6))
+    assert within_tolerance(expected, expected.clone(), 1e-4, 1e-4)[0]
+    real_only = torch.complex(expected.real, torch.zeros(6))  # a real cast dropped the imaginary part
+    assert not within_tolerance(expected, real_only, 1e-4, 1e-4)[0]

@@ -415,6 +415,7 @@ def test_every_other_call_poisons_with_zeros_where_an_output_is_not_floating() -
     assert _poison_byte([torch.zeros(2), all_true], 2, "off") == 0
     assert _poison_byte([all_false], 2, "off") == POISON_BYTE
     assert _poison_byte([torch.full((3,), -1)], 1, "off") == 0
+    assert _poison_byte([torch.tensor(-1)], 1, "off") == 0  # a 0-dim integer output (`torch.argmax(x)`)
     assert _poison_byte([torch.zeros(2)], 2, None) == POISON_BYTE
 
 

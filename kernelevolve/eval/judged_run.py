@@ -13,7 +13,6 @@ times must also fit inside the wall-clock span this process measured around them
 from __future__ import annotations
 
 import dataclasses
-import logging
 import math
 import random
 import time
@@ -21,7 +20,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernelevolve.eval import correctness, input_refresh, tensor_guards, timed_guard, timers
+from kernelevolve.eval import (
+    call_windows,
+    check_schedule,
+    correctness,
+    input_refresh,
+    tensor_guards,
+    timed_guard,
+    timers,
+)
 from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure, failure_fields, strict_violation
 from kernelevolve.eval.runner_channel import ReplyError, finite_numbers
 from kernelevolve.eval.runner_client import Runner, RunnerGone, RunnerTimeout
@@ -29,10 +36,7 @@ from kernelevolve.eval.shared_tensors import SharedArena
 from kernelevolve.specs import reference
 from kernelevolve.types import ShapeCase, Status, TimingStats
 
-log = logging.getLogger(__name__)
-
 RING_SLOTS = 2  # > timers.ISSUE_AHEAD: the slot of the last finished call is never being written
-SECRET_CHECKS = 3  # calls checked mid-timing, chosen here and never sent to the runner
 # Device memory for distinct timing input sets (one per call where they fit; inputs are refreshed every
 # call anyway): two problems' evaluations share a GPU, and KernelBench's inputs reach 8 GB.
 TIMING_SET_BUDGET_BYTES = {"cuda": 1 << 30, "cpu": 64 << 20}
@@ -151,7 +155,6 @@ def _time_once(
         for slot in slots:
             slot.fill_(float("nan")) if slot.is_floating_point() else slot.zero_()  # a permuted layout too
     counter = arena.host_counter()
-    paused = arena.host_counter()  # nanoseconds the runner has been held stopped, for its wall clock
     request = {
         **message,
         "op": "time",
@@ -162,22 +165,21 @@ def _time_once(
         "plan": plan,
         "ring": [[arena.ref(slot) for slot in slots] for slots in ring],
         "counter": arena.ref(counter),
-        "paused": arena.ref(paused),
         "where": shape.candidate.where,
         "strict": shape.candidate.strict,  # timed calls traced as checked ones are
     }
     checker = _OutputCheck(shape, make_set, structure, patterns, plan, ring, atol, rtol, len(sets))
     runner = shape.candidate.runner
-    secret = sorted(random.SystemRandom().sample(range(calls), min(SECRET_CHECKS, calls)))
+    secret = check_schedule.secret_calls(check_schedule.TimingPlan.of(message, device), random.SystemRandom())
     started = time.perf_counter()
     shape.setup_s = started - setup_started
     runner.send(request)
     progress: list[tuple[float, int]] = []
-    reply, paused_s, final = _supervise(
-        runner, counter, paused, checker, secret, shape.candidate.deadline, progress
-    )
-    shape.checks_s = paused_s
-    span_ms = 1e3 * (time.perf_counter() - started)  # the runner's clock ran while it was stopped too
+    pauses: list[call_windows.Span] = []
+    reply, final = _supervise(runner, counter, checker, secret, shape.candidate.deadline, progress, pauses)
+    paused_s = shape.checks_s = sum(pause.end_s - pause.start_s for pause in pauses)
+    finished = time.perf_counter()
+    span_ms = 1e3 * (finished - started)  # the runner's clock ran while it was stopped too
     where = shape.candidate.where
     if reply.get("ok") is not True:
         violation = reply.get("violation")
@@ -186,7 +188,7 @@ def _time_once(
             raise fail(Status.INCORRECT, str(violation["check"]), f"timing{where}: {detail}")
         raise RunnerFailure(failure_fields(reply))
     strict_violation(reply, shape.candidate.strict, f"{where} during its timed calls")
-    stats = _stats(reply.get("stats"))
+    stats = _stats(reply.get("stats"), pauses, call_windows.Span(started, finished), where)
     made = reply.get("calls")
     if not isinstance(made, int) or isinstance(made, bool) or not stats.trials <= made <= len(plan):
         raise ReplyError("the timing reply's call count is missing or out of range")
@@ -241,17 +243,18 @@ def _inconsistent(text: str) -> Verdict:
 def _supervise(
     runner: Runner,
     counter: Any,
-    paused: Any,
     checker: _OutputCheck,
     secret: list[int],
     deadline: float,
     progress: list[tuple[float, int]],
-) -> tuple[dict[str, Any], float, int]:
+    pauses: list[call_windows.Span],
+) -> tuple[dict[str, Any], int]:
     """Wait for the timing reply; freeze and check the runner when its counter passes a secret call
     number, and once more when it answers (a runner that writes outputs after answering is caught).
     While it is frozen, no process it started may be alive (one could write the outputs being checked),
     and the counter may never go back (one held back or reset leaves calls unchecked).
-    Returns the reply, the seconds the runner spent frozen for checks and the counter's final value."""
+    Every stop is added to `pauses` (the CPU's call times are taken out of them, `call_windows`).
+    Returns the reply and the counter's final value."""
     pending = list(secret)
     paused_s = 0.0  # time spent checking a frozen runner: the candidate's calls did not run then
     highest = 0
@@ -263,9 +266,10 @@ def _supervise(
                 final = _monotone(int(counter[0]), highest)
                 _no_helpers(runner)
                 checker.check_latest(final)
-                return _read(runner), paused_s + time.perf_counter() - frozen, final
+                return _read(runner), final
             finally:
                 runner.resume()
+                pauses.append(call_windows.Span(frozen, time.perf_counter()))
         if time.monotonic() > deadline:
             runner.dump_stack()
             raise RunnerTimeout("timing did not finish in time", runner.output())
@@ -284,10 +288,10 @@ def _supervise(
                 _no_helpers(runner)
                 checker.check_latest(highest)
             finally:
-                held = time.perf_counter() - frozen
-                paused[0] = int(1e9 * (paused_s + held))  # before it runs again, so its clock can subtract
                 runner.resume()
-                paused_s += held
+                resumed = time.perf_counter()
+                pauses.append(call_windows.Span(frozen, resumed))
+                paused_s += resumed - frozen
         time.sleep(0.0002)
 
 
@@ -436,8 +440,9 @@ def _rebuild(structure: list[Any], leaves: list[Any]) -> list[Any]:
     return rebuild_arguments(structure, leaves)
 
 
-def _stats(data: Any) -> TimingStats:
-    """The runner's timing, rebuilt from checked numbers (its own summary is not trusted)."""
+def _stats(data: Any, pauses: list[call_windows.Span], around: call_windows.Span, where: str) -> TimingStats:
+    """The runner's timing, rebuilt from checked numbers (its own summary is not trusted). Wall-clock
+    samples are the runner's call windows less the judge's own stops within them (`call_windows`)."""
     if not isinstance(data, dict):
         raise ReplyError("timing stats missing")
     samples = finite_numbers(data.get("samples_ms"), "samples_ms")
@@ -448,6 +453,11 @@ def _stats(data: Any) -> TimingStats:
     method = data.get("method")
     if method not in ("cuda_event", "wall"):
         raise ReplyError("unknown timing method")
+    if method == "wall":
+        try:
+            samples = call_windows.wall_samples(data.get("windows_s"), len(samples), pauses, around)
+        except call_windows.ClockMismatch as exc:
+            raise _inconsistent(f"timing{where}: {exc}") from None
     stopped_by = data.get("stopped_by", "")
     if stopped_by not in ("", timers.RACE_STOP, timers.SETTLED_STOP):
         raise ReplyError("unknown stop rule")

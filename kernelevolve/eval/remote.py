@@ -204,7 +204,8 @@ def _poison_byte(expected: list[Any], call: int, launches: str | None) -> int:
                 return False
             if leaf.dtype == torch.bool:
                 return bool(leaf.all())
-            return bool((leaf.contiguous().view(torch.uint8) == POISON_BYTE).all())
+            # (flat first: a 0-dim tensor, `torch.argmax(x)`'s, has no bytes view of its own)
+            return bool((leaf.reshape(-1).contiguous().view(torch.uint8) == POISON_BYTE).all())
 
         return 0 if any(all_ones(leaf) for leaf in exact) else POISON_BYTE
     return 0 if call % 2 == 0 else POISON_BYTE

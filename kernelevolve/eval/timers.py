@@ -54,10 +54,12 @@ class CallObserver:
 
     after_call: Callable[[int, Any], None]
     completed: Callable[[int], None]
-    paused_s: Callable[[], float] = lambda: 0.0  # seconds the judge has held this process stopped so far
     cover_us: float = 0.0  # the launch cover queued before each timed call (GPU)
     samples_ms: list[float] = dataclasses.field(default_factory=list)  # the timed calls, when done
     host_ms: list[float] = dataclasses.field(default_factory=list)
+    # Wall clock (CPU): each timed call's window, (start, end) on the bound perf_counter. The judge takes
+    # out the time it held this process stopped within them (`call_windows`): the runner is not told it.
+    windows_s: list[tuple[float, float]] = dataclasses.field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -359,33 +361,40 @@ def _time_wall(
     rules: Sequence[StopRule] = (),
     observer: CallObserver | None = None,
 ) -> tuple[list[float], str]:
+    """Wall-clock samples. A judge that stops this process to check an output lengthens the window it
+    falls in; the judge takes its stops out of the windows it is handed (`observer.windows_s`), while the
+    stop rules here see the windows as they are (one stretched call barely moves a median)."""
     clock = _clocks.get("perf_counter", _perf_counter)
     warm_ms: list[float] = []
+    windows: list[tuple[float, float]] = observer.windows_s if observer is not None else []
 
     def observe(call: int, output: Any) -> None:
         if observer is not None:
             observer.after_call(call, output)
             observer.completed(call + 1)
 
-    # A judge that stops this process to check an output adds the stop to `paused_s`: not the call's time.
-    paused = observer.paused_s if observer is not None else (lambda: 0.0)
+    warm_windows: list[tuple[float, float]] = []
     for i in range(warmup):
         inputs = inputs_for(i)
-        held, start = paused(), clock()
+        start = clock()
         output = fn(*inputs)
-        elapsed_s = max(0.0, clock() - start - (paused() - held))
+        end = clock()
         observe(i, output)
         if i > 0:
-            warm_ms.append(1e3 * elapsed_s)
+            warm_ms.append(1e3 * (end - start))
+            warm_windows.append((start, end))
             given_up = _given_up_in_warmup(rules, warm_ms)
-            if given_up:
+            if given_up:  # the warm-up calls after the first are the samples
+                windows[:] = warm_windows
                 return warm_ms, given_up
     samples: list[float] = []
     for i in range(trials):
         inputs = inputs_for(warmup + i)
-        held, start = paused(), clock()
+        start = clock()
         output = fn(*inputs)
-        samples.append(1e3 * max(0.0, clock() - start - (paused() - held)))
+        end = clock()
+        samples.append(1e3 * (end - start))
+        windows.append((start, end))
         observe(warmup + i, output)
         stopped_by = _stopped_by(rules, samples) if i + 1 < trials else ""
         if stopped_by:

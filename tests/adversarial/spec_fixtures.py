@@ -295,6 +295,58 @@ def get_init_inputs():
 """
 )
 
+# An integer output of large values: the index of the maximum along long rows (each row's maximum lies far
+# from index 0 under its trend), compared with the spec's float tolerance before
+ARGMAX_LONG_ROWS = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.argmax(x, dim=1)
+
+
+rows = 2
+n = 1 << 17
+
+
+def get_inputs():
+    return [torch.rand(rows, n) + torch.linspace(0.0, 1.0, n)]
+
+
+def get_init_inputs():
+    return []
+"""
+)
+
+# A complex output: unit phasors of the input angles
+POLAR = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.polar(torch.ones_like(x), x)
+
+
+n = 256
+
+
+def get_inputs():
+    return [torch.randn(n)]
+
+
+def get_init_inputs():
+    return []
+"""
+)
+
 SPECS: dict[str, KernelSpec] = {
     "rmsnorm_train": KernelSpec(
         name="adversarial_rmsnorm_train", reference_source=RMSNORM, atol=1e-4, rtol=1e-4, backward=Backward()
@@ -311,6 +363,8 @@ SPECS |= {
         "linear_relu": LINEAR_RELU,
         "rowsum": ROWSUM,
         "sumsq": SUMSQ,
+        "argmax_long_rows": ARGMAX_LONG_ROWS,
+        "polar": POLAR,
         "conv_bias_relu": CONV_BIAS_RELU,
         "batchnorm_train": BATCHNORM_TRAIN,
         **KERNELBENCH_FORM,

@@ -233,7 +233,7 @@ class ModuleRules:
             if node.attr in FRAME_ATTRS:
                 self.issue("introspection", node, f".{node.attr} walks frames, code objects or classes")
             if node.attr in FILE_ATTRS:
-                self.issue("reference_access", node, f".{node.attr} maps or reads files")
+                self.issue("reference_access", node, f".{node.attr} maps, reads or writes files by path")
             if node.attr in ("Model", "get_inputs", "get_init_inputs"):
                 self.issue("reference_access", node, f".{node.attr} reaches for the reference")
             if node.attr in ("as_subclass", "_make_subclass") or (

@@ -56,7 +56,7 @@ def check_attribute_name(node: ast.AST, attr: str, issue: IssueSink) -> None:
     if attr in FRAME_ATTRS:
         issue("introspection", node, f".{attr} walks frames, code objects or classes")
     if attr in FILE_ATTRS:
-        issue("reference_access", node, f".{attr} maps or reads files")
+        issue("reference_access", node, f".{attr} maps, reads or writes files by path")
     if attr in ("Model", "get_inputs", "get_init_inputs"):
         issue("reference_access", node, f".{attr} reaches for the reference")
     if attr == "__dict__":

@@ -306,8 +306,11 @@ STDLIB_ROOTS = CANDIDATE_MODULES - _names("torch triton numpy cutlass cuda einop
 # memory directly, a tensor's included, without a tensor method the runner could count (`host_reads`);
 # an array's `.ctypes` hands out its address and the ctypes module (`string_at` of any address)
 RAW_MEMORY_NAMES = _names("__array_interface__ __array_struct__ __cuda_array_interface__ ctypes")
-# Attributes that map or read files whatever object they are reached through (a storage's `from_file`)
-FILE_ATTRS = _names("from_file fromfile tofile memmap fwalk")
+# Attributes that map, read or write files by path whatever object they are reached through (a storage's
+# `from_file`; NumPy's `fromregex` reads any file, /proc/self/maps with the judge's shared files among them;
+# logging's `FileHandler` and `basicConfig(filename=...)` open any file for writing; an array's `dump`
+# pickles to a path)
+FILE_ATTRS = _names("from_file fromfile tofile memmap fwalk fromregex FileHandler basicConfig dump")
 # Builtins that read or write an attribute by a name given as a value
 ATTRIBUTE_BUILTINS = _names("getattr setattr delattr")
 

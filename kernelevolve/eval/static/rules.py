@@ -24,9 +24,15 @@ TORCH_FRESH = _names(
     "rand rand_like randn randn_like randint randint_like triu_indices tril_indices",
     "torch.",
 )
+# Views by their ATen schema (the runner's `strict_ops` lets the same ops through): the function forms of
+# the view methods below, and broadcast views with zero strides a kernel reads through its strides
 TORCH_VIEWS = _names(
-    "reshape permute transpose t flatten unsqueeze squeeze narrow chunk split unbind as_strided", "torch."
+    "reshape permute transpose t flatten unsqueeze squeeze narrow chunk split unbind as_strided movedim moveaxis "
+    "swapaxes swapdims select unflatten tensor_split broadcast_to broadcast_tensors",
+    "torch.",
 )
+# Views of every tensor argument, not of the first alone
+TORCH_VIEWS_OF_EACH = _names("broadcast_tensors", "torch.")
 TORCH_OK = (
     TORCH_FRESH
     | TORCH_VIEWS
@@ -50,7 +56,9 @@ META_METHODS = _names(
 ALIAS_METHODS = _names(
     "view view_as reshape reshape_as contiguous permute transpose t expand expand_as unsqueeze squeeze flatten "
     "unflatten movedim chunk split unbind narrow as_strided select detach to cuda cpu float half bfloat16 double "
-    "int long bool type requires_grad_ copy_ zero_ fill_"
+    "int long bool type requires_grad_ copy_ zero_ fill_ "
+    # views as well: other spellings of the above, a broadcast, sliding windows (`unfold`, im2col by strides)
+    "moveaxis swapaxes swapdims tensor_split split_with_sizes broadcast_to unfold"
 )
 NEW_METHODS = _names("new_empty new_zeros new_ones new_full")
 TENSOR_METHODS_OK = META_METHODS | ALIAS_METHODS | NEW_METHODS | _names("clone item tolist new_tensor")

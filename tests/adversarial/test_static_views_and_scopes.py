@@ -1,5 +1,6 @@
-"""Rules for blue-team round 10 (strict mode): view ops beyond reshape/permute are views, not compute;
-their compute-looking neighbours stay refused."""
+"""Rules for blue-team round 10 (strict mode): view ops beyond reshape/permute are views, not compute; a
+switch scoped to a `with` block (grad mode, a profiler or NVTX range, autocast turned off) computes
+nothing. Their compute-looking neighbours stay refused."""
 
 from __future__ import annotations
 
@@ -42,3 +43,38 @@ def test_views_are_not_compute(line: str) -> None:
 )
 def test_view_neighbours_keep_their_verdicts(body: str, expected: set[str]) -> None:
     assert expected <= codes(model(body))
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "torch.set_grad_enabled(False)",
+        "torch.autograd.set_grad_enabled(True)",
+        'torch.profiler.record_function("k")',
+        'torch.autograd.profiler.record_function("k")',
+        'torch.cuda.nvtx.range("k") if x.is_cuda else contextlib.nullcontext()',
+        "torch.autocast(device_type=x.device.type, enabled=False)",
+        'torch.amp.autocast("cuda", enabled=False)',
+    ],
+)
+def test_scoped_switches_in_a_with_compute_nothing(item: str) -> None:
+    body = f"with {item}:\n    {OUT.replace(chr(10), chr(10) + '    ')}return out"
+    assert codes(model(body, extra="import contextlib\n")) == set()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a bare call sets process state, outside any block
+        f"torch.set_grad_enabled(False)\n{OUT}return out",
+        # autocast on (or not said off) lowers PyTorch's own precision
+        f'with torch.autocast("cuda"):\n    out = torch.empty_like(x)\n    {LAUNCH}\nreturn out',
+        f'with torch.autocast("cuda", enabled=True):\n    out = torch.empty_like(x)\n    {LAUNCH}\nreturn out',
+        f'with torch.autocast("cuda", enabled=flag):\n    out = torch.empty_like(x)\n    {LAUNCH}\nreturn out',
+        # the with item's arguments are still read: a mode from tensor data is work on the host
+        f"with torch.set_grad_enabled(bool(x.sum())):\n    out = torch.empty_like(x)\n    {LAUNCH}\nreturn out",
+        f"with torch.profiler.record_function(str(x.item())):\n    out = torch.empty_like(x)\n    {LAUNCH}\nreturn out",
+    ],
+)
+def test_switches_outside_their_scope_stay_refused(body: str) -> None:
+    assert codes(model(body, extra="flag = True\n")) != set()

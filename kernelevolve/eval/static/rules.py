@@ -49,6 +49,17 @@ TORCH_OK = (
         "torch.",
     )
 )
+# Switches and annotations scoped to a `with` block: set on entry and restored on exit, they compute nothing
+# (a profiler or NVTX range names the work inside it; grad mode only decides what autograd records). A bare
+# call would set process state instead (`torch.set_grad_enabled(False)` as a statement), so only as a with item.
+SCOPED_CONTEXTS = _names(
+    "set_grad_enabled autograd.set_grad_enabled profiler.record_function autograd.profiler.record_function "
+    "cuda.nvtx.range",
+    "torch.",
+)
+# Autocast switched off for the block (`enabled=False` written as a constant): PyTorch ops inside run at their
+# own precision; switched on, it would lower them (a precision shortcut), so that stays a call that computes
+AUTOCAST = _names("autocast amp.autocast cuda.amp.autocast", "torch.")
 META_METHODS = _names(
     "size stride numel nelement dim ndimension is_contiguous data_ptr element_size storage_offset get_device "
     "is_floating_point untyped_storage"

@@ -1,6 +1,7 @@
 """Rules for blue-team round 10 (strict mode): view ops beyond reshape/permute are views, not compute; a
 switch scoped to a `with` block (grad mode, a profiler or NVTX range, autocast turned off) computes
-nothing. Their compute-looking neighbours stay refused."""
+nothing; questions about the process's modes read no tensor. Their compute-looking neighbours stay
+refused."""
 
 from __future__ import annotations
 
@@ -55,6 +56,7 @@ def test_view_neighbours_keep_their_verdicts(body: str, expected: set[str]) -> N
         'torch.cuda.nvtx.range("k") if x.is_cuda else contextlib.nullcontext()',
         "torch.autocast(device_type=x.device.type, enabled=False)",
         'torch.amp.autocast("cuda", enabled=False)',
+        "torch.cuda.device_of(x)",
     ],
 )
 def test_scoped_switches_in_a_with_compute_nothing(item: str) -> None:
@@ -78,3 +80,26 @@ def test_scoped_switches_in_a_with_compute_nothing(item: str) -> None:
 )
 def test_switches_outside_their_scope_stay_refused(body: str) -> None:
     assert codes(model(body, extra="flag = True\n")) != set()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "torch.compiler.is_compiling()",
+        "torch.is_inference_mode_enabled()",
+        "torch.is_autocast_enabled()",
+        "torch.get_float32_matmul_precision()",
+        "torch.accelerator.is_available()",
+        "torch.accelerator.current_accelerator()",
+    ],
+)
+def test_mode_questions_are_metadata(call: str) -> None:
+    assert codes(model(f"mode = {call}\n{OUT}return out")) == set()
+
+
+def test_capture_state_stays_refused() -> None:
+    """Whether the stream is being captured into a CUDA graph would tell a timed call from a checked one if
+    timing ever replays graphs."""
+    assert codes(model(f"mode = torch.cuda.is_current_stream_capturing()\n{OUT}return out")) == {
+        "torch_compute_op"
+    }

@@ -41,6 +41,11 @@ TORCH_OK = (
         "broadcast_shapes result_type promote_types get_default_dtype no_grad inference_mode enable_grad "
         "cuda.synchronize cuda.current_device cuda.current_stream cuda.default_stream cuda.is_available "
         "cuda.device cuda.device_count cuda.get_device_properties cuda.get_device_capability cuda.get_device_name "
+        # questions about the process's modes and device that read no tensor (a launcher picking its path);
+        # not `cuda.is_current_stream_capturing`, which would tell a graph-captured timed call from a checked one
+        "cuda.device_of is_inference_mode_enabled is_autocast_enabled "
+        "get_float32_matmul_precision compiler.is_compiling accelerator.is_available "
+        "accelerator.current_accelerator accelerator.device_count accelerator.current_device_index "
         "nn.Parameter nn.Buffer nn.Module nn.ModuleList nn.ModuleDict nn.ParameterList nn.ParameterDict "
         # named tuples that torch.max/sort/topk... return, built from tensors already computed
         "return_types.max return_types.min return_types.sort return_types.topk return_types.kthvalue "

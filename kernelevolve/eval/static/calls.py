@@ -41,6 +41,7 @@ from kernelevolve.eval.static.rules import (
     TORCH_FRESH,
     TORCH_OK,
     TORCH_VIEWS,
+    TORCH_VIEWS_OF_EACH,
     matches,
 )
 
@@ -171,6 +172,8 @@ class CallKinds:
             return every & {D, H}
         if name in TORCH_FRESH:
             return frozenset({T, F})
+        if name in TORCH_VIEWS_OF_EACH:
+            return frozenset().union(*args)
         if name in TORCH_VIEWS:
             return args[0] if args else EMPTY
         if name in ("torch.clone", "torch.tensor", "torch.as_tensor"):

@@ -15,6 +15,7 @@ import ast
 
 from kernelevolve.eval.static.kinds import EMPTY, A, F, Kinds, S, T
 from kernelevolve.eval.static.module import callee_name, positional
+from kernelevolve.eval.static.rules import AUTOCAST, SCOPED_CONTEXTS
 from kernelevolve.eval.static.values import Values
 
 
@@ -79,7 +80,7 @@ class Flow(Values):
             self._block(s.orelse)
         elif isinstance(s, (ast.With, ast.AsyncWith)):
             for item in s.items:
-                kinds = self.kinds(item.context_expr)
+                kinds = self._context(item.context_expr)
                 if item.optional_vars is not None:
                     self._bind(item.optional_vars, kinds, None, s)
             self._block(s.body)
@@ -163,6 +164,18 @@ class Flow(Values):
                 "allocate the output afresh on every call",
             )
 
+    def _context(self, e: ast.expr) -> Kinds:
+        """A `with` item: a scoped switch (`rules.SCOPED_CONTEXTS`, autocast turned off) computes nothing;
+        its arguments are still read (a mode taken from tensor data is a host read)."""
+        if isinstance(e, ast.Call) and scoped_context(self.mod.resolve(e.func), e):
+            for arg in [*e.args, *(k.value for k in e.keywords)]:
+                self.truth(arg)
+            return EMPTY
+        if isinstance(e, ast.IfExp):  # `nvtx.range(...) if x.is_cuda else contextlib.nullcontext()`
+            self.truth(e.test)
+            return self._context(e.body) | self._context(e.orelse)
+        return self.kinds(e)
+
     def _try(self, s: ast.Try) -> None:
         launches, local_calls = self.c.launches, self.local_calls
         self._block(s.body)
@@ -184,3 +197,12 @@ class Flow(Values):
                 )
         self._block(s.orelse)
         self._block(s.finalbody)
+
+
+def scoped_context(name: str | None, call: ast.Call) -> bool:
+    """Whether a call used as a `with` item is a switch scoped to its block that computes nothing."""
+    if name in SCOPED_CONTEXTS:
+        return True
+    enabled = [k.value for k in call.keywords if k.arg == "enabled"]
+    off = len(enabled) == 1 and isinstance(enabled[0], ast.Constant) and enabled[0].value is False
+    return name in AUTOCAST and off

@@ -24,9 +24,15 @@ TORCH_FRESH = _names(
     "rand rand_like randn randn_like randint randint_like triu_indices tril_indices",
     "torch.",
 )
+# Views by their ATen schema (the runner's `strict_ops` lets the same ops through): the function forms of
+# the view methods below, and broadcast views with zero strides a kernel reads through its strides
 TORCH_VIEWS = _names(
-    "reshape permute transpose t flatten unsqueeze squeeze narrow chunk split unbind as_strided", "torch."
+    "reshape permute transpose t flatten unsqueeze squeeze narrow chunk split unbind as_strided movedim moveaxis "
+    "swapaxes swapdims select unflatten tensor_split broadcast_to broadcast_tensors",
+    "torch.",
 )
+# Views of every tensor argument, not of the first alone
+TORCH_VIEWS_OF_EACH = _names("broadcast_tensors", "torch.")
 TORCH_OK = (
     TORCH_FRESH
     | TORCH_VIEWS
@@ -35,6 +41,11 @@ TORCH_OK = (
         "broadcast_shapes result_type promote_types get_default_dtype no_grad inference_mode enable_grad "
         "cuda.synchronize cuda.current_device cuda.current_stream cuda.default_stream cuda.is_available "
         "cuda.device cuda.device_count cuda.get_device_properties cuda.get_device_capability cuda.get_device_name "
+        # questions about the process's modes and device that read no tensor (a launcher picking its path);
+        # not `cuda.is_current_stream_capturing`, which would tell a graph-captured timed call from a checked one
+        "cuda.device_of is_inference_mode_enabled is_autocast_enabled "
+        "get_float32_matmul_precision compiler.is_compiling accelerator.is_available "
+        "accelerator.current_accelerator accelerator.device_count accelerator.current_device_index "
         "nn.Parameter nn.Buffer nn.Module nn.ModuleList nn.ModuleDict nn.ParameterList nn.ParameterDict "
         # named tuples that torch.max/sort/topk... return, built from tensors already computed
         "return_types.max return_types.min return_types.sort return_types.topk return_types.kthvalue "
@@ -43,6 +54,17 @@ TORCH_OK = (
         "torch.",
     )
 )
+# Switches and annotations scoped to a `with` block: set on entry and restored on exit, they compute nothing
+# (a profiler or NVTX range names the work inside it; grad mode only decides what autograd records). A bare
+# call would set process state instead (`torch.set_grad_enabled(False)` as a statement), so only as a with item.
+SCOPED_CONTEXTS = _names(
+    "set_grad_enabled autograd.set_grad_enabled profiler.record_function autograd.profiler.record_function "
+    "cuda.nvtx.range",
+    "torch.",
+)
+# Autocast switched off for the block (`enabled=False` written as a constant): PyTorch ops inside run at their
+# own precision; switched on, it would lower them (a precision shortcut), so that stays a call that computes
+AUTOCAST = _names("autocast amp.autocast cuda.amp.autocast", "torch.")
 META_METHODS = _names(
     "size stride numel nelement dim ndimension is_contiguous data_ptr element_size storage_offset get_device "
     "is_floating_point untyped_storage"
@@ -50,7 +72,9 @@ META_METHODS = _names(
 ALIAS_METHODS = _names(
     "view view_as reshape reshape_as contiguous permute transpose t expand expand_as unsqueeze squeeze flatten "
     "unflatten movedim chunk split unbind narrow as_strided select detach to cuda cpu float half bfloat16 double "
-    "int long bool type requires_grad_ copy_ zero_ fill_"
+    "int long bool type requires_grad_ copy_ zero_ fill_ "
+    # views as well: other spellings of the above, a broadcast, sliding windows (`unfold`, im2col by strides)
+    "moveaxis swapaxes swapdims tensor_split split_with_sizes broadcast_to unfold"
 )
 NEW_METHODS = _names("new_empty new_zeros new_ones new_full")
 TENSOR_METHODS_OK = META_METHODS | ALIAS_METHODS | NEW_METHODS | _names("clone item tolist new_tensor")

@@ -252,12 +252,12 @@ def apply_spec_overrides(spec: KernelSpec, overrides: Mapping[str, Any] | None) 
     return dataclasses.replace(spec, **changes)
 
 
+def _plain_lists(value: Any) -> Any:
+    return [_plain_lists(v) for v in value] if isinstance(value, (tuple, list)) else value
+
+
 def write_spec_file(spec: KernelSpec, folder: Path) -> Path:
     """`spec` as a spec YAML file (inline reference, `shapes` only: used as given on every platform)."""
-
-    def plain(value: Any) -> Any:
-        return [plain(v) for v in value] if isinstance(value, (tuple, list)) else value
-
     data = {
         "name": spec.name,
         "description": spec.description,
@@ -267,7 +267,9 @@ def write_spec_file(spec: KernelSpec, folder: Path) -> Path:
         "rtol": spec.rtol,
         "backends": list(spec.backends),
         "tags": list(spec.tags),
-        "shapes": [{"name": s.name, **{k: plain(v) for k, v in s.params.items()}} for s in spec.shapes],
+        "shapes": [
+            {"name": s.name, **{k: _plain_lists(v) for k, v in s.params.items()}} for s in spec.shapes
+        ],
     }
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{spec.name}-{spec.key}.yaml"

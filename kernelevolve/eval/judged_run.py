@@ -419,19 +419,17 @@ def _shared(arena: SharedArena, tensor: Any) -> Any:
 
 
 def _structure(arguments: Sequence[Any]) -> list[Any]:
+    return [_node(v) for v in arguments]
+
+
+def _node(value: Any) -> Any:
     import torch
 
-    def node(value: Any) -> Any:
-        if isinstance(value, torch.Tensor):
-            return {"leaf": True}
-        if isinstance(value, (list, tuple)):
-            return {
-                "kind": "tuple" if isinstance(value, tuple) else "list",
-                "items": [node(v) for v in value],
-            }
-        return {"value": value}
-
-    return [node(v) for v in arguments]
+    if isinstance(value, torch.Tensor):
+        return {"leaf": True}
+    if isinstance(value, (list, tuple)):
+        return {"kind": "tuple" if isinstance(value, tuple) else "list", "items": [_node(v) for v in value]}
+    return {"value": value}
 
 
 def _rebuild(structure: list[Any], leaves: list[Any]) -> list[Any]:

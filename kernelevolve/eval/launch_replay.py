@@ -184,25 +184,27 @@ def _tensor_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Iterator[tupl
     `__class__`, a list subclass's `__iter__` or a swapped class's method would run candidate code
     unseen by the strict trace. A tensor of another class is left out of the record and the replay, so
     its writes keep this call's values (fail-closed: a stale output more likely right)."""
+    descriptors = _descriptor_types()
+    for i, value in enumerate(args):
+        yield from _visit_argument(i, value, descriptors)
+    for name in sorted(k for k in kwargs if k not in ("grid", "warmup")):
+        yield from _visit_argument(name, kwargs[name], descriptors)
+
+
+def _visit_argument(key: Any, value: Any, descriptors: tuple[type, ...]) -> Iterator[tuple[Any, Any]]:
+    # module-level: a self-calling nested function is a reference cycle made at every launch, and a runner
+    # collects none outside candidate code (`own_work.pause_collector`)
     import torch
 
-    descriptors = _descriptor_types()
-
-    def visit(key: Any, value: Any) -> Iterator[tuple[Any, Any]]:
-        kind = type(value)
-        if issubclass(kind, torch.Tensor):
-            if exact(value, parameters=True):
-                yield key, value
-        elif kind is tuple or kind is list:
-            for i, item in enumerate(value):
-                yield from visit((key, i), item)
-        elif kind in descriptors and exact(value.base, parameters=True):
-            yield (key, "base"), value.base
-
-    for i, value in enumerate(args):
-        yield from visit(i, value)
-    for name in sorted(k for k in kwargs if k not in ("grid", "warmup")):
-        yield from visit(name, kwargs[name])
+    kind = type(value)
+    if issubclass(kind, torch.Tensor):
+        if exact(value, parameters=True):
+            yield key, value
+    elif kind is tuple or kind is list:
+        for i, item in enumerate(value):
+            yield from _visit_argument((key, i), item, descriptors)
+    elif kind in descriptors and exact(value.base, parameters=True):
+        yield (key, "base"), value.base
 
 
 def _descriptor_types() -> tuple[type, ...]:

@@ -98,35 +98,37 @@ def input_layout(module: ModuleType) -> list[Any]:
 
 def layout_bytes(layout: list[Any], dtype: Any) -> int:
     """Bytes the placeholders of an `input_layout` take (floating tensors in `dtype`, as placed)."""
+    return sum(_layout_size(v, dtype) for v in layout)
+
+
+def _layout_size(value: Any, dtype: Any) -> int:
     import torch
 
-    def size(value: Any) -> int:
-        if isinstance(value, dict) and set(value) == {"shape", "dtype"}:
-            kind = getattr(torch, value["dtype"])
-            element = (dtype if kind.is_floating_point else kind).itemsize
-            return math.prod(value["shape"]) * element
-        if isinstance(value, (list, tuple)):
-            return sum(size(v) for v in value)
-        return 0
-
-    return sum(size(v) for v in layout)
+    if isinstance(value, dict) and set(value) == {"shape", "dtype"}:
+        kind = getattr(torch, value["dtype"])
+        element = (dtype if kind.is_floating_point else kind).itemsize
+        return math.prod(value["shape"]) * element
+    if isinstance(value, (list, tuple)):
+        return sum(_layout_size(v, dtype) for v in value)
+    return 0
 
 
 def place_inputs(layout: list[Any], device: str, dtype: Any) -> list[Any]:
     """Placeholders for an `input_layout`: uninitialised floats, zeroed integers (valid indices, lengths)."""
+    return [_placeholder(v, device, dtype) for v in layout]
+
+
+def _placeholder(value: Any, device: str, dtype: Any) -> Any:
     import torch
 
-    def place(value: Any) -> Any:
-        if isinstance(value, dict) and set(value) == {"shape", "dtype"}:
-            kind = getattr(torch, value["dtype"])
-            if kind.is_floating_point:
-                return torch.empty(value["shape"], dtype=dtype, device=device)
-            return torch.zeros(value["shape"], dtype=kind, device=device)
-        if isinstance(value, (list, tuple)):
-            return type(value)(place(v) for v in value)
-        return value
-
-    return [place(v) for v in layout]
+    if isinstance(value, dict) and set(value) == {"shape", "dtype"}:
+        kind = getattr(torch, value["dtype"])
+        if kind.is_floating_point:
+            return torch.empty(value["shape"], dtype=dtype, device=device)
+        return torch.zeros(value["shape"], dtype=kind, device=device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_placeholder(v, device, dtype) for v in value)
+    return value
 
 
 OWN_KERNELS_ONLY = "own_kernels_only"

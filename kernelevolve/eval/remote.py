@@ -11,6 +11,7 @@ reject, so a description can make a candidate fail but never pass.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -226,32 +227,33 @@ def rebuild_output(leaves: Any, slots: list[Any], inputs: list[Any]) -> Any:
     if not isinstance(leaves, list) or not leaves or not all(isinstance(leaf, dict) for leaf in leaves):
         raise ReplyError("the output description is not a list of leaves")
     position = iter(leaves)
-    slot_iter = iter(slots)
-
-    def build() -> Any:
-        leaf = next(position, None)
-        if leaf is None:
-            raise ReplyError("the output description ends early")
-        kind = leaf.get("kind")
-        if kind in ("list", "tuple"):
-            length = leaf.get("length")
-            if not isinstance(length, int) or isinstance(length, bool) or not 0 <= length <= 4096:
-                raise ReplyError("bad container length")
-            items = [build() for _ in range(length)]
-            return tuple(items) if kind == "tuple" else items
-        if kind == "tensor":
-            return _tensor_leaf(leaf, next(slot_iter, None), inputs)
-        if kind == "value":
-            value = leaf.get("value")
-            if value is not None and not isinstance(value, (bool, int, float, str)):
-                raise ReplyError("a plain value that is not JSON scalar")
-            return value
-        return NotATensor(str(leaf.get("type", "object"))[:80])
-
-    output = build()
+    output = _build(position, iter(slots), inputs)
     if next(position, None) is not None:
         raise ReplyError("the output description has leaves left over")
     return output
+
+
+def _build(position: Iterator[Any], slots: Iterator[Any], inputs: list[Any]) -> Any:
+    """The next output node (module-level: a self-calling nested function would keep the slots alive in a
+    reference cycle, `tensor_guards._place`)."""
+    leaf = next(position, None)
+    if leaf is None:
+        raise ReplyError("the output description ends early")
+    kind = leaf.get("kind")
+    if kind in ("list", "tuple"):
+        length = leaf.get("length")
+        if not isinstance(length, int) or isinstance(length, bool) or not 0 <= length <= 4096:
+            raise ReplyError("bad container length")
+        items = [_build(position, slots, inputs) for _ in range(length)]
+        return tuple(items) if kind == "tuple" else items
+    if kind == "tensor":
+        return _tensor_leaf(leaf, next(slots, None), inputs)
+    if kind == "value":
+        value = leaf.get("value")
+        if value is not None and not isinstance(value, (bool, int, float, str)):
+            raise ReplyError("a plain value that is not JSON scalar")
+        return value
+    return NotATensor(str(leaf.get("type", "object"))[:80])
 
 
 def _tensor_leaf(leaf: dict[str, Any], slot: Any, inputs: list[Any]) -> Any:

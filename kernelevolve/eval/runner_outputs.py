@@ -20,32 +20,34 @@ def describe(value: Any, inputs: list[Any]) -> tuple[list[dict[str, Any]], list[
     """The output as JSON (containers, tensors: shape, dtype, device, plain torch.Tensor or not, the input
     it shares memory with; plain values) and, for each tensor leaf in order, the tensor to copy into its
     slot (None where it is not exactly a torch.Tensor). `inputs`: the call's input tensors, all `exact`."""
-    import torch
-
     ranges = [storage_range(t) for t in inputs]
     described: list[dict[str, Any]] = []
     tensors: list[Any] = []
-
-    def visit(node: Any, path: str) -> None:
-        kind = type(node)
-        if kind is list or builtin_tuple(kind):  # torch.return_types' named tuples travel as tuples
-            described.append(
-                {"path": path, "kind": "tuple" if kind is not list else "list", "length": len(node)}
-            )
-            for i, item in enumerate(node):
-                visit(item, f"{path}[{i}]")
-            return
-        if issubclass(kind, torch.Tensor):
-            tensors.append(node if exact(node) else None)
-            described.append(_tensor(node, path, ranges) if exact(node) else _not_plain(node, path))
-            return
-        if node is None or kind in (bool, int, float, str):
-            described.append({"path": path, "kind": "value", "value": node})
-            return
-        described.append({"path": path, "kind": "object", "type": type_name(kind)[:80]})
-
-    visit(value, "output")
+    _visit(value, "output", ranges, described, tensors)
     return described, tensors
+
+
+def _visit(
+    node: Any, path: str, ranges: list[tuple[int, int]], described: list[dict[str, Any]], tensors: list[Any]
+) -> None:
+    # module-level: a self-calling nested function is a reference cycle holding `tensors` (the outputs),
+    # and a runner collects none outside candidate code (`own_work.pause_collector`)
+    import torch
+
+    kind = type(node)
+    if kind is list or builtin_tuple(kind):  # torch.return_types' named tuples travel as tuples
+        described.append({"path": path, "kind": "tuple" if kind is not list else "list", "length": len(node)})
+        for i, item in enumerate(node):
+            _visit(item, f"{path}[{i}]", ranges, described, tensors)
+        return
+    if issubclass(kind, torch.Tensor):
+        tensors.append(node if exact(node) else None)
+        described.append(_tensor(node, path, ranges) if exact(node) else _not_plain(node, path))
+        return
+    if node is None or kind in (bool, int, float, str):
+        described.append({"path": path, "kind": "value", "value": node})
+        return
+    described.append({"path": path, "kind": "object", "type": type_name(kind)[:80]})
 
 
 def _tensor(node: Any, path: str, ranges: list[tuple[int, int]]) -> dict[str, Any]:

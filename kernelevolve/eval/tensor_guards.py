@@ -78,37 +78,40 @@ def guard_inputs(inputs: list[Any], arena: Any = None) -> tuple[list[Any], list[
     is not contiguous and was merely cloned). With `arena` (`shared_tensors.SharedArena`) the copies
     live where a runner can map them.
     """
+    guards: list[Any] = []
+    placed = [_place(v, arena, guards) for v in inputs]
+    return placed, guards
+
+
+def _place(value: Any, arena: Any, guards: list[Any]) -> Any:
+    """`guard_inputs` of one value. Module-level, as every recursive helper here: a nested function that
+    calls itself is a reference cycle, which keeps what it closes over (`guards`: input-sized buffers)
+    until a garbage collection (`tests/test_reference_cycles.py`)."""
     import torch
 
-    guards: list[Any] = []
-
-    def place(value: Any) -> Any:
-        if isinstance(value, torch.Tensor):
-            if not value.is_contiguous() or value.numel() == 0:
-                guards.append(None)
-                return value.clone() if arena is None else arena.copy_of(value)
-            nbytes = value.numel() * value.element_size()
-            guard = _guard_bytes(value.device)
-            size = 2 * guard + nbytes
-            if arena is None:
-                buffer = torch.full((size,), POISON_BYTE, dtype=torch.uint8, device=value.device)
-            else:
-                buffer = arena.empty_strided((size,), (1,), torch.uint8)
-                buffer.fill_(POISON_BYTE)
-            view = buffer[guard : guard + nbytes].view(value.dtype).view(value.shape)
-            view.copy_(value)
-            if arena is not None:
-                arena.register_view(buffer, view)
-            guards.append(buffer)
-            return view
-        if isinstance(value, (list, tuple)):
-            return type(value)(place(v) for v in value)
-        if isinstance(value, dict):
-            return {k: place(v) for k, v in value.items()}
-        return value
-
-    placed = [place(v) for v in inputs]
-    return placed, guards
+    if isinstance(value, torch.Tensor):
+        if not value.is_contiguous() or value.numel() == 0:
+            guards.append(None)
+            return value.clone() if arena is None else arena.copy_of(value)
+        nbytes = value.numel() * value.element_size()
+        guard = _guard_bytes(value.device)
+        size = 2 * guard + nbytes
+        if arena is None:
+            buffer = torch.full((size,), POISON_BYTE, dtype=torch.uint8, device=value.device)
+        else:
+            buffer = arena.empty_strided((size,), (1,), torch.uint8)
+            buffer.fill_(POISON_BYTE)
+        view = buffer[guard : guard + nbytes].view(value.dtype).view(value.shape)
+        view.copy_(value)
+        if arena is not None:
+            arena.register_view(buffer, view)
+        guards.append(buffer)
+        return view
+    if isinstance(value, (list, tuple)):
+        return type(value)(_place(v, arena, guards) for v in value)
+    if isinstance(value, dict):
+        return {k: _place(v, arena, guards) for k, v in value.items()}
+    return value
 
 
 def _guards_intact(buffer: torch.Tensor) -> bool:

@@ -146,27 +146,29 @@ def _plain_leaves(output: Any, call: int) -> list[torch.Tensor]:
     (no subclass whose methods run when the harness reads it). Told by `type()` alone: `isinstance` reads an
     object's `__class__`, which may be a property computing the output after the timed window
     (`tests/adversarial/hacks/lazy_output_via_class_property.py`)."""
+    leaves: list[torch.Tensor] = []
+    _collect_plain(output, call, leaves)
+    return leaves
+
+
+def _collect_plain(node: Any, call: int, leaves: list[torch.Tensor]) -> None:
+    # module-level: a self-calling nested function is a reference cycle holding `leaves` (a timed call's
+    # outputs), and a runner collects none outside candidate code (`own_work.pause_collector`)
     import torch
 
-    leaves: list[torch.Tensor] = []
-
-    def visit(node: Any) -> None:
-        kind = type(node)
-        if kind is list or builtin_tuple(kind):
-            for item in node:
-                visit(item)
-        elif kind is torch.Tensor and exact(node):  # its storage's class too: `data_ptr` may be code
-            leaves.append(node)
-        elif kind not in _PLAIN_VALUES:
-            what = "tensor over another storage class" if kind is torch.Tensor else type_name(kind)
-            raise TimedViolation(
-                "output_type",
-                f"timed call {call} returned a {what}: outputs must be exactly torch.Tensor "
-                "(in plain lists or tuples), as the checked calls' were",
-            )
-
-    visit(output)
-    return leaves
+    kind = type(node)
+    if kind is list or builtin_tuple(kind):
+        for item in node:
+            _collect_plain(item, call, leaves)
+    elif kind is torch.Tensor and exact(node):  # its storage's class too: `data_ptr` may be code
+        leaves.append(node)
+    elif kind not in _PLAIN_VALUES:
+        what = "tensor over another storage class" if kind is torch.Tensor else type_name(kind)
+        raise TimedViolation(
+            "output_type",
+            f"timed call {call} returned a {what}: outputs must be exactly torch.Tensor "
+            "(in plain lists or tuples), as the checked calls' were",
+        )
 
 
 def _check_leaf(

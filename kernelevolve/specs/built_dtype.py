@@ -28,18 +28,21 @@ def _name(dtype: Any) -> str:
     return str(dtype).removeprefix("torch.")
 
 
+def _tensors_in(value: Any) -> list[Any]:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors_in(v)]
+    return []
+
+
 def floating_dtype(inputs: list[Any], model: Any) -> str | None:
     """The first floating input's dtype name, else the model's first floating parameter's; None if none."""
     import torch
 
-    def tensors(value: Any) -> list[Any]:
-        if isinstance(value, torch.Tensor):
-            return [value]
-        if isinstance(value, (list, tuple)):
-            return [t for v in value for t in tensors(v)]
-        return []
-
-    floats = [t.dtype for t in tensors(inputs) if t.is_floating_point()]
+    floats = [t.dtype for t in _tensors_in(inputs) if t.is_floating_point()]
     if not floats and isinstance(model, torch.nn.Module):
         floats = [p.dtype for p in model.parameters() if p.is_floating_point()]
     if not floats:

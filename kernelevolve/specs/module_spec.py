@@ -70,18 +70,18 @@ def _object_source(obj: Any, what: str) -> str:
 def _global_names(source: str) -> list[str]:
     """Names the source reads from its module's globals (not builtins), in first-use order."""
     found: dict[str, None] = {}
-
-    def walk(table: symtable.SymbolTable) -> None:
-        for symbol in table.get_symbols():
-            if symbol.is_referenced() and symbol.is_global():
-                if table.get_type() == "module" and symbol.is_assigned():
-                    continue
-                found.setdefault(symbol.get_name(), None)
-        for child in table.get_children():
-            walk(child)
-
-    walk(symtable.symtable(source, "<reference>", "exec"))
+    _walk_globals(symtable.symtable(source, "<reference>", "exec"), found)
     return [name for name in found if not hasattr(builtins, name)]
+
+
+def _walk_globals(table: symtable.SymbolTable, found: dict[str, None]) -> None:
+    for symbol in table.get_symbols():
+        if symbol.is_referenced() and symbol.is_global():
+            if table.get_type() == "module" and symbol.is_assigned():
+                continue
+            found.setdefault(symbol.get_name(), None)
+    for child in table.get_children():
+        _walk_globals(child, found)
 
 
 def _importable(module_name: str, qualname: str, value: Any) -> bool:

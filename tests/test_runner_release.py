@@ -48,20 +48,30 @@ def test_release_drops_models_and_every_mapped_tensor() -> None:
     assert not shared_tensors._KEPT_CUDA and not shared_tensors._MAPPED
 
 
-def test_every_request_lets_go_of_the_device_tensors_it_mapped(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_requests_device_tensors_are_let_go_at_the_end_of_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
     synchronised: list[bool] = []
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *args: synchronised.append(True))
     judge_end, runner_end = multiprocessing.Pipe()
     mapped = _Held()
-    shared_tensors._KEPT_CUDA.append(mapped)
+    shared_tensors._KEPT_CUDA.append(mapped)  # as a request's `TensorRef.open` leaves it
     watched = weakref.ref(mapped)
     del mapped
-    judge_end.send_bytes(pickle.dumps({"op": "call", "index": 0, SEQUENCE: 1}))
+    alive_after: list[bool] = []
+    ending = shared_tensors.end_request
+
+    def ended() -> None:
+        ending()
+        alive_after.append(watched() is not None)
+
+    monkeypatch.setattr(shared_tensors, "end_request", ended)
+    for sequence in (1, 2):  # requests that fail (no model): their tensors are let go all the same
+        judge_end.send_bytes(pickle.dumps({"op": "call", "index": 0, SEQUENCE: sequence}))
     judge_end.send_bytes(pickle.dumps({"op": "exit"}))
     runner.serve(runner_end)
-    gc.collect()
-    assert watched() is None and not shared_tensors._KEPT_CUDA
-    assert synchronised == [True]  # the device is done with them first
+    # kept through the next request (sent again there, a tensor keeps its address), then let go
+    assert alive_after == [True, False]
+    assert not shared_tensors._KEPT_CUDA and not shared_tensors._KEPT_BEFORE
+    assert synchronised == [True, True]  # the device is done with them first
 
 
 def test_an_idle_runner_releases_and_a_busy_one_is_not_asked() -> None:
@@ -183,8 +193,9 @@ def test_a_gigabyte_evaluation_leaves_the_judge_nothing_allocated(monkeypatch: p
 
 @pytest.mark.gpu
 def test_the_judges_peak_does_not_grow_with_its_trials(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A runner lets go of each request's tensors: IPC kept every trial's inputs and slots allocated in
-    the judge until the evaluation ended (session 36: 19 input-sized blocks live on a 4 GiB problem)."""
+    """Each trial's inputs and slots are freed: reference cycles in the judge's helpers and the runner's
+    IPC mappings kept every trial's allocated until the evaluation ended (session 36: 19 input-sized
+    blocks live at the judge's peak on a 4 GiB problem)."""
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
     from kernelevolve.platforms import load_platform
@@ -193,15 +204,24 @@ def test_the_judges_peak_does_not_grow_with_its_trials(monkeypatch: pytest.Monke
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     platform = load_platform("h100")
     spec = KernelSpec(name="big_tanh", reference_source=_BIG_TANH_REFERENCE, shapes=(ShapeCase("default"),))
-    settings = EvalSettings(
-        correctness_trials=6, timing_trials=10, warmup_trials=2, measure_compile_baseline=False
-    )
-    torch.cuda.reset_peak_memory_stats()
-    before = torch.cuda.memory_allocated()
-    report = harness.evaluate(EvalRequest(Candidate(_TANH, "triton", "t"), spec, "h100", settings), platform)
-    assert report.status is Status.OK, report.feedback
-    peak = (torch.cuda.max_memory_allocated() - before) / 2**30
-    assert peak <= 8.0, f"the judge peaked at {peak:.1f} GiB for a 1 GiB input and 6 trials"
+    peaks = []
+    for trials in (2, 6):
+        settings = EvalSettings(
+            correctness_trials=trials,
+            timing_trials=10,
+            warmup_trials=2,
+            measure_compile_baseline=False,
+            reference_cache_mb=0,  # kept reference outputs grow with the trials by design
+        )
+        gc.collect()
+        torch.cuda.ipc_collect()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+        request = EvalRequest(Candidate(_TANH, "triton", "t"), spec, "h100", settings)
+        report = harness.evaluate(request, platform)
+        assert report.status is Status.OK, report.feedback
+        peaks.append((torch.cuda.max_memory_allocated() - before) / 2**30)
+    assert peaks[1] <= peaks[0] + 0.5, f"the judge peaked at {peaks} GiB with 2 and 6 trials of a 1 GiB input"
 
 
 def test_the_zygote_pays_tritons_cache_key_once_for_every_runner() -> None:

@@ -26,6 +26,7 @@ import os
 import pickle
 import sys
 import traceback
+from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -425,16 +426,17 @@ def _open_tree(value: Any) -> Any:
 def rebuild_arguments(structure: Any, leaves: list[Any]) -> list[Any]:
     """Arguments from a structure whose tensor positions are marked `None` and the set's leaves in order."""
     position = iter(leaves)
+    return [_fill(node, position) for node in structure]
 
-    def fill(node: Any) -> Any:
-        if isinstance(node, dict) and node.get("leaf"):
-            return next(position)
-        if isinstance(node, dict) and "items" in node:
-            items = [fill(item) for item in node["items"]]
-            return tuple(items) if node["kind"] == "tuple" else items
-        return node["value"]
 
-    return [fill(node) for node in structure]
+def _fill(node: Any, position: Iterator[Any]) -> Any:
+    # module-level: a self-calling nested function is a reference cycle, and this process collects none
+    if isinstance(node, dict) and node.get("leaf"):
+        return next(position)
+    if isinstance(node, dict) and "items" in node:
+        items = [_fill(item, position) for item in node["items"]]
+        return tuple(items) if node["kind"] == "tuple" else items
+    return node["value"]
 
 
 def main(device: str = "cpu", sandbox: dict[str, Any] | None = None) -> None:

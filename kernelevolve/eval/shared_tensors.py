@@ -49,8 +49,9 @@ class TensorRef:
         if self.cuda:
             rebuild, args = self.cuda
             tensor = rebuild(*args)
-            # Kept for the request: PyTorch maps a handle it still holds to the same storage, so a judge
-            # tensor sent twice in one request has one address (a cache keyed by address meets new values).
+            # Kept alive: PyTorch maps a handle it still holds to the same storage, so a judge tensor
+            # sent again has the same address (a cache keyed by address meets new values there:
+            # `tests/adversarial/hacks/cache_by_data_ptr_hidden.py`), until `end_request` lets it go.
             _KEPT_CUDA.append(tensor)
             return tensor  # type: ignore[no-any-return]
         flat = _MAPPED.get(self.path)
@@ -62,31 +63,35 @@ class TensorRef:
         return flat.view(getattr(torch, self.dtype)).as_strided(self.shape, self.stride, self.storage_offset)
 
 
-_KEPT_CUDA: list[Any] = []
+_KEPT_CUDA: list[Any] = []  # device tensors this request mapped
+_KEPT_BEFORE: list[Any] = []  # and the previous request's
 _MAPPED: dict[str, Any] = {}  # a runner serves one evaluation: its mappings live as long as it
 
 
 def end_request() -> None:
-    """Let go of the device tensors this request mapped, once the device is done with them.
+    """Let go of the previous request's device tensors, keeping this request's.
 
-    CUDA IPC keeps an exported block allocated in the judge until every process that mapped it lets go: a
-    runner holding every trial's tensors held the judge at several times a trial's memory, and multi-GiB
-    problems ran out of device memory (`experiments/adversarial_gpu/README.md`, session 36). The judge
-    frees a trial's tensors before making the next's; nothing it sends is used past its request.
+    CUDA IPC keeps an exported block allocated in the judge until every process that mapped it lets go, so
+    a runner holding every trial's inputs and slots held the judge at many input sizes on multi-GiB
+    problems (`experiments/adversarial_gpu/README.md`, session 36). One request's are kept into the next:
+    a tensor the judge sends again there (a trial's inputs refilled in place) is found by PyTorch's handle
+    cache at the address it had; released at once, it would be mapped anew, perhaps elsewhere.
     """
-    if not _KEPT_CUDA:
+    if not _KEPT_BEFORE and not _KEPT_CUDA:
         return
     import torch
 
     try:
         torch.cuda.synchronize()  # a failed request skipped its own: kernels may still use them
     finally:
+        _KEPT_BEFORE[:] = _KEPT_CUDA
         _KEPT_CUDA.clear()
 
 
 def drop_mapped() -> None:
     """Let go of every judge tensor mapped here (the evaluation is over)."""
     _KEPT_CUDA.clear()
+    _KEPT_BEFORE.clear()
     _MAPPED.clear()
 
 

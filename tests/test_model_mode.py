@@ -153,6 +153,32 @@ def test_changed_buffers_are_found_and_matched_by_name_then_shape() -> None:
     assert [t is not None for t in found] == [True, True, False]
 
 
+def test_counterparts_by_last_name_part_before_order() -> None:
+    """A ModelNew holding a norm's state flat, in its own order: `running_var` registered first is still
+    the reference's `bn.running_var`; two buffers of one last name leave it to order, as before."""
+    import torch
+
+    class Flat(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("running_var", torch.ones(3))
+            self.register_buffer("running_mean", torch.zeros(3))
+
+    flat = Flat()
+    found = module_state.counterparts(flat, [("bn.running_mean", (3,)), ("bn.running_var", (3,))])
+    assert found[0] is flat.running_mean and found[1] is flat.running_var
+
+    class Two(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a = torch.nn.BatchNorm1d(3)
+            self.b = torch.nn.BatchNorm1d(3)
+
+    two = Two()
+    found = module_state.counterparts(two, [("bn.running_mean", (3,)), ("bn.running_var", (3,))])
+    assert found[0] is two.a.running_mean and found[1] is two.a.running_var
+
+
 def test_spec_mode_is_parsed_and_changes_the_key(tmp_path: Path, cpu_platform: Platform) -> None:
     (tmp_path / "ref.py").write_text(BATCHNORM_REFERENCE)
     (tmp_path / "bn.yaml").write_text("name: bn\nreference: ref.py\nmode: eval\n")

@@ -3,8 +3,9 @@ kernel must change the same way.
 
 The judge snapshots the reference's floating buffers around each of its calls; the buffers that changed
 are the state a candidate must leave behind too. The runner reads the candidate's counterparts by name,
-else the next unmatched floating buffer of the same shape, in order (a ModelNew that names its buffers its
-own way), and copies them into judge slots; the judge compares them at the spec's tolerance.
+else by the name's last part, else the next unmatched floating buffer of the same shape, in order (a
+ModelNew that names its buffers its own way), and copies them into judge slots; the judge compares them
+at the spec's tolerance.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ def floating_buffers(model: Any) -> dict[str, Any]:
 
 def counterparts(model: Any, wanted: list[tuple[str, tuple[int, ...]]]) -> list[Any | None]:
     """The candidate's buffer for each (name, shape) of the reference's: same name and shape, else the
+    one unmatched buffer of that shape whose last name part is the same (`running_var` for the
+    reference's `bn.running_var`: a ModelNew holding a norm's state itself, in its own order), else the
     next unmatched floating buffer of that shape; None where it has none."""
     ours = floating_buffers(model)
     free = dict(ours)
@@ -51,9 +54,18 @@ def counterparts(model: Any, wanted: list[tuple[str, tuple[int, ...]]]) -> list[
         tensor = free.get(name)
         if tensor is not None and tuple(tensor.shape) == shape:
             found[index] = free.pop(name)
+    for index, (name, shape) in enumerate(wanted):
+        if found[index] is None:
+            same = [n for n, t in free.items() if _leaf(n) == _leaf(name) and tuple(t.shape) == shape]
+            if len(same) == 1:  # two such buffers say nothing about which one is meant: order decides
+                found[index] = free.pop(same[0])
     for index, (_, shape) in enumerate(wanted):
         if found[index] is None:
             spare = next((n for n, t in free.items() if tuple(t.shape) == shape), None)
             if spare is not None:
                 found[index] = free.pop(spare)
     return found
+
+
+def _leaf(name: str) -> str:
+    return name.rpartition(".")[2]

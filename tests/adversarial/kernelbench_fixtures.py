@@ -744,6 +744,455 @@ def get_init_inputs():
 """,
 )
 
+# Round 11: training-mode norms with running statistics, dropout at p=0, level-2 fusions ending in a
+# reduction (a 0-d output), level-3 transformer pieces with buffers, and several outputs of mixed dtypes
+# or non-contiguous views.
+INSTANCENORM_RUNNING = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.norm = nn.InstanceNorm2d(channels, affine=True, track_running_stats=True)
+
+    def forward(self, x):
+        return self.norm(x)
+""",
+    """
+batch = 3
+channels = 5
+height = 6
+width = 7
+
+
+def get_inputs():
+    return [torch.randn(batch, channels, height, width)]
+
+
+def get_init_inputs():
+    return [channels]
+""",
+)
+
+CONV_BN_GELU_POOL = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+        self.bn = nn.BatchNorm2d(out_channels)
+
+    def forward(self, x):
+        x = self.conv(x)
+        x = self.bn(x)
+        x = F.gelu(x)
+        return x.mean(dim=(2, 3))
+""",
+    """
+batch = 2
+in_channels = 3
+out_channels = 6
+height = width = 8
+kernel_size = 3
+
+
+def get_inputs():
+    return [torch.randn(batch, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size]
+""",
+)
+
+LINEAR_DROPOUT0_GELU_LSE = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.dropout = nn.Dropout(p=0.0)
+
+    def forward(self, x):
+        x = self.dropout(self.linear(x))
+        x = F.gelu(x)
+        return torch.logsumexp(x, dim=1, keepdim=True)
+""",
+    """
+batch = 10
+in_features = 24
+out_features = 20
+
+
+def get_inputs():
+    return [torch.randn(batch, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]
+""",
+)
+
+GEMM_SIGMOID_SUM_LSE = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, in_features, hidden):
+        super().__init__()
+        self.linear = nn.Linear(in_features, hidden)
+
+    def forward(self, x):
+        x = torch.sigmoid(self.linear(x))
+        x = torch.sum(x, dim=1)
+        return torch.logsumexp(x, dim=0)
+""",
+    """
+batch = 12
+in_features = 18
+hidden = 22
+
+
+def get_inputs():
+    return [torch.randn(batch, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, hidden]
+""",
+)
+
+TRANSFORMER_LAYER = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, d_model, nhead, dim_feedforward):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(
+            d_model, nhead, dim_feedforward=dim_feedforward, dropout=0.0, batch_first=True
+        )
+
+    def forward(self, x):
+        return self.layer(x)
+""",
+    """
+batch = 2
+seq = 6
+d_model = 16
+nhead = 2
+dim_feedforward = 32
+
+
+def get_inputs():
+    return [torch.randn(batch, seq, d_model)]
+
+
+def get_init_inputs():
+    return [d_model, nhead, dim_feedforward]
+""",
+)
+
+MINGPT_CAUSAL_ATTENTION = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, n_embd, n_head, max_seqlen):
+        super().__init__()
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+        self.attn_dropout = nn.Dropout(0.0)
+        self.resid_dropout = nn.Dropout(0.0)
+        self.register_buffer(
+            "bias", torch.tril(torch.ones(max_seqlen, max_seqlen)).view(1, 1, max_seqlen, max_seqlen)
+        )
+        self.n_head = n_head
+        self.n_embd = n_embd
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        att = F.softmax(att, dim=-1)
+        att = self.attn_dropout(att)
+        y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_dropout(self.c_proj(y))
+""",
+    """
+batch = 2
+seq = 7
+n_embd = 16
+n_head = 4
+max_seqlen = 8
+
+
+def get_inputs():
+    return [torch.randn(batch, seq, n_embd)]
+
+
+def get_init_inputs():
+    return [n_embd, n_head, max_seqlen]
+""",
+).replace("import torch\n", "import math\n\nimport torch\n", 1)
+
+GRU_SEQUENCE = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.gru = nn.GRU(input_size, hidden_size, batch_first=True)
+
+    def forward(self, x):
+        output, h_n = self.gru(x)
+        return output, h_n
+""",
+    """
+batch = 3
+seq = 5
+input_size = 10
+hidden_size = 12
+
+
+def get_inputs():
+    return [torch.randn(batch, seq, input_size)]
+
+
+def get_init_inputs():
+    return [input_size, hidden_size]
+""",
+)
+
+FREXP = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        mantissa, exponent = torch.frexp(x)
+        return mantissa, exponent
+""",
+    """
+rows = 16
+cols = 40
+
+
+def get_inputs():
+    return [torch.randn(rows, cols) * 100.0]
+"""
+    + _NO_INIT,
+)
+
+GLOBAL_ARGMAX_MAX = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.argmax(x), torch.amax(x)
+""",
+    """
+rows = 20
+cols = 50
+
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+"""
+    + _NO_INIT,
+)
+
+LINEAR_SPLIT_HEADS = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, d_model, n_head):
+        super().__init__()
+        self.proj = nn.Linear(d_model, d_model)
+        self.n_head = n_head
+
+    def forward(self, x):
+        B, T, C = x.shape
+        return self.proj(x).view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+""",
+    """
+batch = 2
+seq = 5
+d_model = 24
+n_head = 3
+
+
+def get_inputs():
+    return [torch.randn(batch, seq, d_model)]
+
+
+def get_init_inputs():
+    return [d_model, n_head]
+""",
+)
+
+BN_DROPOUT_EVAL = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, features, p):
+        super().__init__()
+        self.fc = nn.Linear(features, features)
+        self.bn = nn.BatchNorm1d(features)
+        self.dropout = nn.Dropout(p)
+
+    def forward(self, x):
+        return self.dropout(torch.relu(self.bn(self.fc(x))))
+""",
+    """
+batch = 9
+features = 14
+
+
+def get_inputs():
+    return [torch.randn(batch, features)]
+
+
+def get_init_inputs():
+    return [features, 0.5]
+""",
+)
+
+BUFFER_PROJECTION = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.register_buffer("projection", torch.randn(in_features, out_features) / in_features**0.5)
+        self.gain = nn.Parameter(torch.randn(out_features))
+        self.register_buffer("offset", torch.linspace(-1.0, 1.0, out_features))
+
+    def forward(self, x):
+        return torch.tanh(x @ self.projection) * self.gain + self.offset
+""",
+    """
+batch = 11
+in_features = 20
+out_features = 13
+
+
+def get_inputs():
+    return [torch.randn(batch, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]
+""",
+)
+
+LAYERNORM_LINEAR_TRAIN = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, features, out_features):
+        super().__init__()
+        self.norm = nn.LayerNorm(features)
+        self.fc = nn.Linear(features, out_features)
+
+    def forward(self, x):
+        return torch.relu(self.fc(self.norm(x)))
+""",
+    """
+batch = 10
+features = 24
+out_features = 16
+
+
+def get_inputs():
+    return [torch.randn(batch, features)]
+
+
+def get_init_inputs():
+    return [features, out_features]
+""",
+)
+
+BATCHNORM_RELU_TRAIN = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(features)
+
+    def forward(self, x):
+        return torch.relu(self.bn(x))
+""",
+    """
+batch = 16
+features = 12
+
+
+def get_inputs():
+    return [torch.randn(batch, features)]
+
+
+def get_init_inputs():
+    return [features]
+""",
+)
+
+VANILLA_RNN_STATE = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, input_size, hidden_size, output_size):
+        super().__init__()
+        self.hidden = torch.randn((batch_size, hidden_size))
+        self.i2h = nn.Linear(input_size + hidden_size, hidden_size)
+        self.h2o = nn.Linear(hidden_size, output_size)
+        self.tanh = nn.Tanh()
+
+    def forward(self, x, initial_hidden=None):
+        if initial_hidden is not None:
+            self.hidden.copy_(initial_hidden)
+        self.hidden = self.hidden.to(x.device)
+        combined = torch.cat((x, self.hidden), dim=1)
+        self.hidden = self.tanh(self.i2h(combined))
+        return self.h2o(self.hidden)
+""",
+    """
+batch_size = 6
+input_size = 20
+hidden_size = 24
+output_size = 10
+
+
+def get_inputs():
+    return [torch.rand(batch_size, input_size), torch.rand(batch_size, hidden_size)]
+
+
+def get_init_inputs():
+    return [input_size, hidden_size, output_size]
+""",
+)
+
+LSTM_NESTED_STATE = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.lstm = nn.LSTM(input_size, hidden_size, batch_first=True)
+
+    def forward(self, x):
+        return self.lstm(x)
+""",
+    """
+batch = 3
+seq = 4
+input_size = 9
+hidden_size = 10
+
+
+def get_inputs():
+    return [torch.randn(batch, seq, input_size)]
+
+
+def get_init_inputs():
+    return [input_size, hidden_size]
+""",
+)
+
 SOURCES: dict[str, str] = {
     "kb_mse_loss": MSE_LOSS,
     "kb_kl_div": KL_DIV,
@@ -774,4 +1223,24 @@ SOURCES: dict[str, str] = {
     "kb_greater_than_mean": GREATER_THAN_MEAN,
     "kb_depthwise_conv": DEPTHWISE_CONV,
     "kb_lstm_sequence_fc": LSTM_SEQUENCE_FC,
+    "kb_instancenorm_running": INSTANCENORM_RUNNING,
+    "kb_conv_bn_gelu_pool": CONV_BN_GELU_POOL,
+    "kb_linear_dropout0_gelu_lse": LINEAR_DROPOUT0_GELU_LSE,
+    "kb_gemm_sigmoid_sum_lse": GEMM_SIGMOID_SUM_LSE,
+    "kb_transformer_layer": TRANSFORMER_LAYER,
+    "kb_mingpt_causal_attention": MINGPT_CAUSAL_ATTENTION,
+    "kb_gru_sequence": GRU_SEQUENCE,
+    "kb_frexp": FREXP,
+    "kb_global_argmax_max": GLOBAL_ARGMAX_MAX,
+    "kb_linear_split_heads": LINEAR_SPLIT_HEADS,
+    "kb_buffer_projection": BUFFER_PROJECTION,
+    "kb_vanilla_rnn_state": VANILLA_RNN_STATE,
+    "kb_lstm_nested_state": LSTM_NESTED_STATE,
+}
+
+# Not in SOURCES: specs with a mode or a backward of their own (`spec_fixtures.SPECS`).
+EVAL_MODE_SOURCES: dict[str, str] = {"kb_bn_dropout_eval": BN_DROPOUT_EVAL}
+TRAINING_SOURCES: dict[str, str] = {
+    "kb_layernorm_linear_train": LAYERNORM_LINEAR_TRAIN,
+    "kb_batchnorm_relu_train": BATCHNORM_RELU_TRAIN,
 }

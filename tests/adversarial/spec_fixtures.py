@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 
 from kernelevolve.types import Backward, KernelSpec, Status
+from tests.adversarial.kernelbench_fixtures import EVAL_MODE_SOURCES, TRAINING_SOURCES
 from tests.adversarial.kernelbench_fixtures import SOURCES as KERNELBENCH_FORM
 
 _HEADER = """
@@ -369,6 +370,17 @@ SPECS |= {
         "batchnorm_train": BATCHNORM_TRAIN,
         **KERNELBENCH_FORM,
     }.items()
+}
+# Built in training mode, switched to eval by the spec: BatchNorm by its running statistics, Dropout off
+SPECS |= {
+    name: KernelSpec(name=f"adversarial_{name}", reference_source=source, atol=1e-4, rtol=1e-4, mode="eval")
+    for name, source in EVAL_MODE_SOURCES.items()
+}
+SPECS |= {
+    name: KernelSpec(
+        name=f"adversarial_{name}", reference_source=source, atol=1e-4, rtol=1e-4, backward=Backward()
+    )
+    for name, source in TRAINING_SOURCES.items()
 }
 
 

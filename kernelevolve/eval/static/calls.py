@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from kernelevolve.eval.static.counters import is_counter_step
 from kernelevolve.eval.static.kinds import (
     EMPTY,
     INPUT,
@@ -264,6 +265,15 @@ class CallKinds:
             return (every & {D}) | {T}
         return every & {D}
 
+    def _counter_step(self, e: ast.Call, recv: ast.expr, rk: Kinds) -> bool:
+        """`self.num_batches_tracked.add_(1)`: module state moved by an int (`static.counters`)."""
+        return (
+            len(e.args) == 1
+            and not e.keywords
+            and D not in rk
+            and is_counter_step(recv, e.args[0], self._is_self)
+        )
+
     def _method_call(
         self, e: ast.Call, attr: str, recv: ast.expr, rk: Kinds, args: list[Kinds], every: Kinds
     ) -> Kinds:
@@ -300,6 +310,8 @@ class CallKinds:
                 return rk - {A, F}
             if attr in ("item", "tolist"):
                 return rk & {D}
+            if attr == "add_" and self._counter_step(e, recv, rk):
+                return rk
             if attr not in TENSOR_METHODS_OK:
                 self.compute(e, f".{attr}() on a tensor")
             return ((rk | every) & {D}) | {T}

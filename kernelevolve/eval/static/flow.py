@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import ast
 
-from kernelevolve.eval.static.kinds import EMPTY, A, F, Kinds, S, T
+from kernelevolve.eval.static.counters import is_counter_step
+from kernelevolve.eval.static.kinds import EMPTY, A, D, F, Kinds, S, T
 from kernelevolve.eval.static.module import callee_name, positional
 from kernelevolve.eval.static.rules import AUTOCAST, SCOPED_CONTEXTS
 from kernelevolve.eval.static.values import Values
@@ -58,7 +59,12 @@ class Flow(Values):
                 self._bind(s.target, self.kinds(s.value), s.value, s)
         elif isinstance(s, ast.AugAssign):
             value, current = self.kinds(s.value), self.kinds(s.target)
-            if isinstance(s.op, ast.MatMult) or T in value | current:
+            counter = (
+                isinstance(s.op, ast.Add)
+                and D not in current
+                and is_counter_step(s.target, s.value, self._is_self)
+            )
+            if not counter and (isinstance(s.op, ast.MatMult) or T in value | current):
                 self.compute(s, "in-place tensor arithmetic")
             self._on_host(s, value | current, "in-place arithmetic")
             self._bind(s.target, (current | value) - {F}, s.value, s)

@@ -253,7 +253,7 @@ class _Runner:
         return reply
 
     def op_time(self, message: dict[str, Any]) -> dict[str, Any]:
-        from kernelevolve.eval import input_refresh, timers
+        from kernelevolve.eval import correctness, input_refresh, timers
         from kernelevolve.eval.timed_guard import TimedGuard, TimedViolation
 
         model, forward_only = self.models[message["index"]], message.get("pass") == "forward"
@@ -265,6 +265,7 @@ class _Runner:
         structure = message["structure"]  # each set's leaves placed back into the call's arguments
         patterns = [[None if ref is None else ref.open() for ref in row] for row in message["patterns"]]
         plan: list[int] = message["plan"]
+        forward_seed = int(message["forward_seed"])
         ring = [[ref.open() for ref in refs] for refs in message["ring"]]
         counter = message["counter"].open()
         # a training step's forward alone launches what it launches; a whole call, what its checks did
@@ -279,6 +280,7 @@ class _Runner:
                 leaves = sets[call % len(sets)]
                 input_refresh.apply(leaves, patterns[plan[call]])
                 guard.before(leaves)
+                correctness.seed_forward(input_refresh.forward_seed(forward_seed, call))  # outside the window
                 return rebuild_arguments(structure, leaves)
 
         def after_call(call: int, output: Any) -> None:

@@ -13,7 +13,6 @@ times must also fit inside the wall-clock span this process measured around them
 from __future__ import annotations
 
 import dataclasses
-import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -172,7 +171,9 @@ def _time_once(
         shape, make_set, structure, patterns, plan, ring, atol, rtol, len(sets), seed
     )
     runner = shape.candidate.runner
-    secret = check_schedule.secret_calls(check_schedule.TimingPlan.of(message, device), random.SystemRandom())
+    secret = check_schedule.secret_calls(
+        check_schedule.TimingPlan.of(message, device), check_schedule.chooser()
+    )
     started = time.perf_counter()
     shape.setup_s = started - setup_started
     runner.send(request)

@@ -22,6 +22,7 @@ from kernelevolve.eval import (
     call_windows,
     check_schedule,
     input_refresh,
+    module_state,
     tensor_guards,
     timed_checks,
     timed_guard,
@@ -153,6 +154,15 @@ def _time_once(
         for slot in slots:
             slot.fill_(float("nan")) if slot.is_floating_point() else slot.zero_()  # a permuted layout too
     counter = arena.host_counter()
+    # A reference whose calls move its state (running statistics) sees only the checked calls, the
+    # candidate every call: where its output reads that state the two part, the check ran the reference
+    # again, which differed from itself, and it was skipped (a candidate did no work on timed calls,
+    # `tests/adversarial/hacks/stateful_reference_timed_unchecked`). Both sides put that state back to
+    # the reference's at the timing's start before every call, so every timed call is checkable.
+    owner = getattr(shape.reference_model, "__self__", shape.reference_model)  # a training step's forward
+    buffers = module_state.floating_buffers(owner)
+    names = [name for name in shape.candidate.stateful if name in buffers]
+    start = [_shared(arena, buffers[name].detach().clone()) for name in names]
     request = {
         **message,
         "op": "time",
@@ -164,12 +174,15 @@ def _time_once(
         "forward_seed": seed,  # each call's generator seed (`input_refresh.forward_seed`)
         "ring": [[arena.ref(slot) for slot in slots] for slots in ring],
         "counter": arena.ref(counter),
+        "state_names": names,
+        "state_values": [arena.ref(value) for value in start],
         "where": shape.candidate.where,
         "strict": shape.candidate.strict,  # timed calls traced as checked ones are
     }
     checker = timed_checks.OutputCheck(
         shape, make_set, structure, patterns, plan, ring, atol, rtol, len(sets), seed
     )
+    checker.state = [(buffers[name], value) for name, value in zip(names, start, strict=True)]
     runner = shape.candidate.runner
     secret = check_schedule.secret_calls(
         check_schedule.TimingPlan.of(message, device), check_schedule.chooser()

@@ -41,6 +41,7 @@ class OutputCheck:
         self.patterns, self.plan, self.ring = patterns, plan, ring
         self.atol, self.rtol, self.set_count, self.seed = atol, rtol, set_count, seed
         self.checked: list[int] = []
+        self.state: list[tuple[Any, Any]] = []  # (reference buffer, its value at the timing's start)
 
     def check_latest(self, finished: int) -> None:
         from kernelevolve.eval import judged_run  # (it imports this module)
@@ -67,13 +68,15 @@ class OutputCheck:
         got = self.ring[call % len(self.ring)]
         forward_seed = input_refresh.forward_seed(self.seed, call)
         with torch.no_grad():  # the generator as the runner seeded it for this call: dropout's draws alike
+            self._restore()
             correctness.seed_forward(forward_seed)
             expected = self.shape.reference_model(*arguments)
         within, worst = correctness.within_tolerance(expected, got, self.atol, self.rtol)
         if within:
             return
         with torch.no_grad():  # a reference that differs from itself on the same seed (atomics, or state
-            correctness.seed_forward(forward_seed)  # its output reads) cannot be checked this way
+            self._restore()  # its output reads, were it not put back) cannot be checked this way
+            correctness.seed_forward(forward_seed)
             again = self.shape.reference_model(
                 *rebuild_arguments(self.structure, [t.clone() for t in leaves])
             )
@@ -89,6 +92,11 @@ class OutputCheck:
             max_abs_error=worst if math.isfinite(worst) else None,
             flags=("timed_output_mismatch",),
         )
+
+    def _restore(self) -> None:
+        """The reference's moving state back to the timing's start, as the runner puts ModelNew's."""
+        for buffer, value in self.state:
+            buffer.copy_(value)
 
 
 def _error_words(worst: float) -> str:

@@ -1,4 +1,4 @@
-"""Timed calls are checked among the calls a timing makes, not the calls it plans (`eval/check_schedule`)."""
+"""Timed calls are checked each on its own, at a rate fixed by the plan (`eval/check_schedule`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from kernelevolve.eval import timers
-from kernelevolve.eval.check_schedule import FIRST_CHECKS, TimingPlan, secret_calls
+from kernelevolve.eval import check_schedule, timers
+from kernelevolve.eval.check_schedule import FIRST_CHECKS, MIN_RATE, CheckRate, TimingPlan, secret_calls
 from kernelevolve.eval.harness import evaluate
 from kernelevolve.platforms import Platform
 from kernelevolve.types import Status
@@ -18,38 +18,75 @@ from tests.adversarial.spec_fixtures import load_cases
 SETTLE = timers.Settle(min_trials=20, relative_halfwidth=0.01, every=10, long_call_ms=10.0)
 
 
-def test_without_stops_the_draws_span_the_plan() -> None:
-    plan = TimingPlan(warmup=10, trials=100, settle=None, early_warmup=False)
-    assert plan.stops() == [110]
-    drawn = secret_calls(plan, random.Random(1))
-    assert len(set(drawn)) == FIRST_CHECKS and all(0 <= c < 110 for c in drawn)
+GPU = TimingPlan(warmup=10, trials=100, settle=SETTLE, early_warmup=True)
 
 
-def test_settling_puts_the_first_draws_before_its_first_stop() -> None:
-    gpu = TimingPlan(warmup=10, trials=100, settle=SETTLE, early_warmup=True)
+def test_stops_of_a_settling_plan() -> None:
     # fewest warm-up calls (3), then a long call's first settling point (10 trials), then every 10
-    assert gpu.stops() == [13, 23, 33, 43, 53, 63, 73, 83, 93, 110]
+    assert GPU.stops() == [13, 23, 33, 43, 53, 63, 73, 83, 93, 110]
     cpu = TimingPlan(warmup=1, trials=100, settle=SETTLE, early_warmup=False)
     assert cpu.stops()[:2] == [21, 31]  # the CPU's timing settles from `min_trials` on
-    for seed in range(50):
-        drawn = secret_calls(gpu, random.Random(seed))
-        assert len([c for c in drawn if c < 13]) == FIRST_CHECKS  # all among calls every timing makes
-        stops = gpu.stops()
-        assert [len([c for c in drawn if a <= c < b]) for a, b in zip(stops, stops[1:], strict=False)] == [
-            1
-        ] * 9
 
 
-def test_a_plan_shorter_than_the_first_checks_is_checked_whole() -> None:
-    plan = TimingPlan(warmup=1, trials=1, settle=None, early_warmup=False)
-    assert secret_calls(plan, random.Random(0)) == [0, 1]
+def test_the_rate_keeps_the_first_stretch_checks_in_expectation() -> None:
+    """`FIRST_CHECKS` expected before the first possible stop, never below `MIN_RATE`, every call of a
+    plan that short; the expected checks grow with the calls made (round 9's count in brackets)."""
+    rate = CheckRate.of(GPU)
+    assert rate.per_call == pytest.approx(FIRST_CHECKS / 13) and rate.calls == 110
+    expected = {made: round(rate.expected(made), 1) for made in (13, 23, 33, 53, 110)}
+    assert expected == {13: 3.0, 23: 5.3, 33: 7.6, 53: 12.2, 110: 25.4}  # (3, 4, 5, 7, 12)
+    assert (
+        CheckRate.of(TimingPlan(warmup=1, trials=100, settle=None, early_warmup=False)).per_call == MIN_RATE
+    )
+    assert CheckRate.of(TimingPlan(warmup=1, trials=5, settle=None, early_warmup=False)).per_call == 0.5
+    short = TimingPlan(warmup=1, trials=2, settle=None, early_warmup=False)  # the suite's: every call
+    assert secret_calls(short, random.Random(0)) == [0, 1, 2]
+
+
+def test_draws_are_independent_of_what_came_before() -> None:
+    """Each call is drawn on its own: having seen `FIRST_CHECKS` checks in the first stretch (all round 9
+    had there) says nothing of the next calls, and the counts match the rate."""
+    runs = 20_000
+    chooser = random.Random(7)
+    first, after_three, after_fewer, seen_three, seen_fewer = 0, 0, 0, 0, 0
+    for _ in range(runs):
+        drawn = set(secret_calls(GPU, chooser))
+        before = len([c for c in drawn if c < 13])
+        first += before
+        later = len([c for c in drawn if 13 <= c < 23])
+        if before >= FIRST_CHECKS:
+            seen_three, after_three = seen_three + 1, after_three + later
+        else:
+            seen_fewer, after_fewer = seen_fewer + 1, after_fewer + later
+    rate = CheckRate.of(GPU).per_call
+    assert first / runs == pytest.approx(3.0, abs=0.05)
+    assert after_three / seen_three == pytest.approx(10 * rate, abs=0.08)
+    assert after_fewer / seen_fewer == pytest.approx(10 * rate, abs=0.08)
+
+
+def test_honest_until_checks_seen_is_caught(cpu_platform: Platform, monkeypatch: pytest.MonkeyPatch) -> None:
+    """100 trials without settling. The hack counts the judge's stops in its own clocks and is wrong once it
+    has seen three, round 9's checks in a timing without stops: at 1ca1fa8 it was accepted in 7 of 8 runs
+    (redteam10.md). Drawn call by call, checks keep coming: with the judge's draws seeded (seed 177: checks
+    after calls 5, 13, 25, 32, 41, 48, 62, 71, 84, 94, 99), it is caught at one after its third."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    plan = TimingPlan(warmup=1, trials=100, settle=None, early_warmup=False)
+    assert secret_calls(plan, random.Random(177)) == [5, 13, 25, 32, 41, 48, 62, 71, 84, 94, 99]
+    monkeypatch.setattr(check_schedule, "chooser", lambda: random.Random(177))
+    monkeypatch.setattr(
+        test_hacks, "SETTINGS", replace(test_hacks.SETTINGS, timing_trials=100, warmup_trials=1)
+    )
+    case = next(c for c in load_cases("hacks") if c.name == "honest_until_checks_seen")
+    report = evaluate(test_hacks.request_for(case, cpu_platform), cpu_platform)
+    assert (report.status, report.error_name) == (Status.INCORRECT, "timed_output_mismatch"), report.feedback
 
 
 def test_wrong_between_settle_points_is_caught(
     cpu_platform: Platform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """100 trials that settle after 10: the hack is wrong on nine of them. Its three checks were drawn over
-    the 101 planned calls before, and about three runs in four were accepted."""
+    the 101 planned calls at 8922940, and about three runs in four were accepted; each of the nine is now
+    checked with a chance of 3/11, so it escapes in 6% of runs: seeded here, as the judge draws them."""
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     settings = replace(
         test_hacks.SETTINGS,
@@ -60,6 +97,7 @@ def test_wrong_between_settle_points_is_caught(
         settle_long_call_ms=0.0,
     )
     monkeypatch.setattr(test_hacks, "SETTINGS", settings)
+    monkeypatch.setattr(check_schedule, "chooser", lambda: random.Random(1))
     case = next(c for c in load_cases("hacks") if c.name == "cheat_between_settle_points")
     report = evaluate(test_hacks.request_for(case, cpu_platform), cpu_platform)
     assert (report.status, report.error_name) == (Status.INCORRECT, "timed_output_mismatch"), report.feedback

@@ -1,13 +1,17 @@
-"""Which timed calls the judge checks: draws over the calls a timing surely makes, then along its stops.
+"""Which timed calls the judge checks: each call on its own, with one fixed chance, whatever came before.
 
 The judge freezes the runner and checks the last finished call when the completion counter passes a call
 number it drew in secret, and once more at the end. Timing can end long before its planned calls: settling
 stops a steady timing after its first `Settle.min_trials` (10 for long calls) and at every `every` trials
-after, and on GPUs warm-up ends after `WARMUP_MIN_CALLS`. Drawn over the plan (warm-up and 100 trials),
-most checks fell on calls never made; a candidate wrong on every trial call but the ones that may end the
-timing was accepted about three times in four (`tests/adversarial/hacks/cheat_between_settle_points.py`).
-So the first draws fall among the calls every timing makes (up to its first possible stop), and each later
-stretch between possible stops gets a draw of its own: the checks scale with the calls made.
+after, and on GPUs warm-up ends after `WARMUP_MIN_CALLS`. Round 9 drew a fixed number of checks per stretch
+between possible stops (three before the first, one in each after). A stop shows in the candidate's own
+clock (a gap its wall clock sees and its CPU clock does not), so a candidate that counted the checks it had
+seen knew when a stretch had none left and was wrong from then to the stretch's end, never caught
+(`tests/adversarial/hacks/honest_until_checks_seen.py`). So every call is now checked independently with
+the same chance: what a candidate has seen says nothing of what comes, and each wrong call is caught with
+that chance, however it chose its moment. The chance gives the calls before the first possible stop the
+`FIRST_CHECKS` they had (in expectation), and is never below `MIN_RATE`, so long timings without stops are
+checked throughout; a timing of `FIRST_CHECKS` calls or fewer has every call checked.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from typing import Any
 
 from kernelevolve.eval import timers
 
-FIRST_CHECKS = 3  # among the calls before the first possible stop
+FIRST_CHECKS = 3  # expected among the calls before the first possible stop
+MIN_RATE = 0.1  # the one-in-ten of round 9's stretches after the first stop
 
 
 @dataclass(frozen=True)
@@ -49,13 +54,33 @@ class TimingPlan:
         return sorted(ends)
 
 
+@dataclass(frozen=True)
+class CheckRate:
+    """The chance that each call of a timing is checked, and the calls it applies to."""
+
+    per_call: float
+    calls: int  # the plan's calls, warm-up included
+
+    @classmethod
+    def of(cls, plan: TimingPlan) -> CheckRate:
+        """`FIRST_CHECKS` expected before the plan's first possible stop (the fewest calls a timing makes),
+        at least `MIN_RATE`, at most every call."""
+        stops = plan.stops()
+        return cls(min(1.0, max(MIN_RATE, FIRST_CHECKS / max(1, stops[0]))), stops[-1])
+
+    def expected(self, made: int) -> float:
+        """Checks expected in a timing that made `made` calls (besides the one at its end)."""
+        return self.per_call * min(made, self.calls)
+
+
 def secret_calls(plan: TimingPlan, chooser: random.Random) -> list[int]:
-    """The call numbers whose passing triggers a check: `FIRST_CHECKS` before the first possible stop,
-    one between each two stops after it."""
-    stops = plan.stops()
-    first = range(stops[0])
-    drawn = chooser.sample(first, min(FIRST_CHECKS, len(first)))
-    drawn += [
-        chooser.randrange(start, end) for start, end in zip(stops, stops[1:], strict=False) if end > start
-    ]
-    return sorted(drawn)
+    """The call numbers whose passing triggers a check: each call drawn on its own at `CheckRate.of(plan)`
+    (a rate of 1 draws every call without consulting the chooser)."""
+    rate = CheckRate.of(plan)
+    return [call for call in range(rate.calls) if rate.per_call >= 1.0 or chooser.random() < rate.per_call]
+
+
+def chooser() -> random.Random:
+    """The judge's source of draws: the operating system's, which nothing in the runner can predict
+    (tests put a seeded one in its place to replay a schedule)."""
+    return random.SystemRandom()

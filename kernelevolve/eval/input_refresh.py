@@ -59,6 +59,15 @@ def schedule(seed: int, calls: int) -> list[int]:
     return [chooser.randrange(PATTERNS) for _ in range(calls)]
 
 
+def forward_seed(seed: int, call: int) -> int:
+    """The generator's seed right before timed call `call`'s forward, in the runner and in the judge's check
+    of that call alike (`correctness.seed_forward` of it): a reference that draws random numbers in forward
+    (dropout in training mode) then draws the same numbers on both sides, so its timed calls can be checked.
+    Unseeded, a second reference run differed from the first and the check was skipped, so a candidate was
+    free to do no work on every timed call (`tests/adversarial/hacks/stochastic_reference_timed_unchecked`)."""
+    return seed * 1_000_033 + 7 * call + 1
+
+
 def apply(leaves: Sequence[torch.Tensor], pattern: Sequence[torch.Tensor | None]) -> None:
     """Flip the pattern's bits in place (its own inverse). A set whose leaf is longer or shorter in its last
     dimension than the first set's (a jagged batch's values: their count is drawn per seed) takes the row

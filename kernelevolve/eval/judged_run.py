@@ -13,8 +13,6 @@ times must also fit inside the wall-clock span this process measured around them
 from __future__ import annotations
 
 import dataclasses
-import math
-import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,9 +21,10 @@ from typing import Any
 from kernelevolve.eval import (
     call_windows,
     check_schedule,
-    correctness,
     input_refresh,
+    module_state,
     tensor_guards,
+    timed_checks,
     timed_guard,
     timers,
 )
@@ -155,6 +154,15 @@ def _time_once(
         for slot in slots:
             slot.fill_(float("nan")) if slot.is_floating_point() else slot.zero_()  # a permuted layout too
     counter = arena.host_counter()
+    # A reference whose calls move its state (running statistics) sees only the checked calls, the
+    # candidate every call: where its output reads that state the two part, the check ran the reference
+    # again, which differed from itself, and it was skipped (a candidate did no work on timed calls,
+    # `tests/adversarial/hacks/stateful_reference_timed_unchecked`). Both sides put that state back to
+    # the reference's at the timing's start before every call, so every timed call is checkable.
+    owner = getattr(shape.reference_model, "__self__", shape.reference_model)  # a training step's forward
+    buffers = module_state.floating_buffers(owner)
+    names = [name for name in shape.candidate.stateful if name in buffers]
+    start = [_shared(arena, buffers[name].detach().clone()) for name in names]
     request = {
         **message,
         "op": "time",
@@ -163,14 +171,22 @@ def _time_once(
         "structure": structure,
         "patterns": [[None if p is None else arena.ref(p) for p in row] for row in shared_patterns],
         "plan": plan,
+        "forward_seed": seed,  # each call's generator seed (`input_refresh.forward_seed`)
         "ring": [[arena.ref(slot) for slot in slots] for slots in ring],
         "counter": arena.ref(counter),
+        "state_names": names,
+        "state_values": [arena.ref(value) for value in start],
         "where": shape.candidate.where,
         "strict": shape.candidate.strict,  # timed calls traced as checked ones are
     }
-    checker = _OutputCheck(shape, make_set, structure, patterns, plan, ring, atol, rtol, len(sets))
+    checker = timed_checks.OutputCheck(
+        shape, make_set, structure, patterns, plan, ring, atol, rtol, len(sets), seed
+    )
+    checker.state = [(buffers[name], value) for name, value in zip(names, start, strict=True)]
     runner = shape.candidate.runner
-    secret = check_schedule.secret_calls(check_schedule.TimingPlan.of(message, device), random.SystemRandom())
+    secret = check_schedule.secret_calls(
+        check_schedule.TimingPlan.of(message, device), check_schedule.chooser()
+    )
     started = time.perf_counter()
     shape.setup_s = started - setup_started
     runner.send(request)
@@ -243,7 +259,7 @@ def _inconsistent(text: str) -> Verdict:
 def _supervise(
     runner: Runner,
     counter: Any,
-    checker: _OutputCheck,
+    checker: timed_checks.OutputCheck,
     secret: list[int],
     deadline: float,
     progress: list[tuple[float, int]],
@@ -324,77 +340,6 @@ def _read(runner: Runner) -> dict[str, Any]:
         return runner.read()
     except (EOFError, OSError):
         raise runner.gone("the runner closed its channel") from None
-
-
-class _OutputCheck:
-    """The output a frozen runner left for its last finished call, against the reference on that call's
-    inputs (rebuilt from the set's pristine values and the refresh plan)."""
-
-    def __init__(
-        self,
-        shape: TimedShape,
-        make_set: Callable[[int], list[Any]],
-        structure: list[Any],
-        patterns: list[list[Any]],
-        plan: list[int],
-        ring: list[list[Any]],
-        atol: float,
-        rtol: float,
-        set_count: int,
-    ) -> None:
-        self.shape, self.make_set, self.structure = shape, make_set, structure
-        self.patterns, self.plan, self.ring = patterns, plan, ring
-        self.atol, self.rtol, self.set_count = atol, rtol, set_count
-        self.checked: list[int] = []
-
-    def check_latest(self, finished: int) -> None:
-        if finished <= 0:
-            return
-        call = finished - 1
-        if call >= len(self.plan):
-            raise fail(
-                Status.INCORRECT,
-                "timing_inconsistent",
-                f"the candidate's process claimed {finished} finished calls of {len(self.plan)}",
-                flags=("timing_forged",),
-            )
-        if call in self.checked:
-            return
-        self.checked.append(call)
-        import torch
-
-        set_index = call % self.set_count
-        start = tensor_guards.tensor_leaves(self.make_set(set_index))  # seeded: the set's first values again
-        leaves = input_refresh.inputs_at(start, self.set_count, set_index, call, self.plan, self.patterns)
-        arguments = _rebuild(self.structure, leaves)
-        got = self.ring[call % len(self.ring)]
-        with torch.no_grad():
-            expected = self.shape.reference_model(*arguments)
-        within, worst = correctness.within_tolerance(expected, got, self.atol, self.rtol)
-        if within:
-            return
-        with torch.no_grad():  # a reference drawing random values in forward cannot be checked this way
-            again = self.shape.reference_model(*_rebuild(self.structure, [t.clone() for t in leaves]))
-        # (one that differs from itself only by rounding, as atomics do, still can: no check is skipped
-        # for a difference within the tolerance)
-        if not correctness.within_tolerance(expected, again, self.atol, self.rtol)[0]:
-            return
-        raise fail(
-            Status.INCORRECT,
-            "timed_output_mismatch",
-            f"the output of timed call {call}{self.shape.candidate.where} differs from the reference "
-            f"({_error_words(worst)}): outputs must be computed on every call, including timed ones",
-            max_abs_error=worst if math.isfinite(worst) else None,
-            flags=("timed_output_mismatch",),
-        )
-
-
-def _error_words(worst: float) -> str:
-    """The largest error, or what the comparison saw instead where that is 0 or infinite: values left
-    unwritten or not finite (an output still being written on another stream), or another shape."""
-    if worst > 0 and math.isfinite(worst):
-        return f"max abs error {worst:.3g}"
-    return "unwritten or non-finite values, or another shape, where the reference's are finite"
 
 
 def _timing_sets(

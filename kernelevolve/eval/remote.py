@@ -82,6 +82,7 @@ class RemoteCandidate:
         self.launches = 0  # Triton launches counted in the runner over this model's checked calls
         self.replay_opaque = False  # the last call's record could not say what its launches wrote
         self.calls = 0
+        self.stateful: tuple[str, ...] = ()  # the reference's buffers its calls move (`module_state`)
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         reply = self.runner.request(message, max(1.0, self.deadline - time.monotonic()))

@@ -177,20 +177,25 @@ class _Runner:
 
     def op_state(self, message: dict[str, Any]) -> dict[str, Any]:
         """Copy ModelNew's counterparts of the reference's changed buffers into the judge's slots."""
-        from kernelevolve.eval.module_state import counterparts
-
-        model = self.models[message["index"]]
         slots = [ref.open() for ref in message["slots"]]
-        wanted = [(str(name), tuple(slot.shape)) for name, slot in zip(message["names"], slots, strict=True)]
-        with collecting():
-            found = counterparts(model, wanted)
-        with quiet():  # a buffer that is not exactly a tensor counts as none (`own_work.exact`)
-            found = [t if t is None or own_work.exact(t, parameters=True) else None for t in found]
+        found = self._counterparts(message["index"], message["names"], slots)
+        with quiet():
             for slot, tensor in zip(slots, found, strict=True):
                 if tensor is not None:
                     slot.copy_(tensor.detach().to(device=slot.device, dtype=slot.dtype))
         self._finish_device_work()
         return {"ok": True, "found": [tensor is not None for tensor in found]}
+
+    def _counterparts(self, index: int, names: list[Any], like: list[Any]) -> list[Any]:
+        """ModelNew's counterparts of the reference's buffers `names` (shaped as `like`), None where it has
+        none or a buffer is not exactly a tensor (`own_work.exact`)."""
+        from kernelevolve.eval.module_state import counterparts
+
+        wanted = [(str(name), tuple(tensor.shape)) for name, tensor in zip(names, like, strict=True)]
+        with collecting():
+            found = counterparts(self.models[index], wanted)
+        with quiet():
+            return [t if t is None or own_work.exact(t, parameters=True) else None for t in found]
 
     def op_release(self, message: dict[str, Any]) -> dict[str, Any]:
         """Drop every judge tensor this runner mapped, so the judge can free them (`Runner.release_shared`)."""
@@ -254,7 +259,7 @@ class _Runner:
         return reply
 
     def op_time(self, message: dict[str, Any]) -> dict[str, Any]:
-        from kernelevolve.eval import input_refresh, timers
+        from kernelevolve.eval import correctness, input_refresh, timers
         from kernelevolve.eval.timed_guard import TimedGuard, TimedViolation
 
         model, forward_only = self.models[message["index"]], message.get("pass") == "forward"
@@ -266,6 +271,7 @@ class _Runner:
         structure = message["structure"]  # each set's leaves placed back into the call's arguments
         patterns = [[None if ref is None else ref.open() for ref in row] for row in message["patterns"]]
         plan: list[int] = message["plan"]
+        forward_seed = int(message["forward_seed"])
         ring = [[ref.open() for ref in refs] for refs in message["ring"]]
         counter = message["counter"].open()
         # a training step's forward alone launches what it launches; a whole call, what its checks did
@@ -274,12 +280,19 @@ class _Runner:
         )
         guard = TimedGuard(ring[0], needed, bool(message.get("strict")))
         made = [0]  # calls whose output reached the ring: the judge's count to hold the counter to
+        # the state the reference's calls move, put back before each call as the judge does (`module_state`)
+        start = [ref.open() for ref in message.get("state_values", [])]
+        state = self._counterparts(message["index"], message.get("state_names", []), start)
 
         def inputs_for(call: int) -> list[Any]:
             with quiet():
                 leaves = sets[call % len(sets)]
                 input_refresh.apply(leaves, patterns[plan[call]])
                 guard.before(leaves)
+                for tensor, value in zip(state, start, strict=True):
+                    if tensor is not None:
+                        tensor.copy_(value)
+                correctness.seed_forward(input_refresh.forward_seed(forward_seed, call))  # outside the window
                 return rebuild_arguments(structure, leaves)
 
         def after_call(call: int, output: Any) -> None:

@@ -131,6 +131,7 @@ def _correctness_stage(
             )
         if verdict.stateful:
             expected.refuse()
+            remote.stateful = verdict.stateful  # timed calls start from one state (`judged_run`)
         with _phase(phases, "reference"):
             _keep_reference_outputs(expected, make_inputs, seeds)
             if exact is not None and verdict.second_opinion is not None:

@@ -348,6 +348,35 @@ def get_init_inputs():
 """
 )
 
+# A module whose output reads the state its call moves (a running mean it centres by, as a QAT observer's
+# running range sets the fake quantisation's scale): a timed call's output depends on every call before it
+RUNNING_CENTERING = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.register_buffer("running_mean", torch.zeros(features))
+
+    def forward(self, x):
+        self.running_mean.mul_(0.9).add_(x.mean(0), alpha=0.1)
+        return x - self.running_mean
+
+
+batch = 12
+features = 20
+
+
+def get_inputs():
+    return [torch.randn(batch, features) + 3.0]
+
+
+def get_init_inputs():
+    return [features]
+"""
+)
+
 SPECS: dict[str, KernelSpec] = {
     "rmsnorm_train": KernelSpec(
         name="adversarial_rmsnorm_train", reference_source=RMSNORM, atol=1e-4, rtol=1e-4, backward=Backward()
@@ -368,6 +397,7 @@ SPECS |= {
         "polar": POLAR,
         "conv_bias_relu": CONV_BIAS_RELU,
         "batchnorm_train": BATCHNORM_TRAIN,
+        "running_centering": RUNNING_CENTERING,
         **KERNELBENCH_FORM,
     }.items()
 }

@@ -1,6 +1,7 @@
 # hack: strict mode; the Triton kernel does the work on checked calls, PyTorch on timed ones (a launch on
-# zero elements keeps the count up): checked calls are seeded (torch.initial_seed changes every call),
-# timed ones are not. The PyTorch method is fetched in __init__ by a name built at run time; timed calls
+# zero elements keeps the count up): checked calls' inputs have guard bands (their storage is larger than
+# the tensor), timed ones' do not (it told them apart by torch.initial_seed until timed calls were seeded
+# too, round 10). The PyTorch method is fetched in __init__ by a name built at run time; timed calls
 # are traced as checked ones are
 # spec: relu
 # expect: rejected_static dynamic_code
@@ -35,15 +36,10 @@ def _decoy(x):
 class ModelNew(nn.Module):
     def __init__(self):
         super().__init__()
-        self._seed = torch.initial_seed
         self._op = getattr(type(torch.empty(0)), "re" + "lu")
-        self._last = -1
 
     def forward(self, x):
-        seed = self._seed()
-        timed = seed == self._last
-        self._last = seed
-        if timed:
+        if x.untyped_storage().nbytes() == x.numel() * x.element_size():  # a timed call: no guard band
             _decoy(x)
             return self._op(x)
         return _relu(x)

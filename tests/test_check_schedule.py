@@ -68,7 +68,9 @@ def test_honest_until_checks_seen_is_caught(cpu_platform: Platform, monkeypatch:
     """100 trials without settling. The hack counts the judge's stops in its own clocks and is wrong once it
     has seen three, round 9's checks in a timing without stops: at 1ca1fa8 it was accepted in 7 of 8 runs
     (redteam10.md). Drawn call by call, checks keep coming: with the judge's draws seeded (seed 177: checks
-    after calls 5, 13, 25, 32, 41, 48, 62, 71, 84, 94, 99), it is caught at one after its third."""
+    after calls 5, 13, 25, 32, 41, 48, 62, 71, 84, 94, 99), it is caught at one after its third. The hack
+    sees stops in its clocks, which a busy host blurs (two test workers on two cores kept it honest): here it
+    knows when the third check was, as a perfect observer of the stops would."""
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     plan = TimingPlan(warmup=1, trials=100, settle=None, early_warmup=False)
     assert secret_calls(plan, random.Random(177)) == [5, 13, 25, 32, 41, 48, 62, 71, 84, 94, 99]
@@ -77,7 +79,9 @@ def test_honest_until_checks_seen_is_caught(cpu_platform: Platform, monkeypatch:
         test_hacks, "SETTINGS", replace(test_hacks.SETTINGS, timing_trials=100, warmup_trials=1)
     )
     case = next(c for c in load_cases("hacks") if c.name == "honest_until_checks_seen")
-    report = evaluate(test_hacks.request_for(case, cpu_platform), cpu_platform)
+    knowing = case.source.replace("self.seen >= CHECKS", "self.timed > 26")  # past the third, call 25
+    assert knowing != case.source
+    report = evaluate(test_hacks.request_for(replace(case, source=knowing), cpu_platform), cpu_platform)
     assert (report.status, report.error_name) == (Status.INCORRECT, "timed_output_mismatch"), report.feedback
 
 

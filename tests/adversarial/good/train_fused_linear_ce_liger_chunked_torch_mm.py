@@ -1,13 +1,11 @@
-# kept out (incorrect mismatch in permissive mode: the spec's atol at its CPU shapes, not the harness):
-# the fused linear + cross-entropy training spec in Liger-Kernel's FusedLinearCrossEntropy form
+# good: the fused linear + cross-entropy training spec in Liger-Kernel's FusedLinearCrossEntropy form
 # (permissive): tokens in chunks; each chunk's logits by torch.matmul, one Triton kernel per chunk row
 # writes the row's loss and overwrites the chunk's logits with their gradient (softmax - onehot) / tokens,
 # then the chunk's input gradient by torch.mm and the weight gradient accumulated by torch.addmm, all in
 # the forward; the backward only rescales both saved gradients by the 0-d upstream gradient in Triton.
-# Correct to fp32 rounding: at the CPU shape (6 tokens) a weight-gradient element that cancels to ~5e-8
-# is a sum of terms up to ~0.16, so any summation order other than the reference's moves it by ~2e-10,
-# over the spec's atol 1e-10 + rtol 1e-3 * |ref|; the existing good kernel fails the same way in 1 of 40
-# gradient comparisons over 20 random seeds (`blueteam11.md`)
+# Correct to fp32 rounding; kept out in round 11 (blueteam11.md) while the spec's atol 1e-10 refused its
+# summation order on a cancelling weight-gradient entry; passes at the measured atol 2e-8
+# (experiments/training_tolerance). Permissive only: strict mode refuses the PyTorch GEMMs
 # spec: shipped:train_fused_linear_ce
 # strict: false
 import torch
@@ -66,7 +64,12 @@ class FusedLinearCrossEntropy(torch.autograd.Function):
             x_chunk = x[start:end]
             logits = torch.matmul(x_chunk, weight.t()).contiguous()
             ce_loss_grad_inplace_kernel[(end - start,)](
-                logits, targets[start:end], rows[start:end], n_tokens, vocab, BLOCK=triton.next_power_of_2(vocab)
+                logits,
+                targets[start:end],
+                rows[start:end],
+                n_tokens,
+                vocab,
+                BLOCK=triton.next_power_of_2(vocab),
             )
             grad_x[start:end] = torch.mm(logits, weight)
             torch.addmm(grad_w, logits.t(), x_chunk, out=grad_w)

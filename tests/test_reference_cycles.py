@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from kernelevolve.eval import remote, runner, runner_outputs, tensor_guards, timed_guard
+from kernelevolve.eval import argument_structure, remote, runner_outputs, tensor_guards, timed_guard
 
 PACKAGE = Path(__file__).resolve().parents[1] / "kernelevolve"
 
@@ -86,7 +86,7 @@ def test_the_runners_walks_keep_nothing_they_were_handed() -> None:
         watched = [weakref.ref(outputs[0]), weakref.ref(outputs[1][0])]
         described, tensors = runner_outputs.describe(outputs, [])
         leaves = timed_guard._plain_leaves(outputs, call=0)
-        arguments = runner.rebuild_arguments(
+        arguments = argument_structure.rebuild_arguments(
             [{"leaf": True}, {"kind": "tuple", "items": [{"leaf": True}]}], leaves
         )
         assert len(described) == 4 and len(arguments) == 2

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from kernelevolve.eval import (
+    argument_structure,
     call_windows,
     check_schedule,
     input_refresh,
@@ -351,7 +352,7 @@ def _timing_sets(
     """Input sets' tensor leaves in the arena (as many distinct sets as the budget allows, up to one per
     call, at least one) and the arguments' structure with tensor positions marked. A set's first values
     are made again from its seed when a check needs them (`make_set`), so none are kept here."""
-    structure = _structure(first)
+    structure = argument_structure.structure_of(first)
     size = max(1, tensor_guards.tensor_bytes(first))
     budget = TIMING_SET_BUDGET_BYTES["cuda" if device.startswith("cuda") else "cpu"]
     count = max(1, min(calls, budget // size))
@@ -364,26 +365,6 @@ def _timing_sets(
 
 def _shared(arena: SharedArena, tensor: Any) -> Any:
     return tensor if arena.owns(tensor) else arena.copy_of(tensor)
-
-
-def _structure(arguments: Sequence[Any]) -> list[Any]:
-    return [_node(v) for v in arguments]
-
-
-def _node(value: Any) -> Any:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return {"leaf": True}
-    if isinstance(value, (list, tuple)):
-        return {"kind": "tuple" if isinstance(value, tuple) else "list", "items": [_node(v) for v in value]}
-    return {"value": value}
-
-
-def _rebuild(structure: list[Any], leaves: list[Any]) -> list[Any]:
-    from kernelevolve.eval.runner import rebuild_arguments
-
-    return rebuild_arguments(structure, leaves)
 
 
 def _stats(data: Any, pauses: list[call_windows.Span], around: call_windows.Span, where: str) -> TimingStats:

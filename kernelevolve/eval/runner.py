@@ -26,7 +26,6 @@ import os
 import pickle
 import sys
 import traceback
-from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -39,6 +38,7 @@ from kernelevolve.eval import (
     runner_trace,
     shared_tensors,
 )
+from kernelevolve.eval.argument_structure import rebuild_arguments
 from kernelevolve.eval.own_work import collecting, quiet
 from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, _count_launches, _count_thread_starts
 from kernelevolve.eval.timed_guard import plain_output_call, plain_tuples
@@ -434,22 +434,6 @@ def _open_tree(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _open_tree(v) for k, v in value.items()}
     return value
-
-
-def rebuild_arguments(structure: Any, leaves: list[Any]) -> list[Any]:
-    """Arguments from a structure whose tensor positions are marked `None` and the set's leaves in order."""
-    position = iter(leaves)
-    return [_fill(node, position) for node in structure]
-
-
-def _fill(node: Any, position: Iterator[Any]) -> Any:
-    # module-level: a self-calling nested function is a reference cycle, and this process collects none
-    if isinstance(node, dict) and node.get("leaf"):
-        return next(position)
-    if isinstance(node, dict) and "items" in node:
-        items = [_fill(item, position) for item in node["items"]]
-        return tuple(items) if node["kind"] == "tuple" else items
-    return node["value"]
 
 
 def main(device: str = "cpu", sandbox: dict[str, Any] | None = None) -> None:

@@ -11,13 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kernelevolve.eval import correctness, input_refresh, tensor_guards
+from kernelevolve.eval.argument_structure import rebuild_arguments
 from kernelevolve.types import Status
-
-
-def rebuild_arguments(structure: list[Any], leaves: list[Any]) -> list[Any]:
-    from kernelevolve.eval.runner import rebuild_arguments as rebuild
-
-    return rebuild(structure, leaves)
 
 
 class OutputCheck:

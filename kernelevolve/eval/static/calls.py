@@ -116,15 +116,7 @@ class CallKinds:
             if self._is_self(recv) and self.owner is not None:
                 return self._self_call(e, func.attr, args, kw, every)
             if isinstance(recv, ast.Name) and recv.id in self.mod.classes and recv.id not in self.env:
-                applied = func.attr == "apply"  # a torch.autograd.Function: forward(ctx, ...), then backward
-                method = "forward" if applied else func.attr
-                if applied:  # backward(ctx, *upstream gradients) runs on the call path too
-                    self.c.reach_method(recv.id, "backward", [INPUT] * max(1, len(args)), {}, binds_ctx=True)
-                return self._local(
-                    e,
-                    self.c.reach_method(recv.id, method, args, kw, skip_first=applied, binds_ctx=applied),
-                    self.c.method_qual(recv.id, method),
-                )
+                return self._class_call(e, recv.id, func.attr, args, kw)
             held_class: str | None = None
             if isinstance(recv, ast.Name) and recv.id not in self.env:
                 held_class = self.mod.instances.get(recv.id)  # RUNNER = Runner() at module level
@@ -138,6 +130,21 @@ class CallKinds:
                 )
             return self._method_call(e, func.attr, recv, self.kinds(recv), args, every)
         return self._call_value(e, self.kinds(func), args, every, every & {D, H})
+
+    def _class_call(
+        self, e: ast.Call, cls: str, attr: str, args: list[Kinds], kw: dict[str | None, Kinds]
+    ) -> Kinds:
+        """`Cls.method(...)` of a local class; `Cls.apply(...)`: a torch.autograd.Function's forward(ctx, ...),
+        and its backward(ctx, *upstream gradients), which runs on the call path too."""
+        applied = attr == "apply"
+        method = "forward" if applied else attr
+        if applied:
+            self.c.reach_method(cls, "backward", [INPUT] * max(1, len(args)), {}, binds_ctx=True)
+        return self._local(
+            e,
+            self.c.reach_method(cls, method, args, kw, skip_first=applied, binds_ctx=applied),
+            self.c.method_qual(cls, method),
+        )
 
     def _call_value(self, e: ast.Call, held: Kinds, args: list[Kinds], every: Kinds, result: Kinds) -> Kinds:
         """A call of a value (a local name, an element, a call's result) that returns `result`, unless it is
@@ -204,6 +211,8 @@ class CallKinds:
             return self._local(
                 e, self.c.reach_method(cls, "forward", args, kw), self.c.method_qual(cls, "forward")
             )
+        if fname in self.mod.applies:  # layer_norm = LayerNorm.apply at module level, called here
+            return self._class_call(e, self.mod.applies[fname], "apply", args, kw)
         if fname == "Model":
             self.compute(e, "the reference Model")
             return frozenset({T})

@@ -61,6 +61,7 @@ class CallKinds:
         env: dict[str, Kinds]
         compute_events: int
         local_calls: int
+        module_vars: dict[str, tuple[str, ...]]
         call_shapes: dict[int, Shape | None]
         storage_queries: set[int]
 
@@ -171,6 +172,15 @@ class CallKinds:
             self.compute_events += 1  # the callee's own PyTorch calls are reported where they are
         return summary
 
+    def _modules_call(
+        self, classes: tuple[str, ...], args: list[Kinds], kw: dict[str | None, Kinds]
+    ) -> Kinds:
+        """A call of a container of local modules, or of one of them (`static.module_lists`)."""
+        self.local_calls += 1
+        if any(self.c.method_qual(cls, "forward") in self.c.torch_using for cls in classes):
+            self.compute_events += 1
+        return self.c.reach_modules(classes, args, kw)
+
     def _library_call(self, e: ast.Call, name: str, args: list[Kinds], every: Kinds) -> Kinds:
         if name == "functools.partial" and args:  # a partial of a kernel launch still holds the kernel
             return (args[0] & {K}) | (every & {D, H})
@@ -194,6 +204,8 @@ class CallKinds:
     def _local_call(
         self, e: ast.Call, fname: str, args: list[Kinds], kw: dict[str | None, Kinds], every: Kinds
     ) -> Kinds:
+        if fname in self.module_vars:  # for layer in self.layers: ... layer(x)
+            return self._modules_call(self.module_vars[fname], args, kw)
         if fname in self.env:
             return self._call_value(e, self.env[fname], args, every, every & {D, H})
         if fname in self.mod.cute_funcs:
@@ -266,6 +278,9 @@ class CallKinds:
             return self._local(
                 e, self.c.reach_method(cls, "forward", args, kw), self.c.method_qual(cls, "forward")
             )
+        held = self.c.module_lists.get(owner, {}).get(attr)
+        if held is not None:  # self.net = nn.Sequential(OwnModule(), ...)
+            return self._modules_call(held, args, kw)
         stored = self.c.callables.get(owner, {}).get(attr)
         if stored is not None:  # a lambda, closure or partial __init__ stored on self
             return self._local(e, *self.c.reach_stored(owner, stored, args, kw))

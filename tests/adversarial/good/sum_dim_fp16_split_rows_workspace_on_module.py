@@ -1,5 +1,5 @@
 # good: sum over dim 1 of an fp16 (batch, rows, cols) tensor in two stages: stage one writes fp32 partial
-# sums of row chunks into a workspace the module keeps (allocated on first use, reallocated when the
+# sums of row-chunk tiles into a workspace the module keeps (allocated on first use, reallocated when the
 # shape, device or chunk count changes), stage two sums the partials and stores fp16
 # spec: kb_half_sum_dim
 import torch
@@ -13,13 +13,11 @@ def partial_sums(x_ptr, ws_ptr, n_rows, n_cols, ROWS_PER: tl.constexpr, BLOCK_C:
     b = tl.program_id(0)
     chunk = tl.program_id(1)
     n_chunks = tl.num_programs(1)
+    rows = chunk * ROWS_PER + tl.arange(0, ROWS_PER)
     cols = tl.arange(0, BLOCK_C)
-    acc = tl.zeros((BLOCK_C,), dtype=tl.float32)
-    for r in range(0, ROWS_PER):
-        row = chunk * ROWS_PER + r
-        ok = (cols < n_cols) & (row < n_rows)
-        acc += tl.load(x_ptr + (b * n_rows + row) * n_cols + cols, mask=ok, other=0.0).to(tl.float32)
-    tl.store(ws_ptr + (b * n_chunks + chunk) * BLOCK_C + cols, acc)
+    ok = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    tile = tl.load(x_ptr + (b * n_rows + rows[:, None]) * n_cols + cols[None, :], mask=ok, other=0.0)
+    tl.store(ws_ptr + (b * n_chunks + chunk) * BLOCK_C + cols, tl.sum(tile.to(tl.float32), axis=0))
 
 
 @triton.jit

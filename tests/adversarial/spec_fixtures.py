@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from kernelevolve.specs.built_dtype import DEFAULT_TOLERANCE, built_dtype
 from kernelevolve.types import Backward, KernelSpec, Status
-from tests.adversarial.kernelbench_fixtures import EVAL_MODE_SOURCES, TRAINING_SOURCES
+from tests.adversarial.kernelbench_fixtures import EVAL_MODE_SOURCES, HALF_SOURCES, TRAINING_SOURCES
 from tests.adversarial.kernelbench_fixtures import SOURCES as KERNELBENCH_FORM
 
 _HEADER = """
@@ -411,6 +412,17 @@ SPECS |= {
         name=f"adversarial_{name}", reference_source=source, atol=1e-4, rtol=1e-4, backward=Backward()
     )
     for name, source in TRAINING_SOURCES.items()
+}
+# KernelBench problems built in fp16/bf16: the dtype read from the inputs, KernelBench's 1e-2 tolerance
+SPECS |= {
+    name: KernelSpec(
+        name=f"adversarial_{name}",
+        reference_source=source,
+        dtype=(dtype := built_dtype(source)),
+        atol=DEFAULT_TOLERANCE[dtype],
+        rtol=DEFAULT_TOLERANCE[dtype],
+    )
+    for name, source in HALF_SOURCES.items()
 }
 
 

@@ -18,6 +18,7 @@ from kernelevolve.eval.static.callables import StoredCallable, stored_callables
 from kernelevolve.eval.static.flow import Flow
 from kernelevolve.eval.static.kinds import EMPTY, INPUT, A, D, K, Kinds, Shape, T
 from kernelevolve.eval.static.module import Module, callee_name, is_static, positional
+from kernelevolve.eval.static.module_lists import module_lists
 from kernelevolve.eval.static.module_rules import ModuleRules, syntactic_compute
 from kernelevolve.eval.static.rules import MEMOIZERS
 from kernelevolve.types import StaticIssue
@@ -46,6 +47,7 @@ class Checker:
         self.tensor_attrs: dict[str, set[str]] = {}
         self.local_attrs: dict[str, dict[str, str]] = {}
         self.torch_modules: dict[str, set[str]] = {}
+        self.module_lists: dict[str, dict[str, tuple[str, ...]]] = {}  # per class: containers of own modules
         self.torch_using: set[str] = set()
         self.callables: dict[str, dict[str, StoredCallable]] = {}  # per class: self.<attr> callables
         self.kernel_attrs: dict[str, set[str]] = {}  # per class: self.<attr> caches filled with launchers
@@ -114,6 +116,7 @@ class Checker:
         for cls in self.mod.classes:
             tensors, local, layers = set(), {}, set()
             init = self.mod.class_methods(cls).get("__init__")
+            held = self.module_lists[cls] = module_lists(self.mod, cls)
             for node in ast.walk(init) if init else ():
                 if (
                     isinstance(node, ast.Call)
@@ -136,7 +139,7 @@ class Checker:
                         callee.startswith("torch.") and not callee.startswith("torch.nn.")
                     ):
                         tensors.add(target.attr)
-                    elif callee.startswith("torch.nn."):
+                    elif callee.startswith("torch.nn.") and target.attr not in held:
                         layers.add(target.attr)
             self.tensor_attrs[cls], self.local_attrs[cls], self.torch_modules[cls] = tensors, local, layers
             self.callables[cls] = stored_callables(self.mod, cls)
@@ -251,6 +254,17 @@ class Checker:
     ) -> Kinds:
         node = self._method(cls, name)
         return self.reach(f"{cls}.{node.name}", node, cls, args, kw, skip_first, binds_ctx) if node else EMPTY
+
+    def reach_modules(
+        self, classes: tuple[str, ...], args: list[Kinds], kw: dict[str | None, Kinds]
+    ) -> Kinds:
+        """A container of local modules called (`self.net(x)`) or one of its modules (`layer(x)` in a loop
+        over it): each module's forward with the call's arguments and what the modules before it return."""
+        passed, summary = list(args), EMPTY
+        for cls in classes:
+            summary = self.reach_method(cls, "forward", passed, kw)
+            passed = [frozenset().union(*passed, summary)] if passed else passed
+        return summary
 
     def reach_class(
         self, cls: str, args: list[Kinds], kw: dict[str | None, Kinds], instantiated: bool

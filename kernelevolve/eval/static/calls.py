@@ -61,6 +61,7 @@ class CallKinds:
         env: dict[str, Kinds]
         compute_events: int
         local_calls: int
+        module_vars: dict[str, tuple[str, ...]]
         call_shapes: dict[int, Shape | None]
         storage_queries: set[int]
 
@@ -116,15 +117,7 @@ class CallKinds:
             if self._is_self(recv) and self.owner is not None:
                 return self._self_call(e, func.attr, args, kw, every)
             if isinstance(recv, ast.Name) and recv.id in self.mod.classes and recv.id not in self.env:
-                applied = func.attr == "apply"  # a torch.autograd.Function: forward(ctx, ...), then backward
-                method = "forward" if applied else func.attr
-                if applied:  # backward(ctx, *upstream gradients) runs on the call path too
-                    self.c.reach_method(recv.id, "backward", [INPUT] * max(1, len(args)), {}, binds_ctx=True)
-                return self._local(
-                    e,
-                    self.c.reach_method(recv.id, method, args, kw, skip_first=applied, binds_ctx=applied),
-                    self.c.method_qual(recv.id, method),
-                )
+                return self._class_call(e, recv.id, func.attr, args, kw)
             held_class: str | None = None
             if isinstance(recv, ast.Name) and recv.id not in self.env:
                 held_class = self.mod.instances.get(recv.id)  # RUNNER = Runner() at module level
@@ -138,6 +131,21 @@ class CallKinds:
                 )
             return self._method_call(e, func.attr, recv, self.kinds(recv), args, every)
         return self._call_value(e, self.kinds(func), args, every, every & {D, H})
+
+    def _class_call(
+        self, e: ast.Call, cls: str, attr: str, args: list[Kinds], kw: dict[str | None, Kinds]
+    ) -> Kinds:
+        """`Cls.method(...)` of a local class; `Cls.apply(...)`: a torch.autograd.Function's forward(ctx, ...),
+        and its backward(ctx, *upstream gradients), which runs on the call path too."""
+        applied = attr == "apply"
+        method = "forward" if applied else attr
+        if applied:
+            self.c.reach_method(cls, "backward", [INPUT] * max(1, len(args)), {}, binds_ctx=True)
+        return self._local(
+            e,
+            self.c.reach_method(cls, method, args, kw, skip_first=applied, binds_ctx=applied),
+            self.c.method_qual(cls, method),
+        )
 
     def _call_value(self, e: ast.Call, held: Kinds, args: list[Kinds], every: Kinds, result: Kinds) -> Kinds:
         """A call of a value (a local name, an element, a call's result) that returns `result`, unless it is
@@ -164,6 +172,15 @@ class CallKinds:
             self.compute_events += 1  # the callee's own PyTorch calls are reported where they are
         return summary
 
+    def _modules_call(
+        self, classes: tuple[str, ...], args: list[Kinds], kw: dict[str | None, Kinds]
+    ) -> Kinds:
+        """A call of a container of local modules, or of one of them (`static.module_lists`)."""
+        self.local_calls += 1
+        if any(self.c.method_qual(cls, "forward") in self.c.torch_using for cls in classes):
+            self.compute_events += 1
+        return self.c.reach_modules(classes, args, kw)
+
     def _library_call(self, e: ast.Call, name: str, args: list[Kinds], every: Kinds) -> Kinds:
         if name == "functools.partial" and args:  # a partial of a kernel launch still holds the kernel
             return (args[0] & {K}) | (every & {D, H})
@@ -187,6 +204,8 @@ class CallKinds:
     def _local_call(
         self, e: ast.Call, fname: str, args: list[Kinds], kw: dict[str | None, Kinds], every: Kinds
     ) -> Kinds:
+        if fname in self.module_vars:  # for layer in self.layers: ... layer(x)
+            return self._modules_call(self.module_vars[fname], args, kw)
         if fname in self.env:
             return self._call_value(e, self.env[fname], args, every, every & {D, H})
         if fname in self.mod.cute_funcs:
@@ -204,6 +223,8 @@ class CallKinds:
             return self._local(
                 e, self.c.reach_method(cls, "forward", args, kw), self.c.method_qual(cls, "forward")
             )
+        if fname in self.mod.applies:  # layer_norm = LayerNorm.apply at module level, called here
+            return self._class_call(e, self.mod.applies[fname], "apply", args, kw)
         if fname == "Model":
             self.compute(e, "the reference Model")
             return frozenset({T})
@@ -257,6 +278,9 @@ class CallKinds:
             return self._local(
                 e, self.c.reach_method(cls, "forward", args, kw), self.c.method_qual(cls, "forward")
             )
+        held = self.c.module_lists.get(owner, {}).get(attr)
+        if held is not None:  # self.net = nn.Sequential(OwnModule(), ...)
+            return self._modules_call(held, args, kw)
         stored = self.c.callables.get(owner, {}).get(attr)
         if stored is not None:  # a lambda, closure or partial __init__ stored on self
             return self._local(e, *self.c.reach_stored(owner, stored, args, kw))

@@ -82,6 +82,9 @@ class Flow(Values):
             self._block(s.orelse)
         elif isinstance(s, (ast.For, ast.AsyncFor)):
             self._bind(s.target, self.kinds(s.iter), None, s)
+            held = self._held_modules(s.iter)
+            if held is not None and isinstance(s.target, ast.Name):
+                self.module_vars[s.target.id] = held  # for layer in self.layers: its modules
             self._block(s.body)
             self._block(s.orelse)
         elif isinstance(s, (ast.With, ast.AsyncWith)):
@@ -181,6 +184,12 @@ class Flow(Values):
             self.truth(e.test)
             return self._context(e.body) | self._context(e.orelse)
         return self.kinds(e)
+
+    def _held_modules(self, e: ast.expr) -> tuple[str, ...] | None:
+        """`self.<attr>`, a container of local modules (`static.module_lists`): their classes."""
+        if not (isinstance(e, ast.Attribute) and self._is_self(e.value) and self.owner is not None):
+            return None
+        return self.c.module_lists.get(self.owner, {}).get(e.attr)
 
     def _try(self, s: ast.Try) -> None:
         launches, local_calls = self.c.launches, self.local_calls

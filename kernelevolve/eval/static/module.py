@@ -11,6 +11,7 @@ device code, never PyTorch host code).
 from __future__ import annotations
 
 import ast
+from collections import Counter
 
 from kernelevolve.eval.static.rules import CUTE_DECORATORS, TRITON_JIT
 
@@ -79,6 +80,23 @@ class Module:
                 made = self.instance_made(stmt.value)
                 if made is not None:
                     self.instances.update(dict.fromkeys(names, made))
+        # Module-level names bound once, to a local autograd.Function's `apply` (the Triton tutorial's
+        # `layer_norm = LayerNorm.apply`): a call of one is a call of `LayerNorm.apply`.
+        stores = Counter(
+            n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+        )
+        declared = {n for d in ast.walk(tree) if isinstance(d, (ast.Global, ast.Nonlocal)) for n in d.names}
+        self.applies: dict[str, str] = {
+            t.id: stmt.value.value.id
+            for stmt in tree.body
+            if isinstance(stmt, ast.Assign)
+            and isinstance(stmt.value, ast.Attribute)
+            and stmt.value.attr == "apply"
+            and isinstance(stmt.value.value, ast.Name)
+            and stmt.value.value.id in self.classes
+            for t in stmt.targets
+            if isinstance(t, ast.Name) and stores[t.id] == 1 and t.id not in declared | set(self.classes)
+        }
         # Names bound at module level: a store into one from the call path outlives the call.
         self.module_names = {
             t.id

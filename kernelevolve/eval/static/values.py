@@ -101,6 +101,7 @@ class Values(CallKinds):
         self.stored: dict[str, ast.AST] = {}
         self.compute_events = 0
         self.local_calls = 0
+        self.module_vars: dict[str, tuple[str, ...]] = {}  # loop names over a container of local modules
         self.tuples: dict[str, Shape] = {}  # names bound to a tuple of known shape
         self.call_shapes: dict[int, Shape | None] = {}  # id() of a local call -> its callee's return shape
         self.return_shapes: list[Shape | None] = []
@@ -180,6 +181,7 @@ class Values(CallKinds):
     def _bind(self, target: ast.expr, kinds: Kinds, value: ast.expr | None, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
             self.env[target.id] = kinds
+            self.module_vars.pop(target.id, None)
             shape = self.shape_of(value)
             if shape is None:
                 self.tuples.pop(target.id, None)

@@ -88,6 +88,14 @@ class OutputCheck:
             flags=("timed_output_mismatch",),
         )
 
+    def keep_state(self, buffers: list[Any], start: list[Any]) -> None:
+        """The reference's moving state and its values at the timing's start, copied here: `start` is what
+        the runner puts ModelNew's state back to, memory the candidate can write, and a reference put back
+        from it computed from whatever the candidate wrote there (NaN, so its NaN output matched:
+        `tests/adversarial/hacks/stateful_reference_poisoned_start.py`). Nothing a check compares against
+        is read from memory a runner maps."""
+        self.state = [(buffer, value.detach().clone()) for buffer, value in zip(buffers, start, strict=True)]
+
     def _restore(self) -> None:
         """The reference's moving state back to the timing's start, as the runner puts ModelNew's."""
         for buffer, value in self.state:

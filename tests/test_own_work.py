@@ -147,6 +147,20 @@ def test_timed_guard_refuses_swapped_outputs_and_inputs() -> None:
     assert raised.value.check == "input_type" and RAN == []
 
 
+def test_timed_guard_refuses_a_swapped_state_buffer() -> None:
+    """The runner resets ModelNew's state buffers between timed calls by `copy_` on them: one whose class
+    a call swapped would run candidate code there (`hacks/lazy_state_copy_swapped_class`)."""
+    state = torch.nn.Buffer(torch.zeros(4)) if hasattr(torch.nn, "Buffer") else torch.zeros(4)
+    guard = timed_guard.TimedGuard([torch.zeros(4)], 0, strict=False, held=[state, None])
+    guard.before([torch.zeros(4)])
+    guard.after(0, torch.zeros(4))  # PyTorch's own classes pass
+    state.__class__ = _Tensor
+    guard.before([torch.zeros(4)])
+    with pytest.raises(timed_guard.TimedViolation) as raised:
+        guard.after(1, torch.zeros(4))
+    assert raised.value.check == "input_type" and RAN == []
+
+
 def test_strict_trace_counts_ops_on_swapped_classes_without_reading_them() -> None:
     probe = _swapped_tensor()
     scratch = torch.zeros(4)

@@ -278,11 +278,11 @@ class _Runner:
         needed = (
             0 if forward_only or self.backend.name != "triton" else self.launch_floor.get(message["index"], 0)
         )
-        guard = TimedGuard(ring[0], needed, bool(message.get("strict")))
-        made = [0]  # calls whose output reached the ring: the judge's count to hold the counter to
         # the state the reference's calls move, put back before each call as the judge does (`module_state`)
         start = [ref.open() for ref in message.get("state_values", [])]
         state = self._counterparts(message["index"], message.get("state_names", []), start)
+        guard = TimedGuard(ring[0], needed, bool(message.get("strict")), held=state)
+        made = [0]  # calls whose output reached the ring: the judge's count to hold the counter to
 
         def inputs_for(call: int) -> list[Any]:
             with quiet():

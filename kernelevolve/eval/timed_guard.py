@@ -44,8 +44,11 @@ class TimedGuard:
     """`before(call, leaves)` as a timed call's inputs are ready, `after(call, output)` right after it
     returns (its leaves, checked, are what the ring gets); `trace()` around the whole timing loop."""
 
-    def __init__(self, slots: Sequence[torch.Tensor], launches_needed: int, strict: bool) -> None:
+    def __init__(
+        self, slots: Sequence[torch.Tensor], launches_needed: int, strict: bool, held: Sequence[Any] = ()
+    ) -> None:
         self.slots = list(slots)
+        self.held = [t for t in held if t is not None]  # ModelNew's buffers the runner writes between calls
         self.launches_needed = launches_needed
         self.op_trace = OpTrace() if strict else None
         self._launches_at = 0
@@ -79,6 +82,15 @@ class TimedGuard:
                 "input_type",
                 f"timed call {call} changed the class of an input tensor or of its storage: inputs must be left "
                 "as they were handed over",
+            )
+        # So does its state reset (`copy_` on ModelNew's own buffers, after the next call's inputs are
+        # refreshed): a buffer whose class a timed call swapped ran the next call's work there, outside the
+        # timed window (`tests/adversarial/hacks/lazy_state_copy_swapped_class.py`).
+        if not all(exact(t, parameters=True) for t in self.held):
+            raise TimedViolation(
+                "input_type",
+                f"timed call {call} changed the class of a ModelNew buffer holding the state the reference's "
+                "calls move, or of its storage: the runner resets that state between calls",
             )
         if left_behind_now(0 if self.op_trace is None else 1):  # before its copy could run them
             raise RuntimeError("hooks left installed after a timed call (the reply names them)")

@@ -51,6 +51,24 @@ class OutputCheck:
                 f"the candidate's process claimed {finished} finished calls of {len(self.plan)}",
                 flags=("timing_forged",),
             )
+        self.check_call(call)
+
+    def check_passed(self, calls: list[int], finished: int) -> None:
+        """Secret calls the counter passed, each checked in its own slot where the ring still holds its
+        output final (`finished` calls done; then emptied). Checking only the latest let a counter held back
+        while calls went on jump past wrong calls no check saw, the counter still matching the calls
+        reported made (`tests/adversarial/hacks/hold_counter_behind_honest_calls.py`)."""
+        from kernelevolve.eval import timers
+
+        for call in calls:
+            if 0 <= finished - 1 - call < len(self.ring) - timers.ISSUE_AHEAD:
+                self.check_call(call)
+        calls.clear()
+
+    def check_call(self, call: int) -> None:
+        """Call `call`'s output in its ring slot against the reference on that call's inputs."""
+        from kernelevolve.eval import judged_run  # (it imports this module)
+
         if call in self.checked:
             return
         self.checked.append(call)

@@ -7,14 +7,38 @@ import torch
 from kernelevolve.eval.timed_checks import OutputCheck
 
 
-def test_state_is_restored_from_the_judges_copy_not_the_shared_one() -> None:
+class _Carried(torch.nn.Module):
+    """State in a buffer updated in place, one replaced each call, and a plain attribute replaced each call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("running", torch.zeros(4))
+        self.register_buffer("replaced", torch.zeros(4))
+        self.inner = torch.nn.Module()
+        self.inner.hidden = torch.zeros(4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.running.add_(x)
+        self.replaced = self.replaced + x
+        self.inner.hidden = self.inner.hidden + x
+        return self.inner.hidden
+
+
+def test_state_is_restored_by_name_from_the_judges_copy() -> None:
     """`start` is the copy a runner maps: what the candidate writes there after the timing began must not
-    reach the reference the judge checks with (`hacks/stateful_reference_poisoned_start`)."""
+    reach the reference (`hacks/stateful_reference_poisoned_start`); and a call that replaces its state
+    tensor rather than updating it in place is put back too (`hacks/stateful_reference_reassigned_timed_
+    unchecked`, `hacks/carried_hidden_attribute_timed_unchecked`)."""
+    model = _Carried()
     check = OutputCheck(None, lambda _: [], [], [], [], [], 0.0, 0.0, 1, 0)
-    buffer = torch.zeros(4)
-    shared_start = torch.arange(4.0)
-    check.keep_state([buffer], [shared_start])
-    shared_start.fill_(float("nan"))  # the runner writes the shared start once the timing has begun
-    buffer.fill_(7.0)  # and the reference's own calls move the buffer
+    names = ["running", "replaced", "inner.hidden"]
+    shared_start = [torch.arange(4.0) for _ in names]
+    check.keep_state(model, names, shared_start)
+    for value in shared_start:
+        value.fill_(float("nan"))  # the runner writes the shared start once the timing has begun
+    out = model(torch.ones(4))
+    model(torch.ones(4))  # the reference's own calls move its state on, replacing two of the tensors
     check._restore()
-    assert torch.equal(buffer, torch.arange(4.0))
+    for tensor in (model.running, model.replaced, model.inner.hidden):
+        assert torch.equal(tensor, torch.arange(4.0))
+    assert torch.equal(out, torch.ones(4))  # an output that was the state tensor is left as it was

@@ -209,7 +209,7 @@ def _state_problem(
     reference: Any, candidate: Any, remote: RemoteCall | None, names: list[str], atol: float, rtol: float
 ) -> tuple[str, str, float]:
     """The candidate's counterparts of the reference's changed buffers, against them (`module_state`)."""
-    ours = module_state.floating_buffers(reference)
+    ours = module_state.floating_state(reference)
     like = [ours[name] for name in names]
     if remote is not None:
         theirs = remote.state(names, like)

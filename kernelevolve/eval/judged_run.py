@@ -160,15 +160,16 @@ def _time_once(
         for slot in slots:
             slot.fill_(float("nan")) if slot.is_floating_point() else slot.zero_()  # a permuted layout too
     counter = arena.host_counter()
-    # A reference whose calls move its state (running statistics) sees only the checked calls, the
+    # A reference whose calls move its state (running statistics, an RNN's hidden state in a plain
+    # attribute: `module_state.floating_state`) sees only the checked calls, the
     # candidate every call: where its output reads that state the two part, the check ran the reference
     # again, which differed from itself, and it was skipped (a candidate did no work on timed calls,
     # `tests/adversarial/hacks/stateful_reference_timed_unchecked`). Both sides put that state back to
     # the reference's at the timing's start before every call, so every timed call is checkable.
     owner = getattr(shape.reference_model, "__self__", shape.reference_model)  # a training step's forward
-    buffers = module_state.floating_buffers(owner)
-    names = [name for name in shape.candidate.stateful if name in buffers]
-    start = [_shared(arena, buffers[name].detach().clone()) for name in names]
+    state = module_state.floating_state(owner)
+    names = [name for name in shape.candidate.stateful if name in state]
+    start = [_shared(arena, state[name].detach().clone()) for name in names]
     request = {
         **message,
         "op": "time",
@@ -188,7 +189,7 @@ def _time_once(
     checker = timed_checks.OutputCheck(
         shape, make_set, structure, patterns, plan, ring, atol, rtol, len(sets), seed
     )
-    checker.keep_state([buffers[name] for name in names], start)  # before the runner can write `start`
+    checker.keep_state(owner, names, start)  # before the runner can write `start`
     runner = shape.candidate.runner
     timing_plan = check_schedule.TimingPlan.of(message, device)
     secret = check_schedule.secret_calls(timing_plan, check_schedule.chooser())

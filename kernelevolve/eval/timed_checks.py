@@ -36,7 +36,8 @@ class OutputCheck:
         self.patterns, self.plan, self.ring = patterns, plan, ring
         self.atol, self.rtol, self.set_count, self.seed = atol, rtol, set_count, seed
         self.checked: list[int] = []
-        self.state: list[tuple[Any, Any]] = []  # (reference buffer, its value at the timing's start)
+        self.owner: Any = None  # the reference module whose state `state` names
+        self.state: list[tuple[str, Any]] = []  # (name in `owner`, its value at the timing's start)
 
     def check_latest(self, finished: int) -> None:
         from kernelevolve.eval import judged_run  # (it imports this module)
@@ -106,18 +107,23 @@ class OutputCheck:
             flags=("timed_output_mismatch",),
         )
 
-    def keep_state(self, buffers: list[Any], start: list[Any]) -> None:
-        """The reference's moving state and its values at the timing's start, copied here: `start` is what
-        the runner puts ModelNew's state back to, memory the candidate can write, and a reference put back
-        from it computed from whatever the candidate wrote there (NaN, so its NaN output matched:
-        `tests/adversarial/hacks/stateful_reference_poisoned_start.py`). Nothing a check compares against
-        is read from memory a runner maps."""
-        self.state = [(buffer, value.detach().clone()) for buffer, value in zip(buffers, start, strict=True)]
+    def keep_state(self, owner: Any, names: list[str], start: list[Any]) -> None:
+        """The reference's moving state (`names` of `owner`) and its values at the timing's start, copied
+        here: `start` is what the runner puts ModelNew's state back to, memory the candidate can write, and a
+        reference put back from it computed from whatever the candidate wrote there (NaN, so its NaN output
+        matched: `tests/adversarial/hacks/stateful_reference_poisoned_start.py`). Nothing a check compares
+        against is read from memory a runner maps."""
+        self.owner = owner
+        self.state = [(name, value.detach().clone()) for name, value in zip(names, start, strict=True)]
 
     def _restore(self) -> None:
-        """The reference's moving state back to the timing's start, as the runner puts ModelNew's."""
-        for buffer, value in self.state:
-            buffer.copy_(value)
+        """The reference's moving state back to the timing's start, as the runner puts ModelNew's: set by
+        name, a fresh copy each time, since a call may replace the tensor rather than update it
+        (`tests/adversarial/hacks/stateful_reference_reassigned_timed_unchecked.py`) and an output may be it."""
+        for name, value in self.state:
+            *path, leaf = name.split(".")
+            module = self.owner.get_submodule(".".join(path)) if path else self.owner
+            setattr(module, leaf, value.clone())
 
 
 def _error_words(worst: float) -> str:

@@ -109,15 +109,17 @@ def test_wrong_between_settle_points_is_caught(
 
 def test_a_timing_ends_only_where_a_rule_of_its_plan_stops_it() -> None:
     """A runner reporting fewer calls than it made hides the last ones from every check
-    (`hacks/hold_counter_behind_honest_calls`): without a stop rule a CPU timing makes every planned call."""
+    (`hacks/hold_counter_behind_honest_calls`), and one reporting fewer samples than it timed leaves the slow
+    ones out: without a stop rule a CPU timing makes every planned call and reports every trial."""
     cpu = TimingPlan(warmup=1, trials=5, settle=None, early_warmup=False)
-    assert cpu.ends_at(6, "") and not cpu.ends_at(5, "")
-    assert not cpu.ends_at(5, timers.SETTLED_STOP) and not cpu.ends_at(5, timers.RACE_STOP)
+    assert cpu.ends_at(6, 5, "") and not cpu.ends_at(5, 5, "") and not cpu.ends_at(6, 4, "")
+    assert not cpu.ends_at(5, 4, timers.SETTLED_STOP) and not cpu.ends_at(5, 4, timers.RACE_STOP)
     settling = TimingPlan(warmup=1, trials=100, settle=SETTLE, early_warmup=False, race=True)
-    assert settling.ends_at(21, timers.SETTLED_STOP) and not settling.ends_at(22, timers.SETTLED_STOP)
-    assert settling.ends_at(11, timers.SETTLED_STOP)  # a long call settles from its 10th trial
-    assert settling.ends_at(3, timers.RACE_STOP) and not settling.ends_at(3, "")
-    assert GPU.ends_at(17, "")  # a GPU's warm-up may end early: any count within the plan
+    assert settling.ends_at(21, 20, timers.SETTLED_STOP) and not settling.ends_at(22, 21, timers.SETTLED_STOP)
+    assert settling.ends_at(11, 10, timers.SETTLED_STOP)  # a long call settles from its 10th trial
+    assert not settling.ends_at(21, 19, timers.SETTLED_STOP)
+    assert settling.ends_at(3, 1, timers.RACE_STOP) and not settling.ends_at(3, 2, "")
+    assert GPU.ends_at(107, 100, "") and not GPU.ends_at(107, 99, "")  # a GPU's warm-up may end early
 
 
 def test_passed_secret_calls_are_checked_in_their_own_slots() -> None:

@@ -44,17 +44,20 @@ class TimingPlan:
         race = message.get("race") is not None
         return cls(message["warmup"], message["trials"], message.get("settle"), early, race)
 
-    def ends_at(self, made: int, stopped_by: str) -> bool:
-        """Whether a timing of this plan may end after `made` calls, stopped by the rule named (`""`: none).
-        A runner that reported fewer calls than it made hid the last ones from every check."""
+    def ends_at(self, made: int, samples: int, stopped_by: str) -> bool:
+        """Whether a timing of this plan may end after `made` calls with `samples` timed samples, stopped by
+        the rule named (`""`: none). A runner that reported fewer calls than it made hid the last ones from
+        every check; one that reported fewer samples than it timed left out the slow ones."""
         if stopped_by == timers.RACE_STOP:
             return self.race
         if stopped_by == timers.SETTLED_STOP:
             if self.settle is None or self.early_warmup:
                 return self.settle is not None
             trials = made - self.warmup  # where the rule, or its long calls' form, asks whether to stop
-            return any(rule.checks_at(trials) for rule in (self.settle, self.settle.for_call_ms(math.inf)))
-        return stopped_by == "" and (self.early_warmup or made == self.warmup + self.trials)
+            stops = any(rule.checks_at(trials) for rule in (self.settle, self.settle.for_call_ms(math.inf)))
+            return stops and samples == trials
+        every_call = self.early_warmup or made == self.warmup + self.trials
+        return stopped_by == "" and samples == self.trials and every_call
 
     def stops(self) -> list[int]:
         """Call counts (warm-up included) at which the timing may end, ascending; the last is the plan's.

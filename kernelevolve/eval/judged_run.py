@@ -214,10 +214,11 @@ def _time_once(
     made = reply.get("calls")
     if not isinstance(made, int) or isinstance(made, bool) or not stats.trials <= made <= len(plan):
         raise ReplyError("the timing reply's call count is missing or out of range")
-    if not timing_plan.ends_at(made, stats.stopped_by):  # calls hidden past the end are checked by none
+    if not timing_plan.ends_at(made, stats.trials, stats.stopped_by):  # calls or samples hidden
         raise _inconsistent(
-            f"timing{where}: the candidate's process reported {made} calls made of the {len(plan)} planned, "
-            f"stopped by {stats.stopped_by or 'no rule'}: no rule of this timing stops it there"
+            f"timing{where}: the candidate's process reported {made} calls made of the {len(plan)} planned "
+            f"and {stats.trials} timed, stopped by {stats.stopped_by or 'no rule'}: no rule of this timing "
+            "stops it there"
         )
     if final != made:  # a counter held back leaves the timed calls unchecked: it must show every call
         raise _inconsistent(

@@ -42,3 +42,17 @@ def test_state_is_restored_by_name_from_the_judges_copy() -> None:
     for tensor in (model.running, model.replaced, model.inner.hidden):
         assert torch.equal(tensor, torch.arange(4.0))
     assert torch.equal(out, torch.ones(4))  # an output that was the state tensor is left as it was
+
+
+def test_a_plain_attribute_moved_to_another_device_is_unchanged() -> None:
+    """KernelBench's RNNs replace `self.h0` by its copy on the input's device each call: the same values
+    (on a GPU another device, which the comparison moves back; here a copy on the same one)."""
+    from kernelevolve.eval import module_state
+
+    model = torch.nn.Module()
+    model.h0 = torch.ones(3)
+    before = module_state.snapshot(model)
+    model.h0 = model.h0.to("cuda" if torch.cuda.is_available() else "cpu", copy=True)
+    assert module_state.changed(model, before) == []
+    model.h0 = model.h0 * 2.0
+    assert module_state.changed(model, before) == ["h0"]

@@ -22,14 +22,21 @@ def snapshot(model: Any) -> dict[str, Any]:
 
 
 def changed(model: Any, before: Mapping[str, Any]) -> list[str]:
-    """The buffers whose values differ from `before` (bit for bit, NaN payloads aside)."""
+    """The state whose values differ from `before` (bit for bit, NaN payloads aside). A plain attribute a
+    call replaces by a copy on another device (KernelBench's `self.h0 = self.h0.to(x.device)`, which
+    `Module.to` does not move) is the same values, unchanged."""
     import torch
 
     now = floating_state(model)
     return [
         name
         for name, old in before.items()
-        if name in now and not torch.equal(now[name].detach().nan_to_num(), old.nan_to_num())
+        if name in now
+        and not (
+            now[name].shape == old.shape
+            and now[name].dtype == old.dtype
+            and torch.equal(now[name].detach().to(old.device).nan_to_num(), old.nan_to_num())
+        )
     ]
 
 

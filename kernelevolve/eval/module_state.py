@@ -46,18 +46,25 @@ def floating_state(model: Any) -> dict[str, Any]:
     KernelBench's VanillaRNN carries its hidden state from call to call in `self.hidden`."""
     import torch
 
-    if not hasattr(model, "named_buffers"):
+    state = floating_buffers(model)
+    if not state and not hasattr(model, "named_modules"):
         return {}
-    state = {
-        name: buffer
-        for name, buffer in model.named_buffers()
-        if buffer is not None and buffer.is_floating_point() and buffer.numel()
-    }
     for prefix, module in model.named_modules():
         for key, value in _own_dict(module).items():
             if type(value) is torch.Tensor and value.is_floating_point() and value.numel():
                 state.setdefault(f"{prefix}.{key}" if prefix else key, value)
     return state
+
+
+def floating_buffers(model: Any) -> dict[str, Any]:
+    """The floating buffers of an nn.Module (none for any other callable)."""
+    if not hasattr(model, "named_buffers"):
+        return {}
+    return {
+        name: buffer
+        for name, buffer in model.named_buffers()
+        if buffer is not None and buffer.is_floating_point() and buffer.numel()
+    }
 
 
 def current(model: Any, name: str) -> Any:
@@ -92,14 +99,16 @@ def _own_dict(module: Any) -> dict[str, Any]:
 def counterparts(model: Any, wanted: list[tuple[str, tuple[int, ...]]]) -> list[Any | None]:
     """The candidate's state tensor for each (name, shape) of the reference's (`counterpart_names`)."""
     ours = floating_state(model)
-    return [None if name is None else ours[name] for name in counterpart_names(ours, wanted)]
+    return [None if name is None else ours[name] for name in counterpart_names(model, wanted)]
 
 
-def counterpart_names(ours: Mapping[str, Any], wanted: list[tuple[str, tuple[int, ...]]]) -> list[str | None]:
-    """The names in `ours` (a candidate's `floating_state`) standing for each (name, shape) of the
-    reference's: same name and shape, else the one unmatched tensor of that shape whose last name part is
-    the same (`running_var` for the reference's `bn.running_var`: a ModelNew holding a norm's state
-    itself, in its own order), else the next unmatched tensor of that shape; None where it has none."""
+def counterpart_names(model: Any, wanted: list[tuple[str, tuple[int, ...]]]) -> list[str | None]:
+    """The names of the candidate's (`model`'s) state standing for each (name, shape) of the reference's:
+    same name and shape, else the one unmatched tensor of that shape whose last name part is the same
+    (`running_var` for the reference's `bn.running_var`: a ModelNew holding a norm's state itself, in its
+    own order), else the next unmatched buffer of that shape (a plain attribute only by name: one of the
+    same shape may be a constant the kernel needs); None where it has none."""
+    ours = floating_state(model)
     free = dict(ours)
     found: list[str | None] = [None] * len(wanted)
     for index, (name, shape) in enumerate(wanted):
@@ -113,9 +122,10 @@ def counterpart_names(ours: Mapping[str, Any], wanted: list[tuple[str, tuple[int
             if len(same) == 1:  # two such tensors say nothing about which one is meant: order decides
                 free.pop(same[0])
                 found[index] = same[0]
+    buffers = floating_buffers(model)
     for index, (_, shape) in enumerate(wanted):
         if found[index] is None:
-            spare = next((n for n, t in free.items() if tuple(t.shape) == shape), None)
+            spare = next((n for n, t in free.items() if n in buffers and tuple(t.shape) == shape), None)
             if spare is not None:
                 free.pop(spare)
                 found[index] = spare

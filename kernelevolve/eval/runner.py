@@ -197,11 +197,11 @@ class _Runner:
             return [t if t is None or own_work.exact(t, parameters=True) else None for t in tensors]
 
     def _counterpart_names(self, index: int, names: list[Any], like: list[Any]) -> list[str | None]:
-        from kernelevolve.eval.module_state import counterpart_names, floating_state
+        from kernelevolve.eval.module_state import counterpart_names
 
         wanted = [(str(name), tuple(tensor.shape)) for name, tensor in zip(names, like, strict=True)]
         with collecting():
-            return counterpart_names(floating_state(self.models[index]), wanted)
+            return counterpart_names(self.models[index], wanted)
 
     def op_release(self, message: dict[str, Any]) -> dict[str, Any]:
         """Drop every judge tensor this runner mapped, so the judge can free them (`Runner.release_shared`)."""

@@ -132,6 +132,9 @@ def test_passed_secret_calls_are_checked_in_their_own_slots() -> None:
     passed = [1, 2, 4]
     check.check_passed(passed, 5)  # calls 0..4 done: 1, 2 and 4 are final in a ring of six
     assert seen == [1, 2, 4] and passed == []
+    seen.clear()
+    check.check_passed([0, 5], 6)  # all six done: no call writes slot 0 again
+    assert seen == [0, 5]
     two = OutputCheck(None, lambda _: [], [], [], list(range(6)), [[]] * 2, 0.0, 0.0, 1, 0)
     two.check_call = seen.append  # type: ignore[method-assign]
     seen.clear()

@@ -61,8 +61,10 @@ class OutputCheck:
         reported made (`tests/adversarial/hacks/hold_counter_behind_honest_calls.py`)."""
         from kernelevolve.eval import timers
 
+        # the last call whose output may still be being written: the next, or more with issue-ahead
+        last_written = min(finished - 1 + timers.ISSUE_AHEAD, len(self.plan) - 1)
         for call in calls:
-            if 0 <= finished - 1 - call < len(self.ring) - timers.ISSUE_AHEAD:
+            if call < finished and call + len(self.ring) > last_written:  # no later call writes its slot
                 self.check_call(call)
         calls.clear()
 

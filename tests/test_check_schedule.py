@@ -105,3 +105,38 @@ def test_wrong_between_settle_points_is_caught(
     case = next(c for c in load_cases("hacks") if c.name == "cheat_between_settle_points")
     report = evaluate(test_hacks.request_for(case, cpu_platform), cpu_platform)
     assert (report.status, report.error_name) == (Status.INCORRECT, "timed_output_mismatch"), report.feedback
+
+
+def test_a_timing_ends_only_where_a_rule_of_its_plan_stops_it() -> None:
+    """A runner reporting fewer calls than it made hides the last ones from every check
+    (`hacks/hold_counter_behind_honest_calls`), and one reporting fewer samples than it timed leaves the slow
+    ones out: without a stop rule a CPU timing makes every planned call and reports every trial."""
+    cpu = TimingPlan(warmup=1, trials=5, settle=None, early_warmup=False)
+    assert cpu.ends_at(6, 5, "") and not cpu.ends_at(5, 5, "") and not cpu.ends_at(6, 4, "")
+    assert not cpu.ends_at(5, 4, timers.SETTLED_STOP) and not cpu.ends_at(5, 4, timers.RACE_STOP)
+    settling = TimingPlan(warmup=1, trials=100, settle=SETTLE, early_warmup=False, race=True)
+    assert settling.ends_at(21, 20, timers.SETTLED_STOP) and not settling.ends_at(22, 21, timers.SETTLED_STOP)
+    assert settling.ends_at(11, 10, timers.SETTLED_STOP)  # a long call settles from its 10th trial
+    assert not settling.ends_at(21, 19, timers.SETTLED_STOP)
+    assert settling.ends_at(3, 1, timers.RACE_STOP) and not settling.ends_at(3, 2, "")
+    assert GPU.ends_at(107, 100, "") and not GPU.ends_at(107, 99, "")  # a GPU's warm-up may end early
+
+
+def test_passed_secret_calls_are_checked_in_their_own_slots() -> None:
+    """A counter that jumps past a secret call has that call checked too, where its slot still holds it."""
+    from kernelevolve.eval.timed_checks import OutputCheck
+
+    check = OutputCheck(None, lambda _: [], [], [], list(range(6)), [[]] * 6, 0.0, 0.0, 1, 0)
+    seen: list[int] = []
+    check.check_call = seen.append  # type: ignore[method-assign]
+    passed = [1, 2, 4]
+    check.check_passed(passed, 5)  # calls 0..4 done: 1, 2 and 4 are final in a ring of six
+    assert seen == [1, 2, 4] and passed == []
+    seen.clear()
+    check.check_passed([0, 5], 6)  # all six done: no call writes slot 0 again
+    assert seen == [0, 5]
+    two = OutputCheck(None, lambda _: [], [], [], list(range(6)), [[]] * 2, 0.0, 0.0, 1, 0)
+    two.check_call = seen.append  # type: ignore[method-assign]
+    seen.clear()
+    two.check_passed([2, 3, 4], 5)  # a ring of two on a GPU: only the last finished call is surely final
+    assert seen == [4]

@@ -179,6 +179,37 @@ def test_counterparts_by_last_name_part_before_order() -> None:
     assert found[0] is two.a.running_mean and found[1] is two.a.running_var
 
 
+def test_plain_attributes_are_state_matched_by_name_only() -> None:
+    """A tensor in a plain attribute that a call replaces is state (KernelBench's VanillaRNN `self.hidden`);
+    a candidate's plain attribute stands for it by name, never as a spare of the same shape (it may be a
+    constant the kernel needs), while a buffer still may."""
+    import torch
+
+    class Rnn(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.hidden = torch.zeros(2, 3)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            self.hidden = torch.tanh(x + self.hidden)
+            return self.hidden
+
+    rnn = Rnn()
+    before = module_state.snapshot(rnn)
+    rnn(torch.ones(2, 3))
+    assert module_state.changed(rnn, before) == ["hidden"]
+
+    class Constant(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.table = torch.ones(2, 3)
+
+    assert module_state.counterparts(Constant(), [("hidden", (2, 3))]) == [None]
+    named = Constant()
+    named.hidden = torch.zeros(2, 3)
+    assert module_state.counterparts(named, [("hidden", (2, 3))])[0] is named.hidden
+
+
 def test_spec_mode_is_parsed_and_changes_the_key(tmp_path: Path, cpu_platform: Platform) -> None:
     (tmp_path / "ref.py").write_text(BATCHNORM_REFERENCE)
     (tmp_path / "bn.yaml").write_text("name: bn\nreference: ref.py\nmode: eval\n")

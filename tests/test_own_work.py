@@ -147,6 +147,24 @@ def test_timed_guard_refuses_swapped_outputs_and_inputs() -> None:
     assert raised.value.check == "input_type" and RAN == []
 
 
+def test_state_put_back_refuses_a_swapped_state_tensor() -> None:
+    """The runner puts ModelNew's state back between timed calls by `copy_` on it: one whose class a call
+    swapped would run candidate code there (`hacks/lazy_state_copy_swapped_class`)."""
+    model = torch.nn.Module()
+    model.register_buffer("running", torch.zeros(4))
+    model.hidden = torch.zeros(4)
+    names, start = ["running", "hidden", None], [torch.ones(4), torch.ones(4), torch.ones(4)]
+    timed_guard.put_back_state(model, names, start)  # PyTorch's own classes: put back
+    assert torch.equal(model.running, torch.ones(4)) and torch.equal(model.hidden, torch.ones(4))
+    model.hidden = torch.zeros(4)  # replaced by a call: found by name again
+    timed_guard.put_back_state(model, names, start)
+    assert torch.equal(model.hidden, torch.ones(4))
+    model.running.__class__ = _Tensor
+    with pytest.raises(timed_guard.TimedViolation) as raised:
+        timed_guard.put_back_state(model, names, start)
+    assert raised.value.check == "input_type" and RAN == []
+
+
 def test_strict_trace_counts_ops_on_swapped_classes_without_reading_them() -> None:
     probe = _swapped_tensor()
     scratch = torch.zeros(4)

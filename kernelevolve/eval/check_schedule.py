@@ -16,6 +16,7 @@ checked throughout; a timing of `FIRST_CHECKS` calls or fewer has every call che
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -34,12 +35,29 @@ class TimingPlan:
     trials: int
     settle: timers.Settle | None
     early_warmup: bool  # GPUs: warm-up ends after `WARMUP_MIN_CALLS` once the calls were long enough
+    race: bool = False  # a loser may be given up on (`timers.Race`)
 
     @classmethod
     def of(cls, message: dict[str, Any], device: str) -> TimingPlan:
         """The plan of a runner's timing request (`runner._Runner.op_time`) on `device`."""
         early = device.startswith("cuda") and message.get("warmup_enough_ms", 0) > 0
-        return cls(message["warmup"], message["trials"], message.get("settle"), early)
+        race = message.get("race") is not None
+        return cls(message["warmup"], message["trials"], message.get("settle"), early, race)
+
+    def ends_at(self, made: int, samples: int, stopped_by: str) -> bool:
+        """Whether a timing of this plan may end after `made` calls with `samples` timed samples, stopped by
+        the rule named (`""`: none). A runner that reported fewer calls than it made hid the last ones from
+        every check; one that reported fewer samples than it timed left out the slow ones."""
+        if stopped_by == timers.RACE_STOP:
+            return self.race
+        if stopped_by == timers.SETTLED_STOP:
+            if self.settle is None or self.early_warmup:
+                return self.settle is not None
+            trials = made - self.warmup  # where the rule, or its long calls' form, asks whether to stop
+            stops = any(rule.checks_at(trials) for rule in (self.settle, self.settle.for_call_ms(math.inf)))
+            return stops and samples == trials
+        every_call = self.early_warmup or made == self.warmup + self.trials
+        return stopped_by == "" and samples == self.trials and every_call
 
     def stops(self) -> list[int]:
         """Call counts (warm-up included) at which the timing may end, ascending; the last is the plan's.

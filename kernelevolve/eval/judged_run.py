@@ -37,6 +37,9 @@ from kernelevolve.specs import reference
 from kernelevolve.types import ShapeCase, Status, TimingStats
 
 RING_SLOTS = 2  # > timers.ISSUE_AHEAD: the slot of the last finished call is never being written
+# On the CPU the ring holds every call where their outputs fit this: a secret call the counter passed is
+# checked in its own slot, not only the last finished call (`timed_checks.OutputCheck.check_passed`)
+RING_BUDGET_BYTES = 64 << 20
 # Device memory for distinct timing input sets (one per call where they fit; inputs are refreshed every
 # call anyway): two problems' evaluations share a GPU, and KernelBench's inputs reach 8 GB.
 TIMING_SET_BUDGET_BYTES = {"cuda": 1 << 30, "cpu": 64 << 20}
@@ -150,20 +153,23 @@ def _time_once(
     patterns = input_refresh.make_patterns(sets[0], seed)
     plan = input_refresh.schedule(seed, calls)
     shared_patterns = [[None if p is None else _shared(arena, p) for p in row] for row in patterns]
-    ring = [[arena.empty_like(leaf) for leaf in expected_like] for _ in range(RING_SLOTS)]
+    ring = [
+        [arena.empty_like(leaf) for leaf in expected_like] for _ in range(ring_size(shape, device, calls))
+    ]
     for slots in ring:
         for slot in slots:
             slot.fill_(float("nan")) if slot.is_floating_point() else slot.zero_()  # a permuted layout too
     counter = arena.host_counter()
-    # A reference whose calls move its state (running statistics) sees only the checked calls, the
+    # A reference whose calls move its state (running statistics, an RNN's hidden state in a plain
+    # attribute: `module_state.floating_state`) sees only the checked calls, the
     # candidate every call: where its output reads that state the two part, the check ran the reference
     # again, which differed from itself, and it was skipped (a candidate did no work on timed calls,
     # `tests/adversarial/hacks/stateful_reference_timed_unchecked`). Both sides put that state back to
     # the reference's at the timing's start before every call, so every timed call is checkable.
     owner = getattr(shape.reference_model, "__self__", shape.reference_model)  # a training step's forward
-    buffers = module_state.floating_buffers(owner)
-    names = [name for name in shape.candidate.stateful if name in buffers]
-    start = [_shared(arena, buffers[name].detach().clone()) for name in names]
+    state = module_state.floating_state(owner)
+    names = [name for name in shape.candidate.stateful if name in state]
+    start = [_shared(arena, state[name].detach().clone()) for name in names]
     request = {
         **message,
         "op": "time",
@@ -183,11 +189,10 @@ def _time_once(
     checker = timed_checks.OutputCheck(
         shape, make_set, structure, patterns, plan, ring, atol, rtol, len(sets), seed
     )
-    checker.state = [(buffers[name], value) for name, value in zip(names, start, strict=True)]
+    checker.keep_state(owner, names, start)  # before the runner can write `start`
     runner = shape.candidate.runner
-    secret = check_schedule.secret_calls(
-        check_schedule.TimingPlan.of(message, device), check_schedule.chooser()
-    )
+    timing_plan = check_schedule.TimingPlan.of(message, device)
+    secret = check_schedule.secret_calls(timing_plan, check_schedule.chooser())
     started = time.perf_counter()
     shape.setup_s = started - setup_started
     runner.send(request)
@@ -209,6 +214,12 @@ def _time_once(
     made = reply.get("calls")
     if not isinstance(made, int) or isinstance(made, bool) or not stats.trials <= made <= len(plan):
         raise ReplyError("the timing reply's call count is missing or out of range")
+    if not timing_plan.ends_at(made, stats.trials, stats.stopped_by):  # calls or samples hidden
+        raise _inconsistent(
+            f"timing{where}: the candidate's process reported {made} calls made of the {len(plan)} planned "
+            f"and {stats.trials} timed, stopped by {stats.stopped_by or 'no rule'}: no rule of this timing "
+            "stops it there"
+        )
     if final != made:  # a counter held back leaves the timed calls unchecked: it must show every call
         raise _inconsistent(
             f"timing{where}: the candidate's process reported {made} calls made and a completion counter "
@@ -273,6 +284,7 @@ def _supervise(
     Every stop is added to `pauses` (the CPU's call times are taken out of them, `call_windows`).
     Returns the reply and the counter's final value."""
     pending = list(secret)
+    passed: list[int] = []  # secret calls the counter passed, not yet checked in their own slots
     paused_s = 0.0  # time spent checking a frozen runner: the candidate's calls did not run then
     highest = 0
     while True:
@@ -283,6 +295,8 @@ def _supervise(
                 final = _monotone(int(counter[0]), highest)
                 _no_helpers(runner)
                 checker.check_latest(final)
+                passed += [call for call in pending if call < final]
+                checker.check_passed(passed, final)
                 return _read(runner), final
             finally:
                 pauses.append(call_windows.Span(stopped, time.perf_counter()))
@@ -297,7 +311,7 @@ def _supervise(
             progress.append((time.perf_counter() - paused_s, done))
         if pending and done > pending[0]:
             while pending and done > pending[0]:
-                pending.pop(0)
+                passed.append(pending.pop(0))
             frozen = time.perf_counter()
             runner.pause()
             stopped = time.perf_counter()
@@ -305,6 +319,7 @@ def _supervise(
                 highest = _monotone(int(counter[0]), highest)
                 _no_helpers(runner)
                 checker.check_latest(highest)
+                checker.check_passed(passed, highest)
             finally:
                 # A call's window loses only the time the runner surely stood still (stop seen to SIGCONT
                 # sent): subtracting the signal's way there too timed fast calls at 0 ms on a busy host.
@@ -361,6 +376,13 @@ def _timing_sets(
         made = first if k == 0 else make_set(k)
         sets.append([_shared(arena, leaf) for leaf in tensor_guards.tensor_leaves(made)])
     return sets, structure
+
+
+def ring_size(shape: TimedShape, device: str, calls: int) -> int:
+    """Output slots for a timing of `calls` calls: every call's on the CPU where they fit the budget."""
+    if device.startswith("cuda"):
+        return RING_SLOTS
+    return max(RING_SLOTS, min(calls, RING_BUDGET_BYTES // max(1, shape.output_bytes)))
 
 
 def _shared(arena: SharedArena, tensor: Any) -> Any:

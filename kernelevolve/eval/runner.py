@@ -187,15 +187,21 @@ class _Runner:
         return {"ok": True, "found": [tensor is not None for tensor in found]}
 
     def _counterparts(self, index: int, names: list[Any], like: list[Any]) -> list[Any]:
-        """ModelNew's counterparts of the reference's buffers `names` (shaped as `like`), None where it has
-        none or a buffer is not exactly a tensor (`own_work.exact`)."""
-        from kernelevolve.eval.module_state import counterparts
+        """ModelNew's counterparts of the reference's state `names` (shaped as `like`), None where it has
+        none or one is not exactly a tensor (`own_work.exact`)."""
+        from kernelevolve.eval.module_state import current
+
+        found = self._counterpart_names(index, names, like)
+        with quiet():
+            tensors = [None if name is None else current(self.models[index], name) for name in found]
+            return [t if t is None or own_work.exact(t, parameters=True) else None for t in tensors]
+
+    def _counterpart_names(self, index: int, names: list[Any], like: list[Any]) -> list[str | None]:
+        from kernelevolve.eval.module_state import counterpart_names
 
         wanted = [(str(name), tuple(tensor.shape)) for name, tensor in zip(names, like, strict=True)]
         with collecting():
-            found = counterparts(self.models[index], wanted)
-        with quiet():
-            return [t if t is None or own_work.exact(t, parameters=True) else None for t in found]
+            return counterpart_names(self.models[index], wanted)
 
     def op_release(self, message: dict[str, Any]) -> dict[str, Any]:
         """Drop every judge tensor this runner mapped, so the judge can free them (`Runner.release_shared`)."""
@@ -260,7 +266,7 @@ class _Runner:
 
     def op_time(self, message: dict[str, Any]) -> dict[str, Any]:
         from kernelevolve.eval import correctness, input_refresh, timers
-        from kernelevolve.eval.timed_guard import TimedGuard, TimedViolation
+        from kernelevolve.eval.timed_guard import TimedGuard, TimedViolation, put_back_state
 
         model, forward_only = self.models[message["index"]], message.get("pass") == "forward"
         launch_replay.forget()  # the last record (`kernel_share`) is not needed past the checks
@@ -278,20 +284,19 @@ class _Runner:
         needed = (
             0 if forward_only or self.backend.name != "triton" else self.launch_floor.get(message["index"], 0)
         )
-        guard = TimedGuard(ring[0], needed, bool(message.get("strict")))
-        made = [0]  # calls whose output reached the ring: the judge's count to hold the counter to
         # the state the reference's calls move, put back before each call as the judge does (`module_state`)
         start = [ref.open() for ref in message.get("state_values", [])]
-        state = self._counterparts(message["index"], message.get("state_names", []), start)
+        owner, state = self.models[message["index"]], message.get("state_names", [])
+        state = self._counterpart_names(message["index"], state, start)
+        guard = TimedGuard(ring[0], needed, bool(message.get("strict")))
+        made = [0]  # calls whose output reached the ring: the judge's count to hold the counter to
 
         def inputs_for(call: int) -> list[Any]:
             with quiet():
                 leaves = sets[call % len(sets)]
                 input_refresh.apply(leaves, patterns[plan[call]])
                 guard.before(leaves)
-                for tensor, value in zip(state, start, strict=True):
-                    if tensor is not None:
-                        tensor.copy_(value)
+                put_back_state(owner, state, start)
                 correctness.seed_forward(input_refresh.forward_seed(forward_seed, call))  # outside the window
                 return rebuild_arguments(structure, leaves)
 

@@ -36,7 +36,8 @@ class OutputCheck:
         self.patterns, self.plan, self.ring = patterns, plan, ring
         self.atol, self.rtol, self.set_count, self.seed = atol, rtol, set_count, seed
         self.checked: list[int] = []
-        self.state: list[tuple[Any, Any]] = []  # (reference buffer, its value at the timing's start)
+        self.owner: Any = None  # the reference module whose state `state` names
+        self.state: list[tuple[str, Any]] = []  # (name in `owner`, its value at the timing's start)
 
     def check_latest(self, finished: int) -> None:
         from kernelevolve.eval import judged_run  # (it imports this module)
@@ -51,6 +52,26 @@ class OutputCheck:
                 f"the candidate's process claimed {finished} finished calls of {len(self.plan)}",
                 flags=("timing_forged",),
             )
+        self.check_call(call)
+
+    def check_passed(self, calls: list[int], finished: int) -> None:
+        """Secret calls the counter passed, each checked in its own slot where the ring still holds its
+        output final (`finished` calls done; then emptied). Checking only the latest let a counter held back
+        while calls went on jump past wrong calls no check saw, the counter still matching the calls
+        reported made (`tests/adversarial/hacks/hold_counter_behind_honest_calls.py`)."""
+        from kernelevolve.eval import timers
+
+        # the last call whose output may still be being written: the next, or more with issue-ahead
+        last_written = min(finished - 1 + timers.ISSUE_AHEAD, len(self.plan) - 1)
+        for call in calls:
+            if call < finished and call + len(self.ring) > last_written:  # no later call writes its slot
+                self.check_call(call)
+        calls.clear()
+
+    def check_call(self, call: int) -> None:
+        """Call `call`'s output in its ring slot against the reference on that call's inputs."""
+        from kernelevolve.eval import judged_run  # (it imports this module)
+
         if call in self.checked:
             return
         self.checked.append(call)
@@ -88,10 +109,23 @@ class OutputCheck:
             flags=("timed_output_mismatch",),
         )
 
+    def keep_state(self, owner: Any, names: list[str], start: list[Any]) -> None:
+        """The reference's moving state (`names` of `owner`) and its values at the timing's start, copied
+        here: `start` is what the runner puts ModelNew's state back to, memory the candidate can write, and a
+        reference put back from it computed from whatever the candidate wrote there (NaN, so its NaN output
+        matched: `tests/adversarial/hacks/stateful_reference_poisoned_start.py`). Nothing a check compares
+        against is read from memory a runner maps."""
+        self.owner = owner
+        self.state = [(name, value.detach().clone()) for name, value in zip(names, start, strict=True)]
+
     def _restore(self) -> None:
-        """The reference's moving state back to the timing's start, as the runner puts ModelNew's."""
-        for buffer, value in self.state:
-            buffer.copy_(value)
+        """The reference's moving state back to the timing's start, as the runner puts ModelNew's: set by
+        name, a fresh copy each time, since a call may replace the tensor rather than update it
+        (`tests/adversarial/hacks/stateful_reference_reassigned_timed_unchecked.py`) and an output may be it."""
+        for name, value in self.state:
+            *path, leaf = name.split(".")
+            module = self.owner.get_submodule(".".join(path)) if path else self.owner
+            setattr(module, leaf, value.clone())
 
 
 def _error_words(worst: float) -> str:

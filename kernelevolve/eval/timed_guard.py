@@ -105,6 +105,27 @@ class TimedGuard:
         return {} if self.op_trace is None else self.op_trace.fields()
 
 
+def put_back_state(model: Any, names: Sequence[str | None], values: Sequence[torch.Tensor]) -> None:
+    """Before a timed call (after its inputs are refreshed): ModelNew's counterparts of the state the
+    reference's calls move set back to `values`, found by name each time (a call may replace them: `self.hidden
+    = ...`) through the modules' own dictionaries. Each must still be exactly PyTorch's tensor: `copy_` on one
+    whose class a call swapped ran candidate code here, outside the timed window, with the next call's inputs
+    ready (`tests/adversarial/hacks/lazy_state_copy_swapped_class.py`)."""
+    from kernelevolve.eval.module_state import current
+
+    for name, value in zip(names, values, strict=True):
+        if name is None:
+            continue
+        tensor = current(model, name)
+        if not exact(tensor, parameters=True) or tuple(tensor.shape) != tuple(value.shape):
+            raise TimedViolation(
+                "input_type",
+                f"ModelNew's {name!r}, the state the reference's calls move, is no longer a plain tensor of "
+                f"shape {tuple(value.shape)} before a timed call: the runner puts that state back between calls",
+            )
+        tensor.copy_(value)
+
+
 _PLAIN_VALUES = (type(None), bool, int, float, str)  # non-tensor leaves a timed output may hold
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: set on every class a Python statement defines
 

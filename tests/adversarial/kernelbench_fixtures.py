@@ -1167,6 +1167,20 @@ def get_init_inputs():
 """,
 )
 
+# KernelBench's first VanillaRNN form: no initial_hidden input, so the hidden state a call leaves in the
+# plain attribute is the next call's (every output depends on every call before it)
+VANILLA_RNN_CARRIED = VANILLA_RNN_STATE.replace(
+    """    def forward(self, x, initial_hidden=None):
+        if initial_hidden is not None:
+            self.hidden.copy_(initial_hidden)
+""",
+    """    def forward(self, x):
+""",
+).replace(
+    "return [torch.rand(batch_size, input_size), torch.rand(batch_size, hidden_size)]",
+    "return [torch.rand(batch_size, input_size)]",
+)
+
 LSTM_NESTED_STATE = _ref(
     """
 class Model(nn.Module):
@@ -1235,6 +1249,7 @@ SOURCES: dict[str, str] = {
     "kb_linear_split_heads": LINEAR_SPLIT_HEADS,
     "kb_buffer_projection": BUFFER_PROJECTION,
     "kb_vanilla_rnn_state": VANILLA_RNN_STATE,
+    "kb_vanilla_rnn_carried": VANILLA_RNN_CARRIED,
     "kb_lstm_nested_state": LSTM_NESTED_STATE,
 }
 

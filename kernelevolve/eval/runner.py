@@ -286,8 +286,8 @@ class _Runner:
         )
         # the state the reference's calls move, put back before each call as the judge does (`module_state`)
         start = [ref.open() for ref in message.get("state_values", [])]
-        owner, state = self.models[message["index"]], message.get("state_names", [])
-        state = self._counterpart_names(message["index"], state, start)
+        owner = self.models[message["index"]]  # the module itself: `model` is wrapped above
+        state = self._counterpart_names(message["index"], message.get("state_names", []), start)
         guard = TimedGuard(ring[0], needed, bool(message.get("strict")))
         made = [0]  # calls whose output reached the ring: the judge's count to hold the counter to
 

@@ -374,7 +374,7 @@ def _timing_sets(
     sets: list[list[Any]] = []
     for k in range(count):
         made = first if k == 0 else make_set(k)
-        sets.append([_shared(arena, leaf) for leaf in tensor_guards.tensor_leaves(made)])
+        sets.append([_shared(arena, leaf) for leaf in argument_structure.leaves_of(made)])
     return sets, structure
 
 

@@ -10,8 +10,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from kernelevolve.eval import correctness, input_refresh, tensor_guards
-from kernelevolve.eval.argument_structure import rebuild_arguments
+from kernelevolve.eval import correctness, input_refresh
+from kernelevolve.eval.argument_structure import leaves_of, rebuild_arguments
 from kernelevolve.types import Status
 
 
@@ -78,7 +78,7 @@ class OutputCheck:
         import torch
 
         set_index = call % self.set_count
-        start = tensor_guards.tensor_leaves(self.make_set(set_index))  # seeded: the set's first values again
+        start = leaves_of(self.make_set(set_index))  # seeded: the set's first values again, aliases kept
         leaves = input_refresh.inputs_at(start, self.set_count, set_index, call, self.plan, self.patterns)
         arguments = rebuild_arguments(self.structure, leaves)
         got = self.ring[call % len(self.ring)]

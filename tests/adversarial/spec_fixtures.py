@@ -511,6 +511,13 @@ MEANS_IN_LIST_WEIGHTED = MEANS_IN_LIST.replace(
     "        self.weight = nn.Parameter(torch.randn(features))\n        self.last = [torch",
 ).replace("out = x - (", "out = self.weight * x - (")
 
+# The counter kept on the class (`Model.calls`), where no put-back reaches: an unsupported form
+CLASS_COUNTER_WEIGHTED = (
+    STEP_COUNTER_WEIGHTED.replace("class Model(nn.Module):\n", "class Model(nn.Module):\n    calls = 0\n\n")
+    .replace("        self.calls = 0\n", "")
+    .replace("self.calls += 1", "type(self).calls += 1")
+)
+
 SPECS: dict[str, KernelSpec] = {
     "rmsnorm_train": KernelSpec(
         name="adversarial_rmsnorm_train", reference_source=RMSNORM, atol=1e-4, rtol=1e-4, backward=Backward()
@@ -539,6 +546,7 @@ SPECS |= {
         "means_in_list": MEANS_IN_LIST,
         "step_counter_weighted": STEP_COUNTER_WEIGHTED,
         "means_in_list_weighted": MEANS_IN_LIST_WEIGHTED,
+        "class_counter_weighted": CLASS_COUNTER_WEIGHTED,
         **KERNELBENCH_FORM,
     }.items()
 }

@@ -44,3 +44,23 @@ def test_sets_of_other_lengths_than_the_first_take_the_row_fitted_to_theirs() ->
         rebuilt = input_refresh.inputs_at([t.clone() for t in starts[index]], 3, index, call, plan, patterns)
         assert all(torch.equal(a, b) for a, b in zip(sets[index], rebuilt, strict=True)), call
     assert all(not torch.equal(s[0], t[0]) for s, t in zip(sets, starts, strict=True))
+
+
+def test_one_tensor_in_two_positions_is_one_leaf_refreshed_once() -> None:
+    """`get_inputs()` returning `[x, x]`: one leaf, both positions rebuilt onto it, so the runner (refreshing
+    its copy of the leaf) and the judge (refreshing the set made again) hand the reference and the candidate
+    alike inputs (`tests/adversarial/good/same_input_twice_two_pointers.py`)."""
+    from kernelevolve.eval.argument_structure import leaves_of, rebuild_arguments, structure_of
+
+    x, y, z = torch.randn(3, 4), torch.randn(2), torch.randn(5)
+    arguments = [x, (x.view(3, 4), y), z, 2.0]  # the same object twice, then an equal view of it
+    structure = structure_of(arguments)
+    leaves = leaves_of(arguments)
+    assert len(leaves) == 3 and leaves[0] is x and leaves[1] is y
+    copies = [leaf.clone() for leaf in leaves]  # what the runner maps: its own copy of each leaf
+    patterns = input_refresh.make_patterns(copies, seed=3)
+    input_refresh.apply(copies, patterns[0])
+    rebuilt = rebuild_arguments(structure, copies)
+    assert rebuilt[0] is rebuilt[1][0] and rebuilt[1][1] is copies[1] and rebuilt[3] == 2.0
+    judged = input_refresh.inputs_at(leaves_of(arguments), 1, 0, 0, [0], patterns)
+    assert torch.equal(rebuild_arguments(structure, judged)[1][0], rebuilt[0])

@@ -235,3 +235,21 @@ def test_interpreter_hooks_name_replaced_builtins_modules_and_finders() -> None:
         assert interpreter_hooks.changed() == []
     finally:
         interpreter_hooks._SNAPSHOT.clear()
+
+
+def test_numbers_and_plain_lists_are_put_back_into_the_modules_own_dictionary() -> None:
+    """A step counter and a list of tensors (`module_state.state`) are replaced by fresh copies of the start;
+    a parameter a forward moves in place is copied back in place; a counterpart whose layout changed (a list
+    grown, a number turned into another object) is refused, nothing of it read."""
+    model = torch.nn.Module()
+    model.calls = 7
+    model.last = [torch.zeros(2), torch.zeros(2)]
+    model.centre = torch.nn.Parameter(torch.zeros(3))
+    names, start = ["calls", "last", "centre"], [2, [torch.ones(2), torch.full((2,), 2.0)], torch.ones(3)]
+    timed_guard.put_back_state(model, names, start)
+    assert model.calls == 2 and torch.equal(model.last[1], torch.full((2,), 2.0))
+    assert model.last[0] is not start[1][0] and torch.equal(model.centre, torch.ones(3))
+    model.last.append(torch.zeros(2))
+    with pytest.raises(timed_guard.TimedViolation) as raised:
+        timed_guard.put_back_state(model, names, start)
+    assert raised.value.check == "input_type"

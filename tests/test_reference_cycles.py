@@ -87,7 +87,7 @@ def test_the_runners_walks_keep_nothing_they_were_handed() -> None:
         described, tensors = runner_outputs.describe(outputs, [])
         leaves = timed_guard._plain_leaves(outputs, call=0)
         arguments = argument_structure.rebuild_arguments(
-            [{"leaf": True}, {"kind": "tuple", "items": [{"leaf": True}]}], leaves
+            [{"leaf": 0}, {"kind": "tuple", "items": [{"leaf": 1}]}], leaves
         )
         assert len(described) == 4 and len(arguments) == 2
         del outputs, tensors, leaves, arguments

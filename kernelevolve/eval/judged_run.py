@@ -161,15 +161,15 @@ def _time_once(
             slot.fill_(float("nan")) if slot.is_floating_point() else slot.zero_()  # a permuted layout too
     counter = arena.host_counter()
     # A reference whose calls move its state (running statistics, an RNN's hidden state in a plain
-    # attribute: `module_state.floating_state`) sees only the checked calls, the
+    # attribute, a step counter, a list of tensors, a parameter: `module_state.state`) sees only the checked calls, the
     # candidate every call: where its output reads that state the two part, the check ran the reference
     # again, which differed from itself, and it was skipped (a candidate did no work on timed calls,
     # `tests/adversarial/hacks/stateful_reference_timed_unchecked`). Both sides put that state back to
     # the reference's at the timing's start before every call, so every timed call is checkable.
     owner = getattr(shape.reference_model, "__self__", shape.reference_model)  # a training step's forward
-    state = module_state.floating_state(owner)
+    state = {**module_state.state(owner), **module_state.model_parameters(owner)}  # numbers, lists too
     names = [name for name in shape.candidate.stateful if name in state]
-    start = [_shared(arena, state[name].detach().clone()) for name in names]
+    start = [_shared_value(arena, state[name]) for name in names]
     request = {
         **message,
         "op": "time",
@@ -182,7 +182,7 @@ def _time_once(
         "ring": [[arena.ref(slot) for slot in slots] for slots in ring],
         "counter": arena.ref(counter),
         "state_names": names,
-        "state_values": [arena.ref(value) for value in start],
+        "state_values": reference.map_tensors(arena.ref, start),
         "where": shape.candidate.where,
         "strict": shape.candidate.strict,  # timed calls traced as checked ones are
     }
@@ -374,7 +374,7 @@ def _timing_sets(
     sets: list[list[Any]] = []
     for k in range(count):
         made = first if k == 0 else make_set(k)
-        sets.append([_shared(arena, leaf) for leaf in tensor_guards.tensor_leaves(made)])
+        sets.append([_shared(arena, leaf) for leaf in argument_structure.leaves_of(made)])
     return sets, structure
 
 
@@ -387,6 +387,11 @@ def ring_size(shape: TimedShape, device: str, calls: int) -> int:
 
 def _shared(arena: SharedArena, tensor: Any) -> Any:
     return tensor if arena.owns(tensor) else arena.copy_of(tensor)
+
+
+def _shared_value(arena: SharedArena, value: Any) -> Any:
+    """A state value with each tensor in it copied into the arena (numbers as they are)."""
+    return reference.map_tensors(lambda tensor: arena.copy_of(tensor.detach()), value)
 
 
 def _stats(data: Any, pauses: list[call_windows.Span], around: call_windows.Span, where: str) -> TimingStats:

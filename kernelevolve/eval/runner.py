@@ -104,6 +104,7 @@ class _Runner:
         self.module_name = ""
         self.models: dict[int, Any] = {}
         self.launch_floor: dict[int, int] = {}  # per model: the fewest launches of any of its checked calls
+        self.moving: dict[int, set[str]] = {}  # per model: the state its checked calls moved (`module_state`)
         self.precision: Any = None
 
     # ------------------------------------------------------------------------------ requests
@@ -197,11 +198,11 @@ class _Runner:
             return [t if t is None or own_work.exact(t, parameters=True) else None for t in tensors]
 
     def _counterpart_names(self, index: int, names: list[Any], like: list[Any]) -> list[str | None]:
-        from kernelevolve.eval.module_state import counterpart_names
+        from kernelevolve.eval.module_state import counterpart_names, signature
 
-        wanted = [(str(name), tuple(tensor.shape)) for name, tensor in zip(names, like, strict=True)]
+        wanted = [(str(name), signature(value)) for name, value in zip(names, like, strict=True)]
         with collecting():
-            return counterpart_names(self.models[index], wanted)
+            return counterpart_names(self.models[index], wanted, frozenset(self.moving.get(index, ())))
 
     def op_release(self, message: dict[str, Any]) -> dict[str, Any]:
         """Drop every judge tensor this runner mapped, so the judge can free them (`Runner.release_shared`)."""
@@ -237,6 +238,10 @@ class _Runner:
         launches_before = _LAUNCHES[0]
         trace = OpTrace() if message.get("strict") else contextlib.nullcontext()
         runner_trace.set_launch_mode(launch_mode := message.get("launches"))  # `kernel_share`'s calls
+        from kernelevolve.eval import module_state
+
+        with quiet(), torch.no_grad():  # its state before the call: a counterpart may carry another name
+            before = module_state.snapshot(model, parameters=False)
         try:
             with torch.no_grad(), trace, collecting():
                 correctness.seed_forward(message["seed"])
@@ -255,6 +260,7 @@ class _Runner:
             tensor_guards.synchronize_current_stream([t for t in tensors if t is not None] + input_leaves)
             runner_outputs.fill_slots(tensors, slots)
             tensor_guards.synchronize_current_stream(slots)
+            self.moving.setdefault(message["index"], set()).update(module_state.changed(model, before))
         launches = _LAUNCHES[0] - launches_before
         index = message["index"]
         if launch_mode != "off":  # timed calls must launch what the checked calls did
@@ -285,7 +291,7 @@ class _Runner:
             0 if forward_only or self.backend.name != "triton" else self.launch_floor.get(message["index"], 0)
         )
         # the state the reference's calls move, put back before each call as the judge does (`module_state`)
-        start = [ref.open() for ref in message.get("state_values", [])]
+        start = _open_tree(message.get("state_values", []))  # tensors, numbers, plain containers of them
         owner = self.models[message["index"]]  # the module itself: `model` is wrapped above
         state = self._counterpart_names(message["index"], message.get("state_names", []), start)
         guard = TimedGuard(ring[0], needed, bool(message.get("strict")))

@@ -10,8 +10,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from kernelevolve.eval import correctness, input_refresh, tensor_guards
-from kernelevolve.eval.argument_structure import rebuild_arguments
+from kernelevolve.eval import correctness, input_refresh
+from kernelevolve.eval.argument_structure import leaves_of, rebuild_arguments
 from kernelevolve.types import Status
 
 
@@ -78,7 +78,7 @@ class OutputCheck:
         import torch
 
         set_index = call % self.set_count
-        start = tensor_guards.tensor_leaves(self.make_set(set_index))  # seeded: the set's first values again
+        start = leaves_of(self.make_set(set_index))  # seeded: the set's first values again, aliases kept
         leaves = input_refresh.inputs_at(start, self.set_count, set_index, call, self.plan, self.patterns)
         arguments = rebuild_arguments(self.structure, leaves)
         got = self.ring[call % len(self.ring)]
@@ -97,9 +97,24 @@ class OutputCheck:
                 *rebuild_arguments(self.structure, [t.clone() for t in leaves])
             )
         # (one that differs from itself only by rounding still can: no check is skipped for a difference
-        # within the tolerance)
-        if not correctness.within_tolerance(expected, again, self.atol, self.rtol)[0]:
-            return
+        # within the tolerance). One that differs by more keeps state no put-back reaches (a tensor on another
+        # object, a class attribute, a global) or draws outside PyTorch's generator: its timed calls cannot
+        # be checked, and passing them unchecked let a candidate do no work there
+        # (`tests/adversarial/hacks/step_counter_timed_unchecked.py` before numbers were state). That is a
+        # failure with its reason, never a silent skip.
+        varies, drift = correctness.within_tolerance(expected, again, self.atol, self.rtol)
+        if not varies:
+            raise judged_run.fail(
+                Status.INCORRECT,
+                "reference_not_repeatable",
+                f"timed call {call}{self.shape.candidate.where} could not be checked: the reference, run twice "
+                f"on that call's inputs and generator seed from the same put-back state, differed from itself "
+                f"({_error_words(drift)}). It keeps state between calls that the judge cannot put back (state "
+                "outside the module's buffers, parameters and plain attributes of tensors, numbers and plain "
+                "lists, tuples or dicts of them) or draws random numbers outside PyTorch's generator; such a "
+                "spec's timed calls cannot be checked, so no candidate is accepted on it",
+                flags=("reference_not_repeatable",),
+            )
         raise judged_run.fail(
             Status.INCORRECT,
             "timed_output_mismatch",
@@ -115,17 +130,27 @@ class OutputCheck:
         reference put back from it computed from whatever the candidate wrote there (NaN, so its NaN output
         matched: `tests/adversarial/hacks/stateful_reference_poisoned_start.py`). Nothing a check compares
         against is read from memory a runner maps."""
+        from kernelevolve.eval.module_state import copied
+
         self.owner = owner
-        self.state = [(name, value.detach().clone()) for name, value in zip(names, start, strict=True)]
+        self.state = [(name, copied(value)) for name, value in zip(names, start, strict=True)]
 
     def _restore(self) -> None:
         """The reference's moving state back to the timing's start, as the runner puts ModelNew's: set by
         name, a fresh copy each time, since a call may replace the tensor rather than update it
         (`tests/adversarial/hacks/stateful_reference_reassigned_timed_unchecked.py`) and an output may be it."""
+        import torch
+
+        from kernelevolve.eval.module_state import copied, current, owner_of
+
         for name, value in self.state:
-            *path, leaf = name.split(".")
-            module = self.owner.get_submodule(".".join(path)) if path else self.owner
-            setattr(module, leaf, value.clone())
+            held = current(self.owner, name)
+            if isinstance(held, torch.nn.Parameter):  # a weight a call moves in place: moved back in place
+                with torch.no_grad():
+                    held.copy_(value)
+                continue
+            module, leaf = owner_of(self.owner, name)
+            setattr(module, leaf, copied(value))
 
 
 def _error_words(worst: float) -> str:

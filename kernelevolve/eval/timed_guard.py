@@ -105,25 +105,39 @@ class TimedGuard:
         return {} if self.op_trace is None else self.op_trace.fields()
 
 
-def put_back_state(model: Any, names: Sequence[str | None], values: Sequence[torch.Tensor]) -> None:
+def put_back_state(model: Any, names: Sequence[str | None], values: Sequence[Any]) -> None:
     """Before a timed call (after its inputs are refreshed): ModelNew's counterparts of the state the
     reference's calls move set back to `values`, found by name each time (a call may replace them: `self.hidden
-    = ...`) through the modules' own dictionaries. Each must still be exactly PyTorch's tensor: `copy_` on one
-    whose class a call swapped ran candidate code here, outside the timed window, with the next call's inputs
-    ready (`tests/adversarial/hacks/lazy_state_copy_swapped_class.py`)."""
-    from kernelevolve.eval.module_state import current
+    = ...`) through the modules' own dictionaries. A tensor (a parameter too) is copied into, and must still be
+    exactly PyTorch's: `copy_` on one whose class a call swapped ran candidate code here, outside the timed
+    window, with the next call's inputs ready (`tests/adversarial/hacks/lazy_state_copy_swapped_class.py`).
+    A number or a plain container of tensors and numbers (`module_state.state`) is replaced in the module's
+    own dictionary by a fresh copy, where the candidate's is still one of the same layout."""
+    import torch
+
+    from kernelevolve.eval.module_state import _own_dict, _plain, copied, current, owner_of, signature
 
     for name, value in zip(names, values, strict=True):
         if name is None:
             continue
-        tensor = current(model, name)
-        if not exact(tensor, parameters=True) or tuple(tensor.shape) != tuple(value.shape):
+        held = current(model, name)
+        if isinstance(value, torch.Tensor):
+            fits = exact(held, parameters=True) and tuple(held.shape) == tuple(value.shape)
+        else:
+            fits = _plain(held, top=True) and signature(held) == signature(value)
+        if not fits:
             raise TimedViolation(
                 "input_type",
-                f"ModelNew's {name!r}, the state the reference's calls move, is no longer a plain tensor of "
-                f"shape {tuple(value.shape)} before a timed call: the runner puts that state back between calls",
+                f"ModelNew's {name!r}, the state the reference's calls move, is no longer a plain value of "
+                f"its layout ({signature(value)}) before a timed call: the runner puts that state back between "
+                "calls",
             )
-        tensor.copy_(value)
+        if isinstance(value, torch.Tensor):
+            with torch.no_grad():  # a parameter moved in place by a forward is moved back the same way
+                held.copy_(value)
+        else:
+            module, leaf = owner_of(model, name)
+            _own_dict(module)[leaf] = copied(value)
 
 
 _PLAIN_VALUES = (type(None), bool, int, float, str)  # non-tensor leaves a timed output may hold

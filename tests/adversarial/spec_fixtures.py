@@ -384,6 +384,140 @@ RUNNING_CENTERING_REASSIGNED = RUNNING_CENTERING.replace(
     "self.running_mean = self.running_mean * 0.9 + x.mean(0) * 0.1",
 )
 
+# One tensor passed in two argument positions (`get_inputs()` returning `[x, x]`): the aliasing is part of
+# the input structure, kept on both sides of a timed call
+SAME_INPUT_TWICE = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return a * torch.sigmoid(b) + 0.5 * b
+
+
+batch = 12
+features = 20
+
+
+def get_inputs():
+    x = torch.randn(batch, features)
+    return [x, x]
+
+
+def get_init_inputs():
+    return []
+"""
+)
+
+# A Python int step counter its output reads (a warm-up schedule's step): state outside tensors
+STEP_COUNTER = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return x * (1.0 + 0.5 * (self.calls % 3))
+
+
+batch = 12
+features = 20
+
+
+def get_inputs():
+    return [torch.randn(batch, features)]
+
+
+def get_init_inputs():
+    return [features]
+"""
+)
+
+# An nn.Parameter its forward moves in place (an EMA centre kept as a parameter), read by the output
+EMA_PARAMETER = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.centre = nn.Parameter(torch.zeros(features))
+
+    def forward(self, x):
+        with torch.no_grad():
+            self.centre.mul_(0.9).add_(x.mean(0), alpha=0.1)
+        return x - self.centre
+
+
+batch = 12
+features = 20
+
+
+def get_inputs():
+    return [torch.randn(batch, features) + 3.0]
+
+
+def get_init_inputs():
+    return [features]
+"""
+)
+
+# The last two batch means kept in a plain list of tensors, replaced each call, read by the output
+MEANS_IN_LIST = (
+    _HEADER
+    + """
+
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.last = [torch.zeros(features), torch.zeros(features)]
+
+    def forward(self, x):
+        m = x.mean(0)
+        out = x - (self.last[0] + self.last[1] + m) / 3.0
+        self.last = [self.last[1], m]
+        return out
+
+
+batch = 12
+features = 20
+
+
+def get_inputs():
+    return [torch.randn(batch, features) + 3.0]
+
+
+def get_init_inputs():
+    return [features]
+"""
+)
+
+# The same two with a weight: a reference holding parameters makes `kernel_share` leave out its stale and
+# decoy calls (whose extra reference call moved the state and failed an honest kernel), so only the timed
+# checks stand between a candidate and its timed calls
+STEP_COUNTER_WEIGHTED = STEP_COUNTER.replace(
+    "        self.calls = 0\n",
+    "        self.calls = 0\n        self.weight = nn.Parameter(torch.randn(features))\n",
+).replace("return x * (1.0", "return x * self.weight * (1.0")
+MEANS_IN_LIST_WEIGHTED = MEANS_IN_LIST.replace(
+    "        self.last = [torch",
+    "        self.weight = nn.Parameter(torch.randn(features))\n        self.last = [torch",
+).replace("out = x - (", "out = self.weight * x - (")
+
+# The counter kept on the class (`Model.calls`), where no put-back reaches: an unsupported form
+CLASS_COUNTER_WEIGHTED = (
+    STEP_COUNTER_WEIGHTED.replace("class Model(nn.Module):\n", "class Model(nn.Module):\n    calls = 0\n\n")
+    .replace("        self.calls = 0\n", "")
+    .replace("self.calls += 1", "type(self).calls += 1")
+)
+
 SPECS: dict[str, KernelSpec] = {
     "rmsnorm_train": KernelSpec(
         name="adversarial_rmsnorm_train", reference_source=RMSNORM, atol=1e-4, rtol=1e-4, backward=Backward()
@@ -406,6 +540,13 @@ SPECS |= {
         "batchnorm_train": BATCHNORM_TRAIN,
         "running_centering": RUNNING_CENTERING,
         "running_centering_reassigned": RUNNING_CENTERING_REASSIGNED,
+        "same_input_twice": SAME_INPUT_TWICE,
+        "step_counter": STEP_COUNTER,
+        "ema_parameter": EMA_PARAMETER,
+        "means_in_list": MEANS_IN_LIST,
+        "step_counter_weighted": STEP_COUNTER_WEIGHTED,
+        "means_in_list_weighted": MEANS_IN_LIST_WEIGHTED,
+        "class_counter_weighted": CLASS_COUNTER_WEIGHTED,
         **KERNELBENCH_FORM,
     }.items()
 }

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The GPU work of issue 35 in one device call, for sessions where machines rarely start: the preflight of
+# what changed on the CPU since the last GPU run, then level 1's evaluation rate with the memory watch
+# beside it, in the time left. Each step is capped so the call ends inside the call's limit.
+# Usage on the device (carry .devpack/hydra/p1, .kbdata, .kbsrc: experiments/INDEX.md):
+#   bash experiments/adversarial_gpu/one_call.sh BUDGET_S NAME     e.g. 560 s38_h200_l1
+set -u
+out=${OUT:?OUT must name the folder that comes back}
+budget=$1; name=$2
+begun=$SECONDS
+bash .devpack/hydra/p1/install.sh >/dev/null 2>&1 || echo "hydra devpack: install failed"
+{ git log --oneline -1; nvidia-smi -L; } > "$out/head.txt" 2>&1
+KERNELBENCH_SRC=.kbsrc timeout -s INT "${PREFLIGHT_S:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider \
+  -rf -n "${WORKERS:-6}" tests/test_reference_cycles.py tests/test_shared_tensors.py tests/test_runner_release.py \
+  tests/test_timed_checks.py tests/adversarial > "$out/preflight.log" 2>&1
+echo "preflight exit $? after $(( SECONDS - begun )) s"
+tail -n 3 "$out/preflight.log"
+grep -E "^(FAILED|ERROR)" "$out/preflight.log" | head -n 20
+left=$(( budget - (SECONDS - begun) - 100 ))  # level1_rate.sh adds 60 s to its limit, then its summary
+if [ "$left" -lt 90 ]; then echo "no time left for level 1 ($left s)"; exit 0; fi
+bash experiments/adversarial_gpu/memory_watch.sh > "$out/memory_watch.log" 2>&1 &
+watch=$!
+bash experiments/adversarial_gpu/level1_rate.sh "$left" "$name"
+kill "$watch" 2>/dev/null
+echo "call took $(( SECONDS - begun )) s"

@@ -10,6 +10,9 @@ budget=$1; name=$2
 begun=$SECONDS
 bash .devpack/hydra/p1/install.sh >/dev/null 2>&1 || echo "hydra devpack: install failed"
 { git log --oneline -1; nvidia-smi -L; } > "$out/head.txt" 2>&1
+if nvidia-smi -L | grep -q H100; then  # 80 GB: one problem at a time (level1_rate.sh says why)
+  export PLATFORM=h100 PARALLEL=1
+fi
 KERNELBENCH_SRC=.kbsrc timeout -s INT "${PREFLIGHT_S:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider \
   -rf -n "${WORKERS:-6}" tests/test_reference_cycles.py tests/test_shared_tensors.py tests/test_runner_release.py \
   tests/test_timed_checks.py tests/adversarial > "$out/preflight.log" 2>&1

@@ -2,11 +2,15 @@
 # failed check ran the reference again, which had counted on and differed from itself, and the check was
 # skipped in silence: timed calls with no work were accepted. Now a reference that differs from itself
 # fails the timing with its reason (no candidate is accepted on such a spec, honest ones included).
+# On the H200 the count has already parted by the second correctness trial (the judge calls its reference more
+# often there), which fails as a mismatch (session 38's preflight).
 # Honest on checked calls (told by the guard band), a zero-grid launch and an uninitialised output on timed
 # ones
 # spec: class_counter_weighted
 # expect: incorrect reference_not_repeatable
 # runtime: incorrect reference_not_repeatable
+# expect-gpu: incorrect mismatch|reference_not_repeatable
+# runtime-gpu: incorrect mismatch|reference_not_repeatable
 import torch
 import torch.nn as nn
 import triton

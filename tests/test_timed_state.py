@@ -141,3 +141,14 @@ def test_the_ring_budget_counts_the_state() -> None:
     assert ring_size(shape, "cpu", 1000) == 64
     assert ring_size(shape, "cpu", 1000, state_bytes=1 << 20) == 32
     assert ring_size(shape, "cuda", 1000, state_bytes=1 << 20) == 2
+
+
+def test_an_integer_tensor_the_candidate_never_counted_is_not_compared() -> None:
+    """`F.batch_norm` on a BatchNorm's buffers leaves `num_batches_tracked` at 0 on every call (honest, nothing
+    reads it with a momentum: `tests/test_model_mode.py`); one its checked calls moved is compared, so a count
+    kept on checked calls and skipped on timed ones fails."""
+    start = [torch.zeros(4), torch.tensor(3), 2]
+    names = ["running", "batches", "calls"]
+    assert timed_state.compared(names, start, {"running", "calls"}) == ["running", None, "calls"]
+    assert timed_state.compared(names, start, {"batches"}) == names
+    assert timed_state.compared([None, "batches", "calls"], start, set()) == [None, None, "calls"]

@@ -77,6 +77,22 @@ def record(
         marks[index] = WRITTEN
 
 
+def compared(names: Sequence[str | None], start: Sequence[Any], moving: set[str]) -> list[str | None]:
+    """Runner side: the counterparts whose state `record` reads, `names` less the integer and bool tensors
+    ModelNew's own checked calls never moved (`_Runner.moving`): a batch count it keeps but does not count
+    (`F.batch_norm` on a BatchNorm's buffers leaves `num_batches_tracked` alone), which nothing reads with a
+    momentum. Marked as no counterpart, the exception `StateSlots.problem` makes for integer tensors."""
+    import torch
+
+    def counted(value: Any) -> bool:
+        return isinstance(value, torch.Tensor) and not (value.is_floating_point() or value.is_complex())
+
+    return [
+        None if name is None or (counted(value) and name not in moving) else name
+        for name, value in zip(names, start, strict=True)
+    ]
+
+
 class StateSlots:
     """Judge side: the state slots of every ring slot, their marks, and the comparison of one call's."""
 
@@ -109,8 +125,9 @@ class StateSlots:
         never put back, so a candidate that left it alone on timed calls had it at the start every call, as
         a put-back would (`tests/adversarial/hacks/step_counter_in_list_not_counted_timed.py`); an honest
         one drifts and fails anyway wherever its output reads it. Integer and bool tensors are the exception:
-        BatchNorm's `num_batches_tracked`, which a drop-in kernel often does not keep and which neither its
-        output nor (with a momentum) its running statistics read, is neither put back nor compared."""
+        BatchNorm's `num_batches_tracked`, which a drop-in kernel often does not keep, or keeps and does not
+        count (`compared`), and which neither its output nor (with a momentum) its running statistics read,
+        is not compared there."""
         import math
 
         import torch

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from kernelevolve.eval.shared_tensors import SharedArena
 from kernelevolve.eval.timed_checks import OutputCheck
 
 
@@ -33,7 +34,7 @@ def test_state_is_restored_by_name_from_the_judges_copy() -> None:
     check = OutputCheck(None, lambda _: [], [], [], [], [], 0.0, 0.0, 1, 0)
     names = ["running", "replaced", "inner.hidden"]
     shared_start = [torch.arange(4.0) for _ in names]
-    check.keep_state(model, names, shared_start)
+    check.keep_state(model, names, shared_start, SharedArena("cpu"))
     for value in shared_start:
         value.fill_(float("nan"))  # the runner writes the shared start once the timing has begun
     out = model(torch.ones(4))
@@ -85,7 +86,7 @@ def test_numbers_lists_and_parameters_are_state_and_restored() -> None:
     assert sorted(module_state.changed(model, before)) == ["calls", "centre", "last"]
     check = OutputCheck(None, lambda _: [], [], [], [], [], 0.0, 0.0, 1, 0)
     names = ["calls", "last", "centre"]
-    check.keep_state(model, names, [module_state.current(model, name) for name in names])
+    check.keep_state(model, names, [module_state.current(model, name) for name in names], SharedArena("cpu"))
     first = model(torch.ones(4))
     model(torch.ones(4))
     check._restore()

@@ -27,6 +27,7 @@ from kernelevolve.eval import (
     tensor_guards,
     timed_checks,
     timed_guard,
+    timed_state,
     timers,
 )
 from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure, failure_fields, strict_violation
@@ -153,23 +154,27 @@ def _time_once(
     patterns = input_refresh.make_patterns(sets[0], seed)
     plan = input_refresh.schedule(seed, calls)
     shared_patterns = [[None if p is None else _shared(arena, p) for p in row] for row in patterns]
-    ring = [
-        [arena.empty_like(leaf) for leaf in expected_like] for _ in range(ring_size(shape, device, calls))
-    ]
-    for slots in ring:
-        for slot in slots:
-            slot.fill_(float("nan")) if slot.is_floating_point() else slot.zero_()  # a permuted layout too
-    counter = arena.host_counter()
     # A reference whose calls move its state (running statistics, an RNN's hidden state in a plain
     # attribute, a step counter, a list of tensors, a parameter: `module_state.state`) sees only the checked calls, the
     # candidate every call: where its output reads that state the two part, the check ran the reference
     # again, which differed from itself, and it was skipped (a candidate did no work on timed calls,
     # `tests/adversarial/hacks/stateful_reference_timed_unchecked`). Both sides put that state back to
-    # the reference's at the timing's start before every call, so every timed call is checkable.
+    # the reference's at the timing's start before every call, so every timed call is checkable; and what
+    # each call leaves behind goes into state slots beside its output (`timed_state`), compared at the checks.
     owner = getattr(shape.reference_model, "__self__", shape.reference_model)  # a training step's forward
     state = {**module_state.state(owner), **module_state.model_parameters(owner)}  # numbers, lists too
     names = [name for name in shape.candidate.stateful if name in state]
     start = [_shared_value(arena, state[name]) for name in names]
+    slots_count = ring_size(shape, device, calls, timed_state.state_bytes(start))
+    ring = [[arena.empty_like(leaf) for leaf in expected_like] for _ in range(slots_count)]
+    for slots in ring:
+        for slot in slots:
+            slot.fill_(float("nan")) if slot.is_floating_point() else slot.zero_()  # a permuted layout too
+    counter = arena.host_counter()
+    checker = timed_checks.OutputCheck(
+        shape, make_set, structure, patterns, plan, ring, atol, rtol, len(sets), seed
+    )
+    left = checker.keep_state(owner, names, start, arena)  # before the runner can write `start`
     request = {
         **message,
         "op": "time",
@@ -183,13 +188,10 @@ def _time_once(
         "counter": arena.ref(counter),
         "state_names": names,
         "state_values": reference.map_tensors(arena.ref, start),
+        **left.request(arena),  # what each call leaves, beside its output
         "where": shape.candidate.where,
         "strict": shape.candidate.strict,  # timed calls traced as checked ones are
     }
-    checker = timed_checks.OutputCheck(
-        shape, make_set, structure, patterns, plan, ring, atol, rtol, len(sets), seed
-    )
-    checker.keep_state(owner, names, start)  # before the runner can write `start`
     runner = shape.candidate.runner
     timing_plan = check_schedule.TimingPlan.of(message, device)
     secret = check_schedule.secret_calls(timing_plan, check_schedule.chooser())
@@ -378,11 +380,12 @@ def _timing_sets(
     return sets, structure
 
 
-def ring_size(shape: TimedShape, device: str, calls: int) -> int:
-    """Output slots for a timing of `calls` calls: every call's on the CPU where they fit the budget."""
+def ring_size(shape: TimedShape, device: str, calls: int, state_bytes: int = 0) -> int:
+    """Slots for a timing of `calls` calls, each an output and the state the call left (`state_bytes`):
+    every call's on the CPU where they fit the budget."""
     if device.startswith("cuda"):
         return RING_SLOTS
-    return max(RING_SLOTS, min(calls, RING_BUDGET_BYTES // max(1, shape.output_bytes)))
+    return max(RING_SLOTS, min(calls, RING_BUDGET_BYTES // max(1, shape.output_bytes + state_bytes)))
 
 
 def _shared(arena: SharedArena, tensor: Any) -> Any:

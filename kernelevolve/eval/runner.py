@@ -37,6 +37,7 @@ from kernelevolve.eval import (
     runner_outputs,
     runner_trace,
     shared_tensors,
+    timed_state,
 )
 from kernelevolve.eval.argument_structure import rebuild_arguments
 from kernelevolve.eval.own_work import collecting, quiet
@@ -294,6 +295,9 @@ class _Runner:
         start = _open_tree(message.get("state_values", []))  # tensors, numbers, plain containers of them
         owner = self.models[message["index"]]  # the module itself: `model` is wrapped above
         state = self._counterpart_names(message["index"], message.get("state_names", []), start)
+        left = [_open_tree(slot) for slot in message.get("state_slots", [])]  # what each call leaves
+        kept = timed_state.compared(state, start, self.moving.get(message["index"], set()))
+        marks: Any = message["state_marks"].open() if left else None
         guard = TimedGuard(ring[0], needed, bool(message.get("strict")))
         made = [0]  # calls whose output reached the ring: the judge's count to hold the counter to
 
@@ -310,6 +314,8 @@ class _Runner:
             with quiet():
                 for slot, leaf in zip(ring[call % len(ring)], guard.after(call, output), strict=True):
                     slot.copy_(leaf)
+                if left:  # the state the call left, read as `put_back_state` reads it (`timed_state`)
+                    timed_state.record(owner, kept, start, left[call % len(left)], marks[call % len(left)])
                 made[0] += 1
 
         def completed(calls: int) -> None:

@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from kernelevolve.eval import correctness, input_refresh
+from kernelevolve.eval import correctness, input_refresh, timed_state
 from kernelevolve.eval.argument_structure import leaves_of, rebuild_arguments
 from kernelevolve.types import Status
 
@@ -38,6 +38,7 @@ class OutputCheck:
         self.checked: list[int] = []
         self.owner: Any = None  # the reference module whose state `state` names
         self.state: list[tuple[str, Any]] = []  # (name in `owner`, its value at the timing's start)
+        self.left: timed_state.StateSlots | None = None  # what each timed call left (`keep_state`)
 
     def check_latest(self, finished: int) -> None:
         from kernelevolve.eval import judged_run  # (it imports this module)
@@ -75,65 +76,89 @@ class OutputCheck:
         if call in self.checked:
             return
         self.checked.append(call)
-        import torch
-
         set_index = call % self.set_count
         start = leaves_of(self.make_set(set_index))  # seeded: the set's first values again, aliases kept
         leaves = input_refresh.inputs_at(start, self.set_count, set_index, call, self.plan, self.patterns)
         arguments = rebuild_arguments(self.structure, leaves)
         got = self.ring[call % len(self.ring)]
         forward_seed = input_refresh.forward_seed(self.seed, call)
-        with torch.no_grad():  # the generator as the runner seeded it for this call: dropout's draws alike
-            self._restore()
-            correctness.seed_forward(forward_seed)
-            expected = self.shape.reference_model(*arguments)
+        expected, after = self._reference(arguments, forward_seed)
         within, worst = correctness.within_tolerance(expected, got, self.atol, self.rtol)
-        if within:
+        left = None if self.left is None else self.left.problem(call, after, self.atol, self.rtol)
+        if within and left is None:
             return
-        with torch.no_grad():  # a reference that differs from itself on the same seed (atomics, or state
-            self._restore()  # its output reads, were it not put back) cannot be checked this way
-            correctness.seed_forward(forward_seed)
-            again = self.shape.reference_model(
-                *rebuild_arguments(self.structure, [t.clone() for t in leaves])
-            )
-        # (one that differs from itself only by rounding still can: no check is skipped for a difference
-        # within the tolerance). One that differs by more keeps state no put-back reaches (a tensor on another
-        # object, a class attribute, a global) or draws outside PyTorch's generator: its timed calls cannot
-        # be checked, and passing them unchecked let a candidate do no work there
-        # (`tests/adversarial/hacks/step_counter_timed_unchecked.py` before numbers were state). That is a
-        # failure with its reason, never a silent skip.
-        varies, drift = correctness.within_tolerance(expected, again, self.atol, self.rtol)
-        if not varies:
+        # A reference that differs from itself on the same seed (atomics, or state its output reads, were it
+        # not put back) cannot be checked this way (one that differs only by rounding still can: no check is
+        # skipped for a difference within the tolerance). One that differs by more keeps state no put-back
+        # reaches (a tensor on another object, a class attribute, a global) or draws outside PyTorch's
+        # generator: its timed calls cannot be checked, and passing them unchecked let a candidate do no work
+        # there (`tests/adversarial/hacks/step_counter_timed_unchecked.py` before numbers were state). That is
+        # a failure with its reason, never a silent skip. The state it leaves is held to the same.
+        arguments = rebuild_arguments(self.structure, [t.clone() for t in leaves])
+        again, after_again = self._reference(arguments, forward_seed)
+        repeats, drift = correctness.within_tolerance(expected, again, self.atol, self.rtol)
+        if repeats:  # its output repeats: does the state it leaves?
+            repeats, drift = _states_within(after, after_again, self.atol, self.rtol)
+        if not repeats:
             raise judged_run.fail(
                 Status.INCORRECT,
                 "reference_not_repeatable",
                 f"timed call {call}{self.shape.candidate.where} could not be checked: the reference, run twice "
                 f"on that call's inputs and generator seed from the same put-back state, differed from itself "
-                f"({_error_words(drift)}). It keeps state between calls that the judge cannot put back (state "
-                "outside the module's buffers, parameters and plain attributes of tensors, numbers and plain "
-                "lists, tuples or dicts of them) or draws random numbers outside PyTorch's generator; such a "
-                "spec's timed calls cannot be checked, so no candidate is accepted on it",
+                f"in its output or the state it left ({_error_words(drift)}). It keeps state between calls that the judge "
+                "cannot put back (state outside the module's buffers, parameters and plain attributes of "
+                "tensors, numbers and plain lists, tuples or dicts of them) or draws random numbers outside "
+                "PyTorch's generator; such a spec's timed calls cannot be checked, so no candidate is accepted "
+                "on it",
                 flags=("reference_not_repeatable",),
             )
+        if not within:
+            raise judged_run.fail(
+                Status.INCORRECT,
+                "timed_output_mismatch",
+                f"the output of timed call {call}{self.shape.candidate.where} differs from the reference "
+                f"({_error_words(worst)}): outputs must be computed on every call, including timed ones",
+                max_abs_error=worst if math.isfinite(worst) else None,
+                flags=("timed_output_mismatch",),
+            )
+        what, error = left if left is not None else ("", 0.0)
         raise judged_run.fail(
             Status.INCORRECT,
-            "timed_output_mismatch",
-            f"the output of timed call {call}{self.shape.candidate.where} differs from the reference "
-            f"({_error_words(worst)}): outputs must be computed on every call, including timed ones",
-            max_abs_error=worst if math.isfinite(worst) else None,
-            flags=("timed_output_mismatch",),
+            "timed_state_mismatch",
+            f"after timed call {call}{self.shape.candidate.where} ModelNew's state differs from the "
+            f"reference's after the same call from the same start ({what}): a drop-in kernel must leave the "
+            "module's state as the reference does on every call, timed ones included (running statistics, a "
+            "carried hidden state, a step counter)",
+            max_abs_error=error if math.isfinite(error) else None,
+            flags=("timed_state_mismatch",),
         )
 
-    def keep_state(self, owner: Any, names: list[str], start: list[Any]) -> None:
+    def _reference(self, arguments: list[Any], forward_seed: int) -> tuple[Any, list[Any]]:
+        """The reference's output on a call's arguments from the put-back state, with the generator seeded
+        as the runner seeded it for that call (dropout's draws alike), and the state it left, copied."""
+        import torch
+
+        with torch.no_grad():
+            self._restore()
+            correctness.seed_forward(forward_seed)
+            expected = self.shape.reference_model(*arguments)
+            return expected, timed_state.after_call(self.owner, [name for name, _ in self.state])
+
+    def keep_state(
+        self, owner: Any, names: list[str], start: list[Any], arena: Any
+    ) -> timed_state.StateSlots:
         """The reference's moving state (`names` of `owner`) and its values at the timing's start, copied
         here: `start` is what the runner puts ModelNew's state back to, memory the candidate can write, and a
         reference put back from it computed from whatever the candidate wrote there (NaN, so its NaN output
         matched: `tests/adversarial/hacks/stateful_reference_poisoned_start.py`). Nothing a check compares
-        against is read from memory a runner maps."""
+        against is read from memory a runner maps. The state slots beside the ring's (`timed_state`) are
+        made here, one per ring slot, and returned."""
         from kernelevolve.eval.module_state import copied
 
         self.owner = owner
         self.state = [(name, copied(value)) for name, value in zip(names, start, strict=True)]
+        self.left = timed_state.StateSlots(arena, names, [value for _, value in self.state], len(self.ring))
+        return self.left
 
     def _restore(self) -> None:
         """The reference's moving state back to the timing's start, as the runner puts ModelNew's: set by
@@ -159,3 +184,20 @@ def _error_words(worst: float) -> str:
     if worst > 0 and math.isfinite(worst):
         return f"max abs error {worst:.3g}"
     return "unwritten or non-finite values, or another shape, where the reference's are finite"
+
+
+def _states_within(first: list[Any], second: list[Any], atol: float, rtol: float) -> tuple[bool, float]:
+    """Whether two runs of the reference left the same state (`timed_state.leaves`, within tolerance)."""
+    from kernelevolve.eval.module_state import signature
+
+    worst = 0.0
+    for one, two in zip(first, second, strict=True):
+        if signature(one) != signature(two):
+            return False, math.inf
+        ours = [timed_state.as_tensor(leaf) for leaf in timed_state.leaves(one)]
+        theirs = [timed_state.as_tensor(leaf) for leaf in timed_state.leaves(two)]
+        within, error = correctness.within_tolerance(ours, theirs, atol, rtol)
+        if not within:
+            return False, error
+        worst = max(worst, error)
+    return True, worst

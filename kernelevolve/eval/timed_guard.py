@@ -115,29 +115,41 @@ def put_back_state(model: Any, names: Sequence[str | None], values: Sequence[Any
     own dictionary by a fresh copy, where the candidate's is still one of the same layout."""
     import torch
 
-    from kernelevolve.eval.module_state import _own_dict, _plain, copied, current, owner_of, signature
+    from kernelevolve.eval.module_state import _own_dict, copied, owner_of
 
     for name, value in zip(names, values, strict=True):
         if name is None:
             continue
-        held = current(model, name)
-        if isinstance(value, torch.Tensor):
-            fits = exact(held, parameters=True) and tuple(held.shape) == tuple(value.shape)
-        else:
-            fits = _plain(held, top=True) and signature(held) == signature(value)
-        if not fits:
-            raise TimedViolation(
-                "input_type",
-                f"ModelNew's {name!r}, the state the reference's calls move, is no longer a plain value of "
-                f"its layout ({signature(value)}) before a timed call: the runner puts that state back between "
-                "calls",
-            )
+        held = held_state(
+            model, name, value, "before a timed call: the runner puts that state back between calls"
+        )
         if isinstance(value, torch.Tensor):
             with torch.no_grad():  # a parameter moved in place by a forward is moved back the same way
                 held.copy_(value)
         else:
             module, leaf = owner_of(model, name)
             _own_dict(module)[leaf] = copied(value)
+
+
+def held_state(model: Any, name: str, value: Any, when: str) -> Any:
+    """ModelNew's state `name` now, read through the modules' own dictionaries, where it is still a plain
+    value of `value`'s layout (a tensor exactly PyTorch's, of its shape); else a timed violation."""
+    import torch
+
+    from kernelevolve.eval.module_state import _plain, current, signature
+
+    held = current(model, name)
+    if isinstance(value, torch.Tensor):
+        fits = exact(held, parameters=True) and tuple(held.shape) == tuple(value.shape)
+    else:
+        fits = _plain(held, top=True) and signature(held) == signature(value)
+    if not fits:
+        raise TimedViolation(
+            "input_type",
+            f"ModelNew's {name!r}, the state the reference's calls move, is no longer a plain value of its "
+            f"layout ({signature(value)}) {when}",
+        )
+    return held
 
 
 _PLAIN_VALUES = (type(None), bool, int, float, str)  # non-tensor leaves a timed output may hold

@@ -31,6 +31,37 @@ def _interpret_triton_without_a_gpu() -> None:
 
 _interpret_triton_without_a_gpu()
 
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--shard",
+        default=None,
+        help="K/N: run only the K-th of N fixed parts of the selected tests (a GPU preflight split over device "
+        "calls that each end inside their time limit; the parts are the same on every machine)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    shard = config.getoption("--shard")
+    if not shard:
+        return
+    try:
+        part, parts = (int(n) for n in shard.split("/"))
+    except ValueError:
+        raise pytest.UsageError(f"--shard takes K/N (e.g. 1/2), got {shard!r}") from None
+    if not 1 <= part <= parts:
+        raise pytest.UsageError(f"--shard {shard}: K must be between 1 and N")
+    kept = set(shard_of([item.nodeid for item in items], part, parts))
+    config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in kept])
+    items[:] = [item for item in items if item.nodeid in kept]
+
+
+def shard_of(test_ids: list[str], part: int, parts: int) -> list[str]:
+    """The K-th of N parts of `test_ids`, dealt round-robin in sorted order: each part gets a share of every
+    file, slow files included, and the same ids give the same parts on every machine."""
+    return [test_id for n, test_id in enumerate(sorted(test_ids)) if n % parts == part - 1]
+
+
 ADD_REFERENCE = """
 import torch
 import torch.nn as nn

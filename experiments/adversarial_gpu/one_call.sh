@@ -4,6 +4,8 @@
 # beside it, in the time left. Each step is capped so the call ends inside the call's limit.
 # Usage on the device (carry .devpack/hydra/p1, .kbdata, .kbsrc: experiments/INDEX.md):
 #   bash experiments/adversarial_gpu/one_call.sh BUDGET_S NAME     e.g. 560 s38_h200_l1
+# The GPU tests take about 8 minutes on an H200 (session 38): SHARD=1/2, then SHARD=2/2 in the next call,
+# runs each half in its own call (`--shard`, tests/conftest.py); NAME resumes its level-1 sweep.
 set -u
 out=${OUT:?OUT must name the folder that comes back}
 budget=$1; name=$2
@@ -13,8 +15,8 @@ bash .devpack/hydra/p1/install.sh >/dev/null 2>&1 || echo "hydra devpack: instal
 if nvidia-smi -L | grep -q H100; then  # 80 GB: one problem at a time (level1_rate.sh says why)
   export PLATFORM=h100 PARALLEL=1
 fi
-KERNELBENCH_SRC=.kbsrc timeout -s INT "${PREFLIGHT_S:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider \
-  -rf -n "${WORKERS:-6}" tests/test_reference_cycles.py tests/test_shared_tensors.py tests/test_runner_release.py \
+KERNELBENCH_SRC=.kbsrc timeout -s INT "${PREFLIGHT_S:-300}" python3 -m pytest -m gpu -q -p no:cacheprovider \
+  -rf -n "${WORKERS:-6}" ${SHARD:+--shard "$SHARD"} tests/test_reference_cycles.py tests/test_shared_tensors.py tests/test_runner_release.py \
   tests/test_timed_checks.py tests/adversarial > "$out/preflight.log" 2>&1
 echo "preflight exit $? after $(( SECONDS - begun )) s"
 tail -n 3 "$out/preflight.log"

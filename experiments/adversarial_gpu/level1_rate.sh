@@ -12,6 +12,8 @@ limit=$1; name=${2:-h200_adv_l1}; sample=${3:-experiments/adversarial_gpu/level1
 shift $(( $# < 3 ? $# : 3 ))
 settings=(); [ $# -gt 0 ] && settings=(--set "$@")
 bash .devpack/hydra/p1/install.sh >/dev/null 2>&1 || echo "hydra devpack: install failed" >&2
+source experiments/device_state.sh  # resumes from a carried .resume/NAME on a fresh machine
+restore_folder "runs/sweeps/$name"
 PYTHONUNBUFFERED=1 timeout -k 10 $(( limit + 60 )) python3 -m kernelevolve.bench.sweep --kernelbench-path .kbdata/problems.jsonl \
   --sample "$sample" --platform "${PLATFORM:-h200}" --budget-evals 12 --budget-seconds 40 \
   --baseline-allowance-s 45 --out "runs/sweeps/$name" --time-limit-s "$limit" --evaluator local --permissive \
@@ -19,6 +21,6 @@ PYTHONUNBUFFERED=1 timeout -k 10 $(( limit + 60 )) python3 -m kernelevolve.bench
 echo "sweep exit $?"
 python3 -m kernelevolve.bench.sweep --out "runs/sweeps/$name" --summary-only --sample "$sample" \
   > "$out/$name.summary.log" 2>&1
-tar czf "$out/$name.tgz" -C runs/sweeps --exclude=caches --exclude=runs "$name"
+save_folder "runs/sweeps/$name"
 grep -E "kernelevolve.bench.sweep INFO: L1" "$out/$name.log" | tail -n 12
 tail -n 25 "$out/$name.summary.log"

@@ -6,9 +6,12 @@
 # calls is library_only there) and permissive (library calls allowed).
 #
 #   bash experiments/model_suite/run.sh                  # one call; repeat until "0 left"
-#   OUT=experiments/model_suite/h200 PLATFORM=h200 BUDGET_EVALS=20 bash experiments/model_suite/run.sh
+#   SUITE_DIR=runs/sweeps/model_suite PLATFORM=h200 BUDGET_EVALS=20 bash experiments/model_suite/run.sh
+# On the device machine, where $OUT is the folder that comes back (emptied before each command), the
+# sweep's folder is also packed there as <name>.tgz; unpacked here into .resume/ and carried, the next call
+# resumes from it on a fresh machine too (experiments/device_state.sh).
 #
-# Settings (environment): OUT (default experiments/model_suite/h200), PLATFORM (h200), BUDGET_EVALS (20),
+# Settings (environment): SUITE_DIR (default runs/sweeps/model_suite), PLATFORM (h200), BUDGET_EVALS (20),
 # BUDGET_SECONDS (120: search wall clock per spec), TIME_LIMIT_S (360: no spec starts that the estimate says
 # would end after it; a spec's estimate is BUDGET_SECONDS + 60 s, or the longest seen so far, so a call ends
 # by about TIME_LIMIT_S + 180 s, with the quiet re-timing of host-bound baselines after it, under 9 minutes),
@@ -17,8 +20,12 @@
 # The CPU run recorded beside this script used: PLATFORM=cpu BUDGET_EVALS=6 BUDGET_SECONDS=120.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-python=${PYTHON:-python}
-out=${OUT:-experiments/model_suite/h200}
+python=${PYTHON:-python3}
+[ -d .devpack/hydra/p1 ] && { bash .devpack/hydra/p1/install.sh >/dev/null 2>&1 || echo "hydra devpack: install failed" >&2; }
+out=${SUITE_DIR:-runs/sweeps/model_suite}
+source experiments/device_state.sh
+restore_folder "$out"
+mkdir -p "$out"
 forward_specs=$(grep -L '^backward:' operators/spec/*.yaml | xargs -n1 basename | sed 's/\.yaml$//' | paste -sd, -)
 started=$(date +%s)
 set +e
@@ -33,8 +40,9 @@ set +e
   --time-limit-s "${TIME_LIMIT_S:-360}" \
   --out "$out" \
   --set kb.record_past_wins=false \
-  ${EXTRA:-} 2>&1 | tee -a "$out.log" | grep -E "^(sweep|stopped|summary)|INFO: L0/[0-9]+ [a-z0-9_]+: [a-z_]+"
+  ${EXTRA:-} 2>&1 | tee -a "$out/sweep.log" | grep -E "^(sweep|stopped|summary)|INFO: L0/[0-9]+ [a-z0-9_]+: [a-z_]+"
 status=${PIPESTATUS[0]}
 set -e
-echo "call took $(( $(date +%s) - started )) s (exit $status); full log: $out.log; table: $out/summary.md"
+if [ -n "${OUT:-}" ]; then save_folder "$out"; cp "$out/summary.md" "$OUT/" 2>/dev/null; fi
+echo "call took $(( $(date +%s) - started )) s (exit $status); full log: $out/sweep.log; table: $out/summary.md"
 exit "$status"

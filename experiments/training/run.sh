@@ -9,8 +9,13 @@
 # Leaves in <out dir>: summary.md (ours), passes.md (eager / torch.compile, forward and forward + backward),
 # logs.txt (each run's tail) and runs.tar.gz (results.json, graph.jsonl, best kernel of every run).
 set -uo pipefail
-out="$1"; work="${WORK_DIR:-/tmp/kernelevolve_training}"
+out="$1"; work="${WORK_DIR:-runs/training}"
 specs="${SPECS:-train_rmsnorm train_layernorm train_swiglu train_gelu_mlp train_rope train_softmax_ce train_fused_linear_ce train_attention}"
+# Sixteen runs span several device calls: the work folder is packed into $OUT as training.tgz each call and,
+# unpacked here into .resume/ and carried, restored on a fresh machine (experiments/device_state.sh); a run
+# that finished (its results.json) is not run again.
+source experiments/device_state.sh
+restore_folder "$work"
 mkdir -p "$out" "$work"
 bash .devpack/hydra/p1/install.sh >/dev/null 2>&1 || echo "hydra devpack: not installed (the CLI needs it)" >&2
 began=$(date +%s)
@@ -20,6 +25,7 @@ git rev-parse HEAD | tee -a "$out/device.txt"
 for spec in $specs; do
   for mode in ${MODES:-strict permissive}; do
     name="${spec}_${mode}"; start=$(date +%s)
+    if [ -f "$work/runs/$name/results.json" ]; then echo "$name done in an earlier call"; continue; fi
     if [ -n "${DEADLINE_S:-}" ] && [ $(( start - began )) -ge "$DEADLINE_S" ]; then
       echo "$name skipped: past DEADLINE_S" | tee -a "$work/walls.txt"; continue
     fi
@@ -35,3 +41,4 @@ done
 python3 experiments/training/passes.py $specs | tee "$out/passes.md"
 python3 experiments/training/summarise.py "$work" | tee "$out/summary.md"
 tar czf "$out/runs.tar.gz" -C "$work" runs walls.txt
+[ -n "${OUT:-}" ] && save_folder "$work" with-runs

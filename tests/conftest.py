@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from kernelevolve.platforms import Platform, load_platform
 from kernelevolve.types import EvalSettings, KernelSpec, ShapeCase
+
+if TYPE_CHECKING:
+    from kernelevolve.eval.local import LocalEvaluator
 
 
 def _interpret_triton_without_a_gpu() -> None:
@@ -148,6 +152,18 @@ def fast_settings() -> EvalSettings:
         timeout_s=60.0,
         measure_compile_baseline=False,
     )
+
+
+@pytest.fixture(scope="session")
+def cpu_evaluator(cpu_platform: Platform) -> Iterator[LocalEvaluator]:
+    """One CPU evaluator for a test process, for tests that only submit candidates and read the reports
+    (each request carries its own settings, and every candidate still runs in a fresh runner): its child
+    and the runners' zygote start once, not once a test. Tests about the evaluator's own processes
+    (crashes, restarts, timeouts, its logs) make their own."""
+    from kernelevolve.eval.local import LocalEvaluator
+
+    with LocalEvaluator(cpu_platform, EvalSettings()) as evaluator:
+        yield evaluator
 
 
 @pytest.fixture(scope="session")

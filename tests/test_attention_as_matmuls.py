@@ -5,7 +5,7 @@ the fused attention op, whose head size our attention kernel bounds (KernelBench
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -22,6 +22,9 @@ from kernelevolve.variation.compiler_seed import CompilerSeedOperator, capture_s
 from kernelevolve.variation.tunables import find_tunables
 from tests.capture_spy import spy_on_captures
 from tests.proposal_context import seed_context
+
+if TYPE_CHECKING:
+    from kernelevolve.eval.local import LocalEvaluator
 
 AS_MATMULS = CaptureSettings(attention_as_matmuls=True)
 FUSED_OP = "_scaled_dot_product_"  # every fused attention op's name starts so
@@ -116,7 +119,7 @@ def test_the_operator_captures_attention_as_matmuls_only_where_there_is_fused_at
     assert capture_settings(fused.metadata) == (INDUCTORS_OWN, {})
 
 
-def test_attention_as_matmuls_seeds_match_the_reference_on_cpu() -> None:
+def test_attention_as_matmuls_seeds_match_the_reference_on_cpu(cpu_evaluator: LocalEvaluator) -> None:
     """Through the harness, at the spec's 1e-4: the library's bmm and our GEMM (which passes strict mode's
     static checks) in the Triton interpreter."""
     spec = _sdpa()
@@ -129,10 +132,9 @@ def test_attention_as_matmuls_seeds_match_the_reference_on_cpu() -> None:
     library, own = sorted(seeds, key=lambda c: c.metadata["own_kernels"])
     assert not check_source(own.source, "triton", True)
     settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=False)
-    with LocalEvaluator(platform, settings) as evaluator:
-        for seed in (library, own):
-            report = evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
-            assert report.status is Status.OK, report.feedback
+    for seed in (library, own):
+        report = cpu_evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
+        assert report.status is Status.OK, report.feedback
 
 
 def test_head_sizes_beyond_our_attention_kernel_put_attention_as_matmuls_first(

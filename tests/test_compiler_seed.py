@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -18,6 +18,9 @@ from kernelevolve.variation.compiler_seed import CompilerSeedOperator
 from kernelevolve.variation.tunables import apply_values, find_tunables
 from tests.gpu import gpu_platform_name
 from tests.proposal_context import seed_context
+
+if TYPE_CHECKING:
+    from kernelevolve.eval.local import LocalEvaluator
 
 H200 = Path(__file__).parent / "fixtures" / "inductor_h200"
 
@@ -139,35 +142,32 @@ def test_static_checks_allow_only_triton_device_helpers() -> None:
     assert "torch_compile" in escaped
 
 
-def test_compiler_seeds_are_verified_by_the_harness_on_cpu() -> None:
+def test_compiler_seeds_are_verified_by_the_harness_on_cpu(cpu_evaluator: LocalEvaluator) -> None:
     """Through an evaluation child, as in a search: it imports Triton under the interpreter from the start."""
-    from kernelevolve.eval.local import LocalEvaluator
-
     platform = load_platform("cpu")
     settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1)
-    with LocalEvaluator(platform, settings) as evaluator:
-        for spec_name in ("softmax", "layernorm"):
-            spec = resolve_spec(spec_name, platform)
-            ctx = seed_context(spec, platform)
-            operator = CompilerSeedOperator()
-            (candidate,) = operator.propose(ctx)
-            assert candidate.operator == "compiler_seed" and candidate.metadata["library_calls"] == []
-            assert operator.propose(ctx) == [candidate]  # cached per spec
-            report = evaluator.submit(EvalRequest(candidate, spec, platform.name, settings)).result()
-            assert report.status is Status.OK, report.feedback
-            assert set(report.latency) == {s.name for s in spec.shapes}
-
-        # A GEMM with an epilogue: Inductor keeps addmm (strict mode rejects that seed), and the
-        # variant with our Triton GEMM in its place passes in strict mode.
-        spec = resolve_spec("gemm_bias_relu", platform)
+    for spec_name in ("softmax", "layernorm"):
+        spec = resolve_spec(spec_name, platform)
         ctx = seed_context(spec, platform)
-        by_variant = {c.metadata["own_kernels"]: c for c in CompilerSeedOperator().propose(ctx)}
-        assert by_variant[False].metadata["library_calls"] == ["torch.addmm"]
-        assert "_matmul(" in by_variant[True].source and "torch.addmm" not in by_variant[True].source
-        kept = evaluator.submit(EvalRequest(by_variant[False], spec, platform.name, settings)).result()
-        assert kept.status is Status.REJECTED_STATIC and kept.error_name == "torch_compute_op"
-        own = evaluator.submit(EvalRequest(by_variant[True], spec, platform.name, settings)).result()
-        assert own.status is Status.OK, own.feedback
+        operator = CompilerSeedOperator()
+        (candidate,) = operator.propose(ctx)
+        assert candidate.operator == "compiler_seed" and candidate.metadata["library_calls"] == []
+        assert operator.propose(ctx) == [candidate]  # cached per spec
+        report = cpu_evaluator.submit(EvalRequest(candidate, spec, platform.name, settings)).result()
+        assert report.status is Status.OK, report.feedback
+        assert set(report.latency) == {s.name for s in spec.shapes}
+
+    # A GEMM with an epilogue: Inductor keeps addmm (strict mode rejects that seed), and the
+    # variant with our Triton GEMM in its place passes in strict mode.
+    spec = resolve_spec("gemm_bias_relu", platform)
+    ctx = seed_context(spec, platform)
+    by_variant = {c.metadata["own_kernels"]: c for c in CompilerSeedOperator().propose(ctx)}
+    assert by_variant[False].metadata["library_calls"] == ["torch.addmm"]
+    assert "_matmul(" in by_variant[True].source and "torch.addmm" not in by_variant[True].source
+    kept = cpu_evaluator.submit(EvalRequest(by_variant[False], spec, platform.name, settings)).result()
+    assert kept.status is Status.REJECTED_STATIC and kept.error_name == "torch_compute_op"
+    own = cpu_evaluator.submit(EvalRequest(by_variant[True], spec, platform.name, settings)).result()
+    assert own.status is Status.OK, own.feedback
 
 
 def test_a_bare_library_call_gets_only_our_own_kernel() -> None:
@@ -282,35 +282,32 @@ CONV_CASES = {  # name -> (module, input shape): strides, padding, dilation, gro
 }
 
 
-def test_own_convolution_replaces_the_library_call() -> None:
+def test_own_convolution_replaces_the_library_call(cpu_evaluator: LocalEvaluator) -> None:
     """Convolutions with an epilogue: our implicit-GEMM kernel passes strict mode for every kind, with
     the seed's K loop ("auto") and with both loops the tuner can pick (CONV_LOOP)."""
     import dataclasses
 
-    from kernelevolve.eval.local import LocalEvaluator
-
     platform = load_platform("cpu")
     settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1)
-    with LocalEvaluator(platform, settings) as evaluator:
-        for name, (module, shape) in CONV_CASES.items():
-            source = CONV_REFERENCE.replace("MODULE", module).replace("SHAPE", shape)
-            # eval mode: the batch norm reads its running statistics and changes no state
-            spec = KernelSpec(name=name, reference_source=source, atol=1e-4, rtol=1e-4, mode="eval")
-            ctx = seed_context(spec, platform)
-            by_variant = {c.metadata["own_kernels"]: c for c in CompilerSeedOperator().propose(ctx)}
-            assert by_variant[False].metadata["library_calls"] == ["torch.convolution"], name
-            own = by_variant[True]
-            assert "_conv(" in own.source and "torch.convolution" not in own.source
-            assert not check_source(own.source, "triton", True)
-            assert {t.name: t.value for t in find_tunables(own.source)}["CONV_LOOP"] == "auto"
-            # both loops too, but for depthwise cases (the direct kernel has no K loop)
-            other = [] if "depthwise" in name else ["taps", "fused"]
-            for candidate in [
-                own,
-                *(dataclasses.replace(own, source=apply_values(own.source, {"CONV_LOOP": v})) for v in other),
-            ]:
-                report = evaluator.submit(EvalRequest(candidate, spec, platform.name, settings)).result()
-                assert report.status is Status.OK, f"{name}: {report.feedback}"
+    for name, (module, shape) in CONV_CASES.items():
+        source = CONV_REFERENCE.replace("MODULE", module).replace("SHAPE", shape)
+        # eval mode: the batch norm reads its running statistics and changes no state
+        spec = KernelSpec(name=name, reference_source=source, atol=1e-4, rtol=1e-4, mode="eval")
+        ctx = seed_context(spec, platform)
+        by_variant = {c.metadata["own_kernels"]: c for c in CompilerSeedOperator().propose(ctx)}
+        assert by_variant[False].metadata["library_calls"] == ["torch.convolution"], name
+        own = by_variant[True]
+        assert "_conv(" in own.source and "torch.convolution" not in own.source
+        assert not check_source(own.source, "triton", True)
+        assert {t.name: t.value for t in find_tunables(own.source)}["CONV_LOOP"] == "auto"
+        # both loops too, but for depthwise cases (the direct kernel has no K loop)
+        other = [] if "depthwise" in name else ["taps", "fused"]
+        for candidate in [
+            own,
+            *(dataclasses.replace(own, source=apply_values(own.source, {"CONV_LOOP": v})) for v in other),
+        ]:
+            report = cpu_evaluator.submit(EvalRequest(candidate, spec, platform.name, settings)).result()
+            assert report.status is Status.OK, f"{name}: {report.feedback}"
 
 
 # Inputs Dynamo leaves out of the graph, so Inductor's `call` takes fewer arguments than
@@ -380,27 +377,24 @@ def test_capture_records_the_inputs_dynamo_keeps() -> None:
     assert captured.graph_inputs == (0,) and captured.constants == ((1, 3.14),)
 
 
-def test_seeds_pass_only_the_inputs_dynamo_keeps() -> None:
+def test_seeds_pass_only_the_inputs_dynamo_keeps(cpu_evaluator: LocalEvaluator) -> None:
     """Through the harness in strict mode: before, `call` failed unpacking the arguments it never took."""
-    from kernelevolve.eval.local import LocalEvaluator
-
     platform = load_platform("cpu")
     settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=True)
-    with LocalEvaluator(platform, settings) as evaluator:
-        for name, source in (
-            ("unused_state", UNUSED_STATE_REFERENCE),
-            ("scalar_input", SCALAR_INPUT_REFERENCE),
-        ):
-            # eval mode: the batch norm reads its running statistics and changes no state
-            spec = KernelSpec(name=name, reference_source=source, atol=1e-4, rtol=1e-4, mode="eval")
-            seeds = CompilerSeedOperator().propose(seed_context(spec, platform))
-            strict = next(c for c in seeds if not c.metadata["library_calls"])
-            assert "args = [args[i] for i in" in strict.source, name
-            if name == "scalar_input":  # another scalar would need another program
-                assert "repr(inputs[1]) == '3.14'" in strict.source
-            assert not check_source(strict.source, "triton", True), name
-            report = evaluator.submit(EvalRequest(strict, spec, platform.name, settings)).result()
-            assert report.status is Status.OK, f"{name}: {report.feedback}"
+    for name, source in (
+        ("unused_state", UNUSED_STATE_REFERENCE),
+        ("scalar_input", SCALAR_INPUT_REFERENCE),
+    ):
+        # eval mode: the batch norm reads its running statistics and changes no state
+        spec = KernelSpec(name=name, reference_source=source, atol=1e-4, rtol=1e-4, mode="eval")
+        seeds = CompilerSeedOperator().propose(seed_context(spec, platform))
+        strict = next(c for c in seeds if not c.metadata["library_calls"])
+        assert "args = [args[i] for i in" in strict.source, name
+        if name == "scalar_input":  # another scalar would need another program
+            assert "repr(inputs[1]) == '3.14'" in strict.source
+        assert not check_source(strict.source, "triton", True), name
+        report = cpu_evaluator.submit(EvalRequest(strict, spec, platform.name, settings)).result()
+        assert report.status is Status.OK, f"{name}: {report.feedback}"
 
 
 def test_library_ops_are_recorded_in_every_spelling() -> None:
@@ -595,7 +589,7 @@ GRAPH_BREAK_REFERENCE = WARNING_REFERENCE.replace(
 )
 
 
-def test_capture_takes_the_whole_graph_or_none() -> None:
+def test_capture_takes_the_whole_graph_or_none(cpu_evaluator: LocalEvaluator) -> None:
     """A reference that warns is captured whole (the warning moved out of the graph); one with a real graph
     break is refused. Before, capture kept Inductor's first graph only: L2/28's seeds returned the Linear's
     output and were rejected as incorrect."""
@@ -606,13 +600,11 @@ def test_capture_takes_the_whole_graph_or_none() -> None:
     assert program.kernels and any(k.kind == "persistent_reduction" for k in program.kernels)
     platform = load_platform("cpu")
     settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=True)
-    from kernelevolve.eval.local import LocalEvaluator
 
-    with LocalEvaluator(platform, settings) as evaluator:
-        seeds = CompilerSeedOperator().propose(seed_context(spec, platform))
-        assert seeds
-        report = evaluator.submit(EvalRequest(seeds[0], spec, platform.name, settings)).result()
-        assert report.status is Status.OK, report.feedback
+    seeds = CompilerSeedOperator().propose(seed_context(spec, platform))
+    assert seeds
+    report = cpu_evaluator.submit(EvalRequest(seeds[0], spec, platform.name, settings)).result()
+    assert report.status is Status.OK, report.feedback
 
     broken = KernelSpec(name="breaks", reference_source=GRAPH_BREAK_REFERENCE)
     with pytest.raises(CaptureError):

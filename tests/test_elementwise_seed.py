@@ -7,6 +7,7 @@ import math
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import pytest
 import torch
@@ -24,6 +25,9 @@ from tests.gpu import needs_cuda
 from tests.kernelbench_data import KERNELBENCH, needs_kernelbench
 from tests.proposal_context import seed_context
 from tests.source_module import load_source
+
+if TYPE_CHECKING:
+    from kernelevolve.eval.local import LocalEvaluator
 
 # KernelBench's L2/14 in small: a GEMM, then arithmetic, then a sum whose terms nearly cancel
 GEMM_SUM_REFERENCE = """
@@ -421,21 +425,20 @@ def test_a_seed_the_static_checks_would_reject_is_not_proposed(caplog: pytest.Lo
     ("name", "reference"),
     [("gemm_sum", GEMM_SUM_REFERENCE.replace("BATCH", "64")), ("stateful_rnn", STATEFUL_RNN_REFERENCE)],
 )
-def test_the_seeds_pass_the_harness(interpreter: None, name: str, reference: str) -> None:
+def test_the_seeds_pass_the_harness(
+    interpreter: None, name: str, reference: str, cpu_evaluator: LocalEvaluator
+) -> None:
     """The two problems no other seed covers: L2/14's tolerance, L3/33's state kept between calls; L3/33's
     own-kernels twin in a strict run."""
-    from kernelevolve.eval.local import LocalEvaluator
-
     platform = load_platform("cpu")
     spec = KernelSpec(name=name, reference_source=reference, atol=1e-4, rtol=1e-4)
     seed, *own = ElementwiseSeedOperator().propose(seed_context(spec, platform))
     assert len(own) == (name == "stateful_rnn")
     settings = EvalSettings(correctness_trials=3, timing_trials=2, warmup_trials=1, strict=False)
-    with LocalEvaluator(platform, settings) as evaluator:
-        for candidate, strict in [(seed, False), *((twin, True) for twin in own)]:
-            request = EvalRequest(candidate, spec, platform.name, replace(settings, strict=strict))
-            report = evaluator.submit(request).result()
-            assert report.status is Status.OK, report.feedback
+    for candidate, strict in [(seed, False), *((twin, True) for twin in own)]:
+        request = EvalRequest(candidate, spec, platform.name, replace(settings, strict=strict))
+        report = cpu_evaluator.submit(request).result()
+        assert report.status is Status.OK, report.feedback
 
 
 def test_the_own_kernels_twin_matches_over_calls_and_concatenates_as_torch_does(
@@ -485,11 +488,12 @@ MAMBA_SHAPE = {"batch_size": 2, "seq_length": 16, "n_heads": 2, "d_head": 4, "d_
 
 @needs_kernelbench
 @pytest.mark.parametrize("problem_id", [48, 49])
-def test_the_mamba_seeds_pass_the_harness(interpreter: None, problem_id: int) -> None:
+def test_the_mamba_seeds_pass_the_harness(
+    interpreter: None, problem_id: int, cpu_evaluator: LocalEvaluator
+) -> None:
     """Outputs near 1e18 at KernelBench's size, which pass fp32's 1e-4 only with eager's own rounding: its
     elementwise steps, differences and a sum of two tensors, are now ours and exact."""
     pytest.importorskip("einops")  # Mamba2's reference rearranges with it
-    from kernelevolve.eval.local import LocalEvaluator
 
     platform = load_platform("cpu")
     spec = problem_to_spec(load_problem(KERNELBENCH, 3, problem_id))
@@ -498,16 +502,15 @@ def test_the_mamba_seeds_pass_the_harness(interpreter: None, problem_id: int) ->
     expected = ["add_tensors", "sub_tensors"] if problem_id == 48 else ["sub_tensors"]
     assert seed.metadata["elementwise"] == expected
     settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=False)
-    with LocalEvaluator(platform, settings) as evaluator:
-        report = evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
+    report = cpu_evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
     assert report.status is Status.OK, report.feedback
 
 
-def test_a_copied_constant_follows_the_shape_in_the_harness(interpreter: None) -> None:
+def test_a_copied_constant_follows_the_shape_in_the_harness(
+    interpreter: None, cpu_evaluator: LocalEvaluator
+) -> None:
     """The stateful model reads the module's `batch_size` in __init__: at a shape that sets it the copy must
     see the shape's value too, and its own value back at the next shape (CPU-scaled KernelBench specs)."""
-    from kernelevolve.eval.local import LocalEvaluator
-
     platform = load_platform("cpu")
     shapes = (
         ShapeCase("small", {"batch_size": 2}),
@@ -517,8 +520,7 @@ def test_a_copied_constant_follows_the_shape_in_the_harness(interpreter: None) -
     spec = KernelSpec(name="rnn_shapes", reference_source=STATEFUL_RNN_REFERENCE, shapes=shapes)
     seed, _ = ElementwiseSeedOperator().propose(seed_context(spec, platform))  # the seed and its twin
     settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=False)
-    with LocalEvaluator(platform, settings) as evaluator:
-        report = evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
+    report = cpu_evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
     assert report.status is Status.OK, report.feedback
     assert set(report.latency) == {"small", "default", "large"}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -17,6 +17,9 @@ from kernelevolve.variation.compiler_seed import CompilerSeedOperator
 from kernelevolve.variation.fusion_boundary import PLANS, FusionBoundaryOperator, kernel_fingerprint
 from tests.capture_spy import spy_on_captures
 from tests.proposal_context import parent_context, seed_context
+
+if TYPE_CHECKING:
+    from kernelevolve.eval.local import LocalEvaluator
 
 
 def _reference(signature: str, body: str, inputs: str) -> str:
@@ -118,55 +121,52 @@ def test_each_plan_moves_kernel_boundaries_somewhere(cpu_platform: Platform, pla
     compile(child.source, "child", "exec")
 
 
-def test_children_pass_the_harness_and_their_children_accumulate_plans(cpu_platform: Platform) -> None:
+def test_children_pass_the_harness_and_their_children_accumulate_plans(
+    cpu_platform: Platform, cpu_evaluator: LocalEvaluator
+) -> None:
     """Through an evaluation child, as compiler seeds are checked: each boundary move stays correct."""
-    from kernelevolve.eval.local import LocalEvaluator
-
     changed_by = {  # reference -> the plans that change its kernels
         GELU_TWO_SUMS: {"looped_reductions", "materialize_intermediates"},
         TWO_POINTWISE: {"aggressive_fusion"},
         BIG_SUM: {"unsplit_reductions", "looped_reductions"},
     }
-    with LocalEvaluator(cpu_platform, SETTINGS) as evaluator:
 
-        def evaluated(spec: KernelSpec, graph: SearchGraph, child: Candidate) -> None:
-            report = evaluator.submit(EvalRequest(child, spec, cpu_platform.name, SETTINGS)).result()
-            assert report.status is Status.OK, (
-                f"{spec.name} {child.metadata['fusion_plans']}: {report.feedback}"
-            )
-            graph.add_candidate(child)
-            graph.record(child.id, report, score(report, {}))
+    def evaluated(spec: KernelSpec, graph: SearchGraph, child: Candidate) -> None:
+        report = cpu_evaluator.submit(EvalRequest(child, spec, cpu_platform.name, SETTINGS)).result()
+        assert report.status is Status.OK, f"{spec.name} {child.metadata['fusion_plans']}: {report.feedback}"
+        graph.add_candidate(child)
+        graph.record(child.id, report, score(report, {}))
 
-        for number, (reference, plans) in enumerate(changed_by.items()):
-            spec = _spec(f"case{number}", reference)
-            seed = _seed(spec, cpu_platform)
-            graph = _recorded(SearchGraph(), seed)
-            children = FusionBoundaryOperator().propose(_ctx(spec, cpu_platform, graph, seed))
-            assert {c.metadata["fusion_plans"][0] for c in children} == plans, spec.name
-            for child in children:
-                evaluated(spec, graph, child)
-
-        # GELU, materialised: looped reductions on top; recompute would undo it, and the rest change nothing.
-        spec = _spec("case0", GELU_TWO_SUMS)
+    for number, (reference, plans) in enumerate(changed_by.items()):
+        spec = _spec(f"case{number}", reference)
         seed = _seed(spec, cpu_platform)
         graph = _recorded(SearchGraph(), seed)
-        operator = FusionBoundaryOperator()
-        by_plan = {
-            c.metadata["fusion_plans"][0]: c for c in operator.propose(_ctx(spec, cpu_platform, graph, seed))
-        }
-        materialized = by_plan["materialize_intermediates"]
-        _recorded(graph, materialized)
-        (grandchild,) = operator.propose(_ctx(spec, cpu_platform, graph, materialized))
-        assert grandchild.parent_ids == (materialized.id,)
-        assert grandchild.metadata["fusion_plans"] == ["materialize_intermediates", "looped_reductions"]
-        assert grandchild.metadata["inductor_config"] == {
-            **PLANS["materialize_intermediates"],
-            **PLANS["looped_reductions"],
-        }
-        assert _kinds(grandchild.source) == ["reduction"] * 2
-        assert grandchild.source not in (by_plan["looped_reductions"].source, materialized.source)
-        evaluated(spec, graph, grandchild)
-        assert operator.propose(_ctx(spec, cpu_platform, graph, grandchild)) == []
+        children = FusionBoundaryOperator().propose(_ctx(spec, cpu_platform, graph, seed))
+        assert {c.metadata["fusion_plans"][0] for c in children} == plans, spec.name
+        for child in children:
+            evaluated(spec, graph, child)
+
+    # GELU, materialised: looped reductions on top; recompute would undo it, and the rest change nothing.
+    spec = _spec("case0", GELU_TWO_SUMS)
+    seed = _seed(spec, cpu_platform)
+    graph = _recorded(SearchGraph(), seed)
+    operator = FusionBoundaryOperator()
+    by_plan = {
+        c.metadata["fusion_plans"][0]: c for c in operator.propose(_ctx(spec, cpu_platform, graph, seed))
+    }
+    materialized = by_plan["materialize_intermediates"]
+    _recorded(graph, materialized)
+    (grandchild,) = operator.propose(_ctx(spec, cpu_platform, graph, materialized))
+    assert grandchild.parent_ids == (materialized.id,)
+    assert grandchild.metadata["fusion_plans"] == ["materialize_intermediates", "looped_reductions"]
+    assert grandchild.metadata["inductor_config"] == {
+        **PLANS["materialize_intermediates"],
+        **PLANS["looped_reductions"],
+    }
+    assert _kinds(grandchild.source) == ["reduction"] * 2
+    assert grandchild.source not in (by_plan["looped_reductions"].source, materialized.source)
+    evaluated(spec, graph, grandchild)
+    assert operator.propose(_ctx(spec, cpu_platform, graph, grandchild)) == []
 
 
 @pytest.fixture

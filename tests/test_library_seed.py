@@ -4,6 +4,8 @@ permissive mode, rejected in strict mode, so strict results count such a spec li
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from kernelevolve.eval.own_kernels import kernel_use
@@ -11,6 +13,9 @@ from kernelevolve.platforms import load_platform
 from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
 from kernelevolve.variation.compiler_seed import CompilerSeedOperator
 from tests.proposal_context import seed_context
+
+if TYPE_CHECKING:
+    from kernelevolve.eval.local import LocalEvaluator
 
 pytest.importorskip("torch")
 
@@ -39,9 +44,7 @@ def get_init_inputs():
 """
 
 
-def test_a_library_part_is_kept_and_the_rest_is_ours() -> None:
-    from kernelevolve.eval.local import LocalEvaluator
-
+def test_a_library_part_is_kept_and_the_rest_is_ours(cpu_evaluator: LocalEvaluator) -> None:
     platform = load_platform("cpu")
     spec = KernelSpec(
         "solve_then_relu", SOLVE, shapes=(ShapeCase("default"),), input_distributions=("normal",)
@@ -53,6 +56,5 @@ def test_a_library_part_is_kept_and_the_rest_is_ours() -> None:
     use = kernel_use(seed)
     assert use.uses_library and not use.own_kernels_only  # what strict results call library_only
     permissive = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=False)
-    with LocalEvaluator(platform, permissive) as evaluator:
-        report = evaluator.submit(EvalRequest(seed, spec, platform.name, permissive)).result()
+    report = cpu_evaluator.submit(EvalRequest(seed, spec, platform.name, permissive)).result()
     assert report.status is Status.OK, report.feedback

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import pytest
 import torch
@@ -19,6 +20,9 @@ from kernelevolve.variation.compiler.own_attention import ATTENTION_SOURCE, ATTE
 from kernelevolve.variation.tunables import apply_values
 from tests.gpu import gpu_platform_name, harness_reports, needs_cuda
 from tests.source_module import build_for_hopper, load_source
+
+if TYPE_CHECKING:
+    from kernelevolve.eval.local import LocalEvaluator
 
 SMALL_BLOCKS = {"ATTN_BLOCK_M": 16, "ATTN_BLOCK_N": 16}
 
@@ -189,10 +193,9 @@ def get_init_inputs():
 """
 
 
-def test_strict_seeds_with_fused_attention_pass_the_harness_on_cpu() -> None:
+def test_strict_seeds_with_fused_attention_pass_the_harness_on_cpu(cpu_evaluator: LocalEvaluator) -> None:
     """The sdpa spec (fp16, a bare fused op) and a transformer encoder (GEMMs, attention, layer norms):
     the seed with our kernels in place of every library call runs in strict mode and matches."""
-    from kernelevolve.eval.local import LocalEvaluator
     from kernelevolve.platforms import load_platform
     from kernelevolve.specs.loading import resolve_spec
     from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
@@ -202,22 +205,19 @@ def test_strict_seeds_with_fused_attention_pass_the_harness_on_cpu() -> None:
     platform = load_platform("cpu")
     settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1)  # strict by default
     encoder = KernelSpec(name="encoder", reference_source=ENCODER_REFERENCE, atol=1e-4, rtol=1e-4)
-    with LocalEvaluator(platform, settings) as evaluator:
-        for spec in (resolve_spec("sdpa", platform), encoder):
-            own = [  # the fused op's (the capture with attention as matmuls has our GEMM in its place)
-                c
-                for c in CompilerSeedOperator().propose(seed_context(spec, platform))
-                if c.metadata["own_kernels"] and not c.metadata.get("attention_as_matmuls")
-            ]
-            assert len(own) == 1, spec.name
-            (seed,) = own
-            assert (
-                "_own_cpu_flash_attention(" in seed.source and "attention_for_cpu.default" not in seed.source
-            )
-            assert seed.metadata["library_calls"] == []
-            assert not check_source(seed.source, "triton", True)
-            report = evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
-            assert report.status is Status.OK, f"{spec.name}: {report.feedback}"
+    for spec in (resolve_spec("sdpa", platform), encoder):
+        own = [  # the fused op's (the capture with attention as matmuls has our GEMM in its place)
+            c
+            for c in CompilerSeedOperator().propose(seed_context(spec, platform))
+            if c.metadata["own_kernels"] and not c.metadata.get("attention_as_matmuls")
+        ]
+        assert len(own) == 1, spec.name
+        (seed,) = own
+        assert "_own_cpu_flash_attention(" in seed.source and "attention_for_cpu.default" not in seed.source
+        assert seed.metadata["library_calls"] == []
+        assert not check_source(seed.source, "triton", True)
+        report = cpu_evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
+        assert report.status is Status.OK, f"{spec.name}: {report.feedback}"
 
 
 @pytest.mark.gpu

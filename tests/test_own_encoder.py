@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import pytest
 import torch
@@ -21,6 +22,9 @@ from kernelevolve.variation.tunables import apply_values
 from tests.gpu import gpu_platform_name, harness_reports, needs_cuda
 from tests.kernelbench_data import KERNELBENCH, needs_kernelbench
 from tests.source_module import load_source
+
+if TYPE_CHECKING:
+    from kernelevolve.eval.local import LocalEvaluator
 
 ENCODER_OP = torch.ops.aten._transformer_encoder_layer_fwd.default
 
@@ -104,8 +108,9 @@ def get_init_inputs():
 """
 
 
-def test_a_strict_seed_with_encoder_layers_passes_the_harness(interpreter: None) -> None:
-    from kernelevolve.eval.local import LocalEvaluator
+def test_a_strict_seed_with_encoder_layers_passes_the_harness(
+    interpreter: None, cpu_evaluator: LocalEvaluator
+) -> None:
     from kernelevolve.platforms import load_platform
     from kernelevolve.types import EvalRequest, EvalSettings, KernelSpec, Status
     from kernelevolve.variation.compiler_seed import CompilerSeedOperator
@@ -123,8 +128,7 @@ def test_a_strict_seed_with_encoder_layers_passes_the_harness(interpreter: None)
     assert "_own_transformer_encoder_layer(" in own.source and "_encoder_layer_fwd.default" not in own.source
     assert own.metadata["library_calls"] == [] and not check_source(own.source, "triton", True)
     settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1)  # strict by default
-    with LocalEvaluator(platform, settings) as evaluator:
-        report = evaluator.submit(EvalRequest(own, spec, platform.name, settings)).result()
+    report = cpu_evaluator.submit(EvalRequest(own, spec, platform.name, settings)).result()
     assert report.status is Status.OK, report.feedback
 
 

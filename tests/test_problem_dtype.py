@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -17,6 +18,9 @@ from kernelevolve.specs.loading import load_spec_file
 from kernelevolve.specs.reference_module import load_reference_module
 from kernelevolve.types import EvalRequest, EvalSettings, Status
 from tests.gpu import needs_cuda
+
+if TYPE_CHECKING:
+    from kernelevolve.eval.local import LocalEvaluator
 
 torch = pytest.importorskip("torch")
 
@@ -69,8 +73,9 @@ def test_a_spec_without_dtype_takes_its_references(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("written", ["torch.float16", "torch.bfloat16"])
-def test_a_compiler_seed_of_a_half_precision_problem_passes_on_cpu(tmp_path: Path, written: str) -> None:
-    from kernelevolve.eval.local import LocalEvaluator
+def test_a_compiler_seed_of_a_half_precision_problem_passes_on_cpu(
+    tmp_path: Path, written: str, cpu_evaluator: LocalEvaluator
+) -> None:
     from kernelevolve.variation.compiler_seed import CompilerSeedOperator
     from tests.proposal_context import seed_context
 
@@ -82,8 +87,7 @@ def test_a_compiler_seed_of_a_half_precision_problem_passes_on_cpu(tmp_path: Pat
     platform = load_platform("cpu")
     (seed,) = CompilerSeedOperator().propose(seed_context(spec, platform))
     settings = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1)
-    with LocalEvaluator(platform, settings) as evaluator:
-        report = evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
+    report = cpu_evaluator.submit(EvalRequest(seed, spec, platform.name, settings)).result()
     assert report.status is Status.OK, report.feedback
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import torch
@@ -18,6 +18,9 @@ from kernelevolve.variation.recurrent_source import STEPS_GRID, STEPS_PER_STEP
 from tests.gpu import gpu_platform_name, needs_cuda
 from tests.proposal_context import seed_context
 from tests.source_module import build_for_hopper, load_source
+
+if TYPE_CHECKING:
+    from kernelevolve.eval.local import LocalEvaluator
 
 # KernelBench's L3/35 in small: batch-first LSTM, random initial states drawn in forward, a Linear after
 LSTM_REFERENCE = """
@@ -227,20 +230,19 @@ def test_on_cuda_the_cublas_seed_comes_first_as_its_graph_replay_then_the_twin_t
     assert RecurrentSeedOperator(strict=True).propose(seed_context(spec, platform)) == [own]
 
 
-def test_a_reference_drawing_random_states_in_forward_passes_the_harness(interpreter: None) -> None:
+def test_a_reference_drawing_random_states_in_forward_passes_the_harness(
+    interpreter: None, cpu_evaluator: LocalEvaluator
+) -> None:
     """The harness seeds the generator alike before each model's forward (as KernelBench does), so the
     LSTM seed of a reference that draws its initial states in forward can be correct."""
-    from kernelevolve.eval.local import LocalEvaluator
-
     platform = load_platform("cpu")
     spec = KernelSpec(name="lstm", reference_source=LSTM_REFERENCE.replace("BIDIRECTIONAL", "False"))
     seed, own = RecurrentSeedOperator().propose(seed_context(spec, platform))
     permissive = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=False)
     strict = EvalSettings(correctness_trials=2, timing_trials=2, warmup_trials=1, strict=True)
-    with LocalEvaluator(platform, permissive) as evaluator:
-        for candidate, settings in ((seed, permissive), (own, strict)):
-            report = evaluator.submit(EvalRequest(candidate, spec, platform.name, settings)).result()
-            assert report.status is Status.OK, report.feedback
+    for candidate, settings in ((seed, permissive), (own, strict)):
+        report = cpu_evaluator.submit(EvalRequest(candidate, spec, platform.name, settings)).result()
+        assert report.status is Status.OK, report.feedback
 
 
 _HOPPER_BUILD = """

@@ -643,8 +643,9 @@ def test_sweep_stops_at_its_time_limit_and_resumes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # One problem's estimate is 60 s (budget 40 + allowance 20); with a 64 s limit a problem starts only
-    # in the first 4 s of the call, so the first one does and the five never all fit.
-    options = sweep_options(tmp_path, ids="5,19-22", time_limit_s=64.0)
+    # in the first 4 s of the call, so the first one does and the five never all fit. One evaluation a
+    # problem: the estimate is the budget's seconds, and stopping and resuming do not depend on the search.
+    options = sweep_options(tmp_path, ids="5,19-22", time_limit_s=64.0, budget_evals=1)
     first = Sweep(options).run()
     assert first.stopped_by_time and 1 <= len(first.ran) < 5 and len(first.remaining) == 5 - len(first.ran)
     done = {path: path.read_text() for path in (options.out / "results").glob("*.json")}
@@ -680,7 +681,7 @@ def test_sweep_stops_at_its_time_limit_and_resumes(
         "--ids",
         "5,19-22",
     ]
-    argv += ["--budget-evals", "3", "--budget-seconds", "40", "--set", *FAST_SETS]
+    argv += ["--budget-evals", "1", "--budget-seconds", "40", "--set", *FAST_SETS]
     assert main(argv) == 0  # a third call finds everything done
     assert "ran 0 now, 5/5 have results" in capsys.readouterr().out
 

@@ -114,6 +114,7 @@ class _Recorder(_recorder_base()):  # type: ignore[misc]
         self.ops: list[TracedOp] = []
         self._sources = _named(inputs, state)
         self._keep = [*inputs, *state.values()]  # ids stay valid while the tensors live
+        self._meta = _MetaMemo()
 
     def source(self, value: Any) -> str:
         return self._sources.get(id(value), "const")
@@ -128,7 +129,7 @@ class _Recorder(_recorder_base()):  # type: ignore[misc]
         for key, value in named.items():  # where a list of optional tensors has gaps (x[:, rows, cols])
             if isinstance(value, (list, tuple)) and any(v is None for v in value) and _is_tensors(value):
                 others[key] = [None if v is None else self.source(v) for v in value]
-        result = func(*args, **kwargs)
+        result = self._meta.call(func, args, kwargs)
         index = len(self.ops)
         outputs = result if isinstance(result, (tuple, list)) else (result,)
         shapes = tuple(tuple(out.shape) if isinstance(out, torch.Tensor) else None for out in outputs)
@@ -138,6 +139,101 @@ class _Recorder(_recorder_base()):  # type: ignore[misc]
                 self._sources[id(out)] = f"op{index}" if len(outputs) == 1 else f"op{index}[{k}]"
                 self._keep.append(out)
         return result
+
+
+class _MetaMemo:
+    """An op's meta result from an earlier call with the same argument metadata, where that result is
+    fixed by it: a recurrent network's forward repeats one step's ops at every time step (hundreds of
+    thousands of ops for KernelBench's LSTMs and GRUs), and PyTorch computes many meta results in Python.
+    Two kinds are kept: ops that alias nothing (fresh meta tensors of the shapes, strides and dtypes they
+    returned) and in-place ops that left their tensor's shape and strides as they were (the tensor itself
+    again). Every other op (views, ops on tensors not on the meta device) is called each time."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[Any, ...], tuple[str, tuple[tuple[Any, ...], ...]]] = {}
+
+    def call(self, func: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        import torch
+
+        key = _metadata_key(func, args, kwargs)
+        kept = None if key is None else self._kept.get(key)
+        if kept is not None:
+            kind, outputs = kept
+            if kind == "in_place":
+                return args[0]
+            fresh = [
+                torch.empty_strided(size, stride, dtype=dtype, device="meta")
+                for size, stride, dtype in outputs
+            ]
+            return fresh[0] if kind == "tensor" else tuple(fresh)
+        before = _layout(args[0]) if args and isinstance(args[0], torch.Tensor) else None
+        result = func(*args, **kwargs)
+        if key is not None:
+            remembered = _remembered(func, args, result, before)
+            if remembered is not None:
+                self._kept[key] = remembered
+        return result
+
+
+def _layout(value: Any) -> tuple[Any, ...]:
+    return (tuple(value.shape), value.stride(), value.storage_offset(), value.dtype, str(value.device))
+
+
+def _metadata_key(func: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """The op and its arguments' metadata (tensors by layout, the rest by value); None where an argument is
+    a tensor off the meta device, a list holding tensors, or a value of another kind."""
+    names = tuple(sorted(kwargs))
+    parts: list[Any] = [func, names]
+    for value in (*args, *(kwargs[name] for name in names)):
+        part = _metadata(value)
+        if part is None:
+            return None
+        parts.append(part)
+    return tuple(parts)
+
+
+def _metadata(value: Any) -> tuple[Any, ...] | None:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        if type(value) is not torch.Tensor or value.device.type != "meta":
+            return None
+        return _layout(value)
+    if value is None or isinstance(value, (bool, int, float, str, torch.dtype, torch.device, torch.layout)):
+        return (type(value), value)
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (bool, int, float)) for v in value):
+        return (type(value), tuple((type(v), v) for v in value))
+    return None
+
+
+def _remembered(
+    func: Any, args: Sequence[Any], result: Any, before: tuple[Any, ...] | None
+) -> tuple[str, tuple[tuple[Any, ...], ...]] | None:
+    import torch
+
+    schema = func._schema
+    aliased = [a.alias_info for a in (*schema.arguments, *schema.returns) if a.alias_info is not None]
+    if not aliased:
+        outputs = result if isinstance(result, tuple) else (result,)
+        if not outputs or not all(type(out) is torch.Tensor and out.device.type == "meta" for out in outputs):
+            return None
+        layouts = tuple((tuple(out.shape), out.stride(), out.dtype) for out in outputs)
+        if any(out.storage_offset() != 0 for out in outputs):
+            return None
+        return ("tuple" if isinstance(result, tuple) else "tensor", layouts)
+    first = schema.arguments[0] if schema.arguments else None
+    in_place = (
+        len(schema.returns) == 1
+        and first is not None
+        and first.alias_info is not None
+        and first.alias_info.is_write
+        and schema.returns[0].alias_info is not None
+        and schema.returns[0].alias_info.before_set == first.alias_info.before_set
+        and len(aliased) == 2
+    )
+    if in_place and before is not None and result is args[0] and _layout(result) == before:
+        return ("in_place", ())
+    return None
 
 
 def _named(inputs: Sequence[Any], state: Mapping[str, Any]) -> dict[int, str]:

@@ -22,6 +22,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 SCALARS = (bool, int, float)
+# What a rejection for state says of how ModelNew's state is matched to the reference's (`counterpart_names`)
+COUNTERPART_RULES = (
+    "ModelNew's counterpart of a state the reference moves is its state of the same name, else the one "
+    "with the same last name part (`running_mean`), else its next buffer of that shape in the order it "
+    "registers them, else the next value of that kind its own calls change; keep the reference's names, "
+    "or its order, for state of one shape"
+)
 _CONTAINERS = (list, tuple, dict)
 
 

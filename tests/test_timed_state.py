@@ -152,3 +152,52 @@ def test_an_integer_tensor_the_candidate_never_counted_is_not_compared() -> None
     assert timed_state.compared(names, start, {"running", "calls"}) == ["running", None, "calls"]
     assert timed_state.compared(names, start, {"batches"}) == names
     assert timed_state.compared([None, "batches", "calls"], start, set()) == [None, None, "calls"]
+
+
+class _OtherForms(torch.nn.Module):
+    """`_Stateful`'s state in other forms a drop-in kernel keeps: the batch count as a Python int, the step
+    counter as a 0-d int64 buffer, the list as a tuple."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("running", torch.zeros(4))
+        self.register_buffer("step", torch.zeros((), dtype=torch.int64))
+        self.seen = 0
+        self.last = (torch.zeros(4), 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.running.mul_(0.9).add_(x, alpha=0.1)
+        self.seen += 1
+        self.step.add_(1)
+        self.last = (x.detach().clone(), float(self.step))
+        return x * 2.0
+
+
+def test_state_kept_in_another_form_is_put_back_and_compared() -> None:
+    """A number's counterpart may be a 0-d tensor of its kind and the other way round, a list's a tuple
+    (`module_state.loose`): found, put back in the candidate's own form and compared leaf by leaf; one that
+    skipped its update still fails."""
+    from kernelevolve.eval.timed_guard import put_back_state
+
+    reference, candidate = _Stateful(), _OtherForms()
+    _, left, start = _slots(reference)
+    wanted = [(name, module_state.signature(value)) for name, value in zip(NAMES, start, strict=True)]
+    names = module_state.counterpart_names(candidate, wanted, frozenset({"seen"}))
+    assert names == ["running", "step", "seen", "last"]  # a buffer first, then what its calls moved
+    candidate(torch.ones(4))
+    put_back_state(candidate, names, start)  # to the start the reference has
+    assert candidate.step.dtype is torch.int64 and int(candidate.step) == 0
+    assert type(candidate.seen) is int and candidate.seen == 0
+    assert type(candidate.last) is tuple and float(candidate.last[1]) == 0.5
+    x = torch.arange(4.0)
+    reference(x)
+    candidate(x)
+    timed_state.record(candidate, names, start, left.slots[0], left.marks[0])
+    after = timed_state.after_call(reference, NAMES)
+    assert left.problem(0, after, 1e-4, 1e-4) is None
+    put_back_state(candidate, names, start)
+    candidate(x)
+    candidate.step.sub_(1)  # a step not counted
+    timed_state.record(candidate, names, start, left.slots[1], left.marks[1])
+    problem = left.problem(1, after, 1e-4, 1e-4)
+    assert problem is not None and "'batches'" in problem[0]

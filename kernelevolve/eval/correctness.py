@@ -227,7 +227,7 @@ def _state_problem(
             return (
                 f"the reference updates its buffer {name!r} {tuple(ref.shape)} when called, and ModelNew has "
                 "no buffer of that shape: a drop-in kernel must leave the module's state as the reference does "
-                "(running statistics in training mode)",
+                f"(running statistics in training mode). {module_state.COUNTERPART_RULES}",
                 "state_mismatch",
                 0.0,
             )
@@ -236,7 +236,7 @@ def _state_problem(
             return (
                 f"after the call ModelNew's counterpart of the reference's buffer {name!r} differs from it (max "
                 f"abs error {worst:.3g}): a drop-in kernel must update the module's state as the reference "
-                "does (running statistics in training mode)",
+                f"does (running statistics in training mode). {module_state.COUNTERPART_RULES}",
                 "state_mismatch",
                 worst if math.isfinite(worst) else 0.0,
             )

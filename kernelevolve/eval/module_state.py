@@ -22,6 +22,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 SCALARS = (bool, int, float)
+# What a rejection for state says of how ModelNew's state is matched to the reference's (`counterpart_names`)
+COUNTERPART_RULES = (
+    "ModelNew's counterpart of a state the reference moves is its state of the same name, else the one "
+    "with the same last name part (`running_mean`), else its next buffer of that shape in the order it "
+    "registers them, else the next value of that kind its own calls change; keep the reference's names, "
+    "or its order, for state of one shape"
+)
 _CONTAINERS = (list, tuple, dict)
 
 
@@ -241,6 +248,23 @@ def signature(value: Any) -> Any:
     return type(value).__name__
 
 
+def loose(sign: Any) -> Any:
+    """A `signature` as a counterpart's is matched to it: a Python number the same as a 0-d tensor of its
+    kind (a step count kept as a 0-d int64 buffer, a batch count kept as an int for BatchNorm's
+    `num_batches_tracked`), a tuple the same as a list. Either holds the same values, put back and read
+    leaf by leaf (`timed_guard.put_back_state`, `timed_state.record`)."""
+    if sign in ("int", "bool"):
+        return ("tensor", ())
+    if sign == "float":
+        return ()
+    if type(sign) is tuple and len(sign) == 2 and sign[0] in ("list", "tuple", "dict"):
+        kind = "dict" if sign[0] == "dict" else "list"
+        if kind == "dict":
+            return (kind, tuple((key, loose(item)) for key, item in sign[1]))
+        return (kind, tuple(loose(item) for item in sign[1]))
+    return sign
+
+
 def counterparts(model: Any, wanted: list[tuple[str, Any]]) -> list[Any | None]:
     """The candidate's state value for each (name, signature) of the reference's (`counterpart_names`)."""
     return [None if name is None else current(model, name) for name in counterpart_names(model, wanted)]
@@ -254,29 +278,36 @@ def counterpart_names(
     same (`running_var` for the reference's `bn.running_var`: a ModelNew holding a norm's state itself, in its
     own order), else the next unmatched buffer of that signature, else the next unmatched value of that
     signature among `moving`, what the candidate's own checked calls changed (`self.h` for the reference's
-    `self.hidden`). A plain attribute no checked call moved is never a spare: one of the same shape may be a
-    constant the kernel needs (overwritten, an honest kernel failed). None where it has none."""
+    `self.hidden`). Signatures match `loose`ly (a count kept as an int or a 0-d tensor, a list as a tuple);
+    a spare of the very signature is taken before one of another form. A plain attribute no checked call
+    moved is never a spare: one of the same shape may be a constant the kernel needs (overwritten, an honest
+    kernel failed). None where it has none."""
     ours = {**state(model), **model_parameters(model)}
     free = {name: signature(value) for name, value in ours.items()}
     found: list[str | None] = [None] * len(wanted)
+
+    def fits(have: Any, sign: Any, exact: bool = False) -> bool:
+        return have == sign if exact else loose(have) == loose(sign)
+
     for index, (name, sign) in enumerate(wanted):
-        if free.get(name) == sign:
+        if name in free and fits(free[name], sign):
             free.pop(name)
             found[index] = name
     for index, (name, sign) in enumerate(wanted):
         if found[index] is None:
-            same = [n for n, s in free.items() if _leaf(n) == _leaf(name) and s == sign]
+            same = [n for n, s in free.items() if _leaf(n) == _leaf(name) and fits(s, sign)]
             if len(same) == 1:  # two such values say nothing about which one is meant: order decides
                 free.pop(same[0])
                 found[index] = same[0]
     buffers = {name for prefix, module in walk(model) for name in _buffer_names(prefix, module)}
     for spares in (buffers, moving):
-        for index, (_, sign) in enumerate(wanted):
-            if found[index] is None:
-                spare = next((n for n, s in free.items() if n in spares and s == sign), None)
-                if spare is not None:
-                    free.pop(spare)
-                    found[index] = spare
+        for exact in (True, False):
+            for index, (_, sign) in enumerate(wanted):
+                if found[index] is None:
+                    spare = next((n for n, s in free.items() if n in spares and fits(s, sign, exact)), None)
+                    if spare is not None:
+                        free.pop(spare)
+                        found[index] = spare
     return found
 
 

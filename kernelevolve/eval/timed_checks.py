@@ -12,6 +12,7 @@ from typing import Any
 
 from kernelevolve.eval import correctness, input_refresh, timed_state
 from kernelevolve.eval.argument_structure import leaves_of, rebuild_arguments
+from kernelevolve.eval.module_state import COUNTERPART_RULES
 from kernelevolve.types import Status
 
 
@@ -128,7 +129,7 @@ class OutputCheck:
             f"after timed call {call}{self.shape.candidate.where} ModelNew's state differs from the "
             f"reference's after the same call from the same start ({what}): a drop-in kernel must leave the "
             "module's state as the reference does on every call, timed ones included (running statistics, a "
-            "carried hidden state, a step counter)",
+            f"carried hidden state, a step counter). {COUNTERPART_RULES}",
             max_abs_error=error if math.isfinite(error) else None,
             flags=("timed_state_mismatch",),
         )

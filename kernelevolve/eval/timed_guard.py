@@ -112,10 +112,12 @@ def put_back_state(model: Any, names: Sequence[str | None], values: Sequence[Any
     exactly PyTorch's: `copy_` on one whose class a call swapped ran candidate code here, outside the timed
     window, with the next call's inputs ready (`tests/adversarial/hacks/lazy_state_copy_swapped_class.py`).
     A number or a plain container of tensors and numbers (`module_state.state`) is replaced in the module's
-    own dictionary by a fresh copy, where the candidate's is still one of the same layout."""
+    own dictionary by a fresh copy in the candidate's own form (`in_form`: a count it keeps as an int for
+    the reference's 0-d tensor, a tuple for its list), where the candidate's is still one of the same layout;
+    a 0-d tensor standing for the reference's number is filled with it."""
     import torch
 
-    from kernelevolve.eval.module_state import _own_dict, copied, owner_of
+    from kernelevolve.eval.module_state import _own_dict, owner_of
 
     for name, value in zip(names, values, strict=True):
         if name is None:
@@ -123,12 +125,33 @@ def put_back_state(model: Any, names: Sequence[str | None], values: Sequence[Any
         held = held_state(
             model, name, value, "before a timed call: the runner puts that state back between calls"
         )
-        if isinstance(value, torch.Tensor):
+        if isinstance(held, torch.Tensor):
             with torch.no_grad():  # a parameter moved in place by a forward is moved back the same way
-                held.copy_(value)
+                if isinstance(value, torch.Tensor):
+                    held.copy_(value)
+                else:
+                    held.fill_(value)
         else:
             module, leaf = owner_of(model, name)
-            _own_dict(module)[leaf] = copied(value)
+            _own_dict(module)[leaf] = in_form(value, held)
+
+
+def in_form(value: Any, like: Any) -> Any:
+    """A fresh copy of the reference's state `value` in the form of the candidate's counterpart `like`
+    (`module_state.loose`): a 0-d tensor's number where `like` is a number, a tuple where it is a tuple."""
+    import torch
+
+    from kernelevolve.eval.module_state import SCALARS, copied
+
+    if type(like) in SCALARS:
+        return type(like)(value.item() if isinstance(value, torch.Tensor) else value)
+    if isinstance(like, torch.Tensor) and not isinstance(value, torch.Tensor):
+        return torch.tensor(value, dtype=like.dtype, device=like.device)
+    if type(like) is dict:
+        return {key: in_form(item, like[key]) for key, item in value.items()}
+    if type(like) in (list, tuple):
+        return type(like)(in_form(item, same) for item, same in zip(value, like, strict=True))
+    return copied(value)
 
 
 def held_state(model: Any, name: str, value: Any, when: str) -> Any:
@@ -136,13 +159,13 @@ def held_state(model: Any, name: str, value: Any, when: str) -> Any:
     value of `value`'s layout (a tensor exactly PyTorch's, of its shape); else a timed violation."""
     import torch
 
-    from kernelevolve.eval.module_state import _plain, current, signature
+    from kernelevolve.eval.module_state import SCALARS, _plain, current, loose, signature
 
     held = current(model, name)
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, torch.Tensor) and not (value.dim() == 0 and type(held) in SCALARS):
         fits = exact(held, parameters=True) and tuple(held.shape) == tuple(value.shape)
-    else:
-        fits = _plain(held, top=True) and signature(held) == signature(value)
+    else:  # a number, a container, or a 0-d tensor the candidate keeps as a number (`module_state.loose`)
+        fits = _plain(held, top=True) and loose(signature(held)) == loose(signature(value))
     if not fits:
         raise TimedViolation(
             "input_type",

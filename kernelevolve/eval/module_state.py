@@ -174,17 +174,6 @@ def model_parameters(model: Any) -> dict[str, Any]:
     return found
 
 
-def floating_state(model: Any) -> dict[str, Any]:
-    """The floating tensors among `state` (plain tensors and buffers)."""
-    import torch
-
-    return {
-        name: value
-        for name, value in state(model).items()
-        if isinstance(value, torch.Tensor) and value.is_floating_point()
-    }
-
-
 def floating_buffers(model: Any) -> dict[str, Any]:
     """The floating buffers of an nn.Module (none for any other callable)."""
     if not hasattr(model, "named_buffers"):

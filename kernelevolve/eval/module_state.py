@@ -11,7 +11,7 @@ else the next unmatched buffer of the same shape, else the next state its own ch
 same kind (`counterpart_names`). A call may replace its state rather than update it (`self.hidden = ...`),
 so state is put back by name (`current`), never by the object found before the calls.
 
-Everything here reads modules through their own dictionaries (`_own_dict`, `walk`) and takes only tensors
+Everything here reads modules through their own dictionaries (`own_dict`, `walk`) and takes only tensors
 that are exactly PyTorch's: no method of a candidate's module or tensor runs when the runner reads its state.
 """
 
@@ -109,10 +109,10 @@ def copied(value: Any) -> Any:
 def walk(model: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
     """(dotted prefix, module) for the module and its submodules, through the modules' own `_modules`
     dictionaries (`named_modules` is a method a candidate's class may define). None for another callable."""
-    if not _own_dict(model):
+    if not own_dict(model):
         return
     yield prefix, model
-    modules = _own_dict(model).get("_modules")
+    modules = own_dict(model).get("_modules")
     for key, child in (modules if type(modules) is dict else {}).items():
         if child is not None:
             yield from walk(child, f"{prefix}.{key}" if prefix else key)
@@ -128,23 +128,23 @@ def state(model: Any) -> dict[str, Any]:
     found: dict[str, Any] = {}
     modules = list(walk(model))
     for prefix, module in modules:
-        buffers = _own_dict(module).get("_buffers")
+        buffers = own_dict(module).get("_buffers")
         for key, buffer in (buffers if type(buffers) is dict else {}).items():
             if exact(buffer, parameters=True) and buffer.numel():
                 found[f"{prefix}.{key}" if prefix else key] = buffer
     for prefix, module in modules:
-        for key, value in _own_dict(module).items():
+        for key, value in own_dict(module).items():
             name = f"{prefix}.{key}" if prefix else key
             if key == "training" or name in found:
                 continue
-            if (type(value) is not type(None) and _plain(value, top=True)) and not (
+            if (type(value) is not type(None) and plain_value(value, top=True)) and not (
                 type(value) in _CONTAINERS and key.startswith("_")  # a module's own registries
             ):
                 found[name] = value
     return found
 
 
-def _plain(value: Any, top: bool = False) -> bool:
+def plain_value(value: Any, top: bool = False) -> bool:
     """An exact non-empty tensor, a Python number, or a plain container of those (None and str beside them)
     holding at least one tensor or number."""
     from kernelevolve.eval.own_work import exact
@@ -159,7 +159,7 @@ def _plain(value: Any, top: bool = False) -> bool:
         if kind is dict and not all(type(k) is str for k in value):
             return False
         leaves = [v for v in items if type(v) not in (type(None), str)]
-        return bool(leaves) and all(_plain(v) for v in leaves)
+        return bool(leaves) and all(plain_value(v) for v in leaves)
     return not top and kind in (type(None), str)
 
 
@@ -167,7 +167,7 @@ def model_parameters(model: Any) -> dict[str, Any]:
     """Every parameter of the module and its submodules, by dotted name, through their own dictionaries."""
     found: dict[str, Any] = {}
     for prefix, module in walk(model):
-        params = _own_dict(module).get("_parameters")
+        params = own_dict(module).get("_parameters")
         for key, param in (params if type(params) is dict else {}).items():
             if param is not None:
                 found[f"{prefix}.{key}" if prefix else key] = param
@@ -192,7 +192,7 @@ def current(model: Any, name: str) -> Any:
     owner, leaf = owner_of(model, name)
     if owner is None:
         return None
-    own = _own_dict(owner)
+    own = own_dict(owner)
     for registry in ("_buffers", "_parameters"):
         held = own.get(registry)
         if type(held) is dict and leaf in held:
@@ -205,14 +205,14 @@ def owner_of(model: Any, name: str) -> tuple[Any, str]:
     *path, leaf = name.split(".")
     module = model
     for part in path:
-        modules = _own_dict(module).get("_modules")
+        modules = own_dict(module).get("_modules")
         module = modules.get(part) if type(modules) is dict else None
         if module is None:
             return None, leaf
     return module, leaf
 
 
-def _own_dict(module: Any) -> dict[str, Any]:
+def own_dict(module: Any) -> dict[str, Any]:
     """An nn.Module's instance dictionary by `Module`'s own descriptor (a class may make `__dict__` code)."""
     import torch
 
@@ -301,7 +301,7 @@ def counterpart_names(
 
 
 def _buffer_names(prefix: str, module: Any) -> list[str]:
-    buffers = _own_dict(module).get("_buffers")
+    buffers = own_dict(module).get("_buffers")
     return [f"{prefix}.{key}" if prefix else key for key in (buffers if type(buffers) is dict else {})]
 
 

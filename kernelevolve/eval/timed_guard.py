@@ -117,7 +117,7 @@ def put_back_state(model: Any, names: Sequence[str | None], values: Sequence[Any
     a 0-d tensor standing for the reference's number is filled with it."""
     import torch
 
-    from kernelevolve.eval.module_state import _own_dict, owner_of
+    from kernelevolve.eval.module_state import own_dict, owner_of
 
     for name, value in zip(names, values, strict=True):
         if name is None:
@@ -133,7 +133,7 @@ def put_back_state(model: Any, names: Sequence[str | None], values: Sequence[Any
                     held.fill_(value)
         else:
             module, leaf = owner_of(model, name)
-            _own_dict(module)[leaf] = in_form(value, held)
+            own_dict(module)[leaf] = in_form(value, held)
 
 
 def in_form(value: Any, like: Any) -> Any:
@@ -159,13 +159,13 @@ def held_state(model: Any, name: str, value: Any, when: str) -> Any:
     value of `value`'s layout (a tensor exactly PyTorch's, of its shape); else a timed violation."""
     import torch
 
-    from kernelevolve.eval.module_state import SCALARS, _plain, current, loose, signature
+    from kernelevolve.eval.module_state import SCALARS, current, loose, plain_value, signature
 
     held = current(model, name)
     if isinstance(value, torch.Tensor) and not (value.dim() == 0 and type(held) in SCALARS):
         fits = exact(held, parameters=True) and tuple(held.shape) == tuple(value.shape)
     else:  # a number, a container, or a 0-d tensor the candidate keeps as a number (`module_state.loose`)
-        fits = _plain(held, top=True) and loose(signature(held)) == loose(signature(value))
+        fits = plain_value(held, top=True) and loose(signature(held)) == loose(signature(value))
     if not fits:
         raise TimedViolation(
             "input_type",

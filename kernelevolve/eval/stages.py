@@ -166,7 +166,7 @@ def _correctness_stage(
                 )
             )
         if request.candidate.backend == "triton" and not verdict.stateful and spec.backward is None:
-            with _phase(phases, "correctness"):
+            with _phase(phases, "kernel_share"):
                 extra = [trial_seed(settings.seed, index, len(seeds) + k) for k in range(4)]
                 _kernels_needed(ref_model, remote, make_inputs, seeds[-1], extra, spec, where)
         pairs.append((ref_model, remote))

@@ -41,6 +41,7 @@ _WHAT = (
 _LOCKED_STAGES = (
     "build",
     "correctness",
+    "kernel_share",
     "reference",
     "timing",
     "timing_setup",

@@ -147,9 +147,11 @@ def check_correctness(
         pristine = inputs if remote is not None else clone_tree(inputs)
         if guarded is not None and _layout(guarded) == _layout(inputs):
             # Same storage, new values: a result cache keyed by data_ptr() now returns stale data.
-            _refill(guarded, inputs)
+            refill(guarded, inputs)
         else:
             guarded, guards = guard_inputs(inputs, remote.arena if remote is not None else None)
+            if remote is not None:
+                remote.checked_inputs = guarded  # for the kernel-share calls after the trials
         try:
             if remote is not None:
                 record = record_last and trial == len(seeds) - 1
@@ -194,7 +196,8 @@ def check_correctness(
     )
 
 
-def _refill(guarded: list[Any], inputs: list[Any]) -> None:
+def refill(guarded: list[Any], inputs: list[Any]) -> None:
+    """New values into guarded inputs of the same layout (`tensor_guards._layout`)."""
     for target, value in zip(_tensor_leaves(guarded), _tensor_leaves(inputs), strict=True):
         target.copy_(value)
 

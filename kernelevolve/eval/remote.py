@@ -83,6 +83,9 @@ class RemoteCandidate:
         self.replay_opaque = False  # the last call's record could not say what its launches wrote
         self.calls = 0
         self.stateful: tuple[str, ...] = ()  # the reference's buffers its calls move (`module_state`)
+        # The guarded inputs of the last checked call, refilled for later checked calls of the same layout:
+        # a fresh multi-GB arena block per call is an allocation in the judge and a mapping in the runner.
+        self.checked_inputs: list[Any] | None = None
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         reply = self.runner.request(message, max(1.0, self.deadline - time.monotonic()))

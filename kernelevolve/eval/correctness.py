@@ -84,6 +84,7 @@ class RemoteCall(Protocol):
     """A candidate in another process: `call` runs one forward there on judge-owned inputs."""
 
     arena: Any
+    checked_inputs: list[Any] | None  # the guarded inputs of its last checked call
 
     def call(self, inputs: list[Any], expected: Any, seed: int, launches: str | None = None) -> Any: ...
 

@@ -40,7 +40,8 @@ from typing import Any
 from kernelevolve.eval import correctness, input_refresh
 from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure
 from kernelevolve.eval.runner_channel import ReplyError
-from kernelevolve.eval.tensor_guards import _layout as tensor_layout, guard_inputs
+from kernelevolve.eval.tensor_guards import _layout as tensor_layout
+from kernelevolve.eval.tensor_guards import guard_inputs
 
 REDUNDANT = "kernel_work_redundant"
 INPUT_INDEPENDENT = "kernel_work_input_independent"

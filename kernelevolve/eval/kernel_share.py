@@ -77,10 +77,9 @@ def share_problem(
     modes = [] if has_state(reference) else ["stale", "decoy", "decoy"]
     random.SystemRandom().shuffle(modes)  # secret: the stale call is one of three alike
     if modes:
-        record_inputs = make_inputs(record_seed)
-        recorded = correctness.run_reference(reference)(0, record_seed, record_inputs)
-        record_layout = _layout(record_inputs)
-        del record_inputs  # a multi-GB problem holds one input set at a time
+        # the trials' guarded inputs hold the record's layout (the last trial's); no need to draw them again
+        last = remote.checked_inputs
+        record_layout = _layout(last if last is not None else make_inputs(record_seed))
     for mode, seed in zip([*modes, "off"], seeds[len(seeds) - len(modes) - 1 :], strict=True):
         inputs = make_inputs(seed)
         if mode != "off" and _layout(inputs) != record_layout:
@@ -88,16 +87,31 @@ def share_problem(
             inputs = _record_shaped(make_inputs(record_seed), seed)
         expected = correctness.run_reference(reference)(0, seed, inputs)
         right = _right(remote, inputs, expected, seed, mode, atol, rtol)
+        del inputs  # a multi-GB problem holds one input set at a time
         if mode == "decoy" and not right:
             return DECOY_WRONG
         if mode == "off" and right:
             return REDUNDANT
-        # (inputs whose reference outputs agree cannot show that the kernels' work depends on them)
-        agree = mode == "stale" and correctness.within_tolerance(recorded, expected, atol, rtol)[0]
-        if mode == "stale" and right and not remote.replay_opaque and not agree:
+        # (inputs whose reference outputs agree cannot show that the kernels' work depends on them; the
+        # record's output is made only for a right stale call, which an honest kernel never gives)
+        right_stale = mode == "stale" and right and not remote.replay_opaque
+        if right_stale and not _agrees_with_record(reference, make_inputs, record_seed, expected, atol, rtol):
             return INPUT_INDEPENDENT
-        del inputs, expected  # before the next call's are made
+        del expected  # before the next call's are made
     return None
+
+
+def _agrees_with_record(
+    reference: Any,
+    make_inputs: Callable[[int], list[Any]],
+    record_seed: int,
+    expected: Any,
+    atol: float,
+    rtol: float,
+) -> bool:
+    """Whether the reference's output on the recorded trial matches `expected` (another seed's)."""
+    recorded = correctness.run_reference(reference)(0, record_seed, make_inputs(record_seed))
+    return correctness.within_tolerance(recorded, expected, atol, rtol)[0]
 
 
 def has_state(reference: Any) -> bool:

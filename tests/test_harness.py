@@ -419,6 +419,36 @@ def test_every_other_call_poisons_with_zeros_where_an_output_is_not_floating() -
     assert _poison_byte([torch.zeros(2)], 2, None) == POISON_BYTE
 
 
+def test_checked_calls_reuse_their_output_slots_poisoned_again() -> None:
+    """A slot per call stayed allocated until the evaluation ended (CUDA IPC); reused, it must hold poison
+    again at every call, never the runner's last output."""
+    from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure
+    from kernelevolve.eval.shared_tensors import SharedArena
+
+    seen: list[tuple[str, bool]] = []
+
+    class Runner:
+        def request(self, message: dict, timeout: float) -> dict:
+            slot = message["slots"][0]
+            tensor = slot.open()
+            seen.append((slot.path, bool(torch.isnan(tensor).all())))
+            tensor.fill_(1.0)  # the last call's output, left in the slot
+            return {"ok": False}
+
+    arena = SharedArena("cpu")
+    try:
+        remote = RemoteCandidate(Runner(), 0, arena, deadline=1e18, where="")  # type: ignore[arg-type]
+        for expected in [torch.zeros(3), torch.zeros(3), torch.zeros(2, 2), torch.zeros(2, 2).t()]:
+            with pytest.raises(RunnerFailure):
+                remote.call([arena.empty_like(torch.zeros(3))], expected, seed=0)
+    finally:
+        arena.close()
+    paths = [path for path, _ in seen]
+    assert paths[0] == paths[1]  # the same layout: the same slot
+    assert len(set(paths)) == 3  # another shape, then the same shape transposed: new ones each
+    assert all(poisoned for _, poisoned in seen)
+
+
 def test_a_cpu_timing_the_wall_clock_disagrees_with_once_is_re_timed(
     run: Callable[..., EvalReport], add_kernel, monkeypatch: pytest.MonkeyPatch
 ) -> None:

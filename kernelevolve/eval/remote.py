@@ -1,11 +1,11 @@
 """The judge's view of a candidate running in a runner: calls in, outputs read from judge-owned slots.
 
 `RemoteCandidate.call` is what `correctness.check_correctness` runs instead of the candidate: the inputs
-are already in the arena (guard-banded), fresh slots shaped like the reference's outputs are allocated
-and poisoned, the runner fills them, and the output handed back is rebuilt here from the runner's JSON
-description. Anything the description says that does not fit the slots (another shape or dtype, a
-tensor subclass, an output that shares an input's memory) comes back in a form the judge's own checks
-reject, so a description can make a candidate fail but never pass.
+are already in the arena (guard-banded), slots shaped like the reference's outputs are poisoned (made
+once, again only where the outputs' layout changes), the runner fills them, and the output handed back
+is rebuilt here from the runner's JSON description. Anything the description says that does not fit the
+slots (another shape or dtype, a tensor subclass, an output that shares an input's memory) comes back in
+a form the judge's own checks reject, so a description can make a candidate fail but never pass.
 """
 
 from __future__ import annotations
@@ -86,6 +86,10 @@ class RemoteCandidate:
         # The guarded inputs of the last checked call, refilled for later checked calls of the same layout:
         # a fresh multi-GB arena block per call is an allocation in the judge and a mapping in the runner.
         self.checked_inputs: list[Any] | None = None
+        # The output slots of the last checked call, poisoned again for the next of the same layout. A fresh
+        # slot per call kept two outputs allocated (the runner holds one request's mappings into the next)
+        # and made the runner map a multi-GB block anew at every call.
+        self._slots: list[Any] = []
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         reply = self.runner.request(message, max(1.0, self.deadline - time.monotonic()))
@@ -96,12 +100,15 @@ class RemoteCandidate:
     def call(self, inputs: list[Any], expected: Any, seed: int, launches: str | None = None) -> Any:
         """One forward in the runner; `launches`: "off" (its Triton launches left out), "record", "stale"
         or "decoy" (`kernel_share`, `launch_replay`)."""
-        from kernelevolve.eval.tensor_guards import tensor_leaves
+        from kernelevolve.eval.tensor_guards import synchronize_current_stream, tensor_leaves
 
         expected_leaves = tensor_leaves(expected)
-        slots = [self.arena.empty_like(leaf) for leaf in expected_leaves]
+        slots = self._slots_for(expected_leaves)
         for slot in slots:
             _poison(slot)
+        # CUDA IPC makes a runner wait on the judge's queued work only where it first maps a block; these
+        # inputs (refilled) and slots (poisoned) may be ones it already holds
+        synchronize_current_stream(slots + tensor_leaves(inputs))
         self.calls += 1
         poison = _poison_byte(expected_leaves, self.calls, launches)
         refs = map_tensors(self.arena.ref, inputs)
@@ -124,6 +131,15 @@ class RemoteCandidate:
         if isinstance(launches, int) and not isinstance(launches, bool) and launches > 0:
             self.launches += launches
         return rebuild_output(reply.get("leaves"), slots, tensor_leaves(inputs))
+
+    def _slots_for(self, expected: list[Any]) -> list[Any]:
+        fits = len(self._slots) == len(expected) and all(
+            _slot_fits(slot, leaf) for slot, leaf in zip(self._slots, expected, strict=True)
+        )
+        if not fits:
+            self._slots = []  # the old ones go before the new are made: multi-GB outputs
+            self._slots = [self.arena.empty_like(leaf) for leaf in expected]
+        return self._slots
 
     def state(self, names: list[str], like: list[Any]) -> list[Any | None]:
         """ModelNew's counterparts of the reference's buffers `names` (shaped as `like`), copied into
@@ -214,6 +230,15 @@ def _poison_byte(expected: list[Any], call: int, launches: str | None) -> int:
 
         return 0 if any(all_ones(leaf) for leaf in exact) else POISON_BYTE
     return 0 if call % 2 == 0 else POISON_BYTE
+
+
+def _slot_fits(slot: Any, leaf: Any) -> bool:
+    """Whether `slot` is what `arena.empty_like(leaf)` would make: shape, dtype, device, dense strides."""
+    import torch
+
+    if slot.shape != leaf.shape or slot.dtype != leaf.dtype or slot.device != leaf.device:
+        return False
+    return slot.stride() == torch.empty_like(leaf, device="meta").stride()
 
 
 def _poison(tensor: Any) -> None:

@@ -174,6 +174,18 @@ def test_one_pass_summary_agrees_with_the_torch_comparison(dtype: torch.dtype) -
     assert any(not compare_kernel.summarise(r, o, 1e-4, 1e-4).passes for _, r, o in _edge_pairs(dtype))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+def test_the_yes_or_no_check_answers_as_the_torch_comparison_both_ways(dtype: torch.dtype) -> None:
+    """`values_within` takes the one-pass summary's word for failing values too (on a GPU; the chunked
+    scan on the CPU): the kernel-share calls fail on purpose, and each failing scan cost 0.1 s at 6.4 GB."""
+    for case, ref, out in _edge_pairs(dtype):
+        torch_scan = value_scan._chunked_scan(ref, out, 1e-4, 1e-4)
+        torch_passes = (
+            torch_scan.all_close and not torch_scan.unwritten and not torch_scan.non_finite_mismatch
+        )
+        assert value_scan.values_within(ref, out, 1e-4, 1e-4) == (torch_passes, torch_scan.max_error), case
+
+
 @pytest.mark.gpu
 def test_failing_values_on_the_gpu_get_the_torch_comparisons_feedback() -> None:
     if not torch.cuda.is_available():

@@ -141,6 +141,10 @@ class RemoteCandidate:
             self._slots = [self.arena.empty_like(leaf) for leaf in expected]
         return self._slots
 
+    def end_checks(self) -> None:
+        """Let go of the checked calls' inputs and output slots (the checks are over)."""
+        self.checked_inputs, self._slots = None, []
+
     def state(self, names: list[str], like: list[Any]) -> list[Any | None]:
         """ModelNew's counterparts of the reference's buffers `names` (shaped as `like`), copied into
         judge slots; None where it has none."""

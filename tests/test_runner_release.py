@@ -48,6 +48,70 @@ def test_release_drops_models_and_every_mapped_tensor() -> None:
     assert not shared_tensors._KEPT_CUDA and not shared_tensors._MAPPED
 
 
+def test_ending_the_checks_drops_device_mappings_and_keeps_host_files() -> None:
+    served = runner._Runner()
+    device_tensor, host_file = _Held(), _Held()
+    shared_tensors._KEPT_CUDA.append(device_tensor)
+    shared_tensors._KEPT_BEFORE.append(_Held())
+    shared_tensors._MAPPED["a file"] = host_file
+    watched = weakref.ref(device_tensor)
+    del device_tensor
+    try:
+        assert served.op_end_checks({"op": "end_checks"}) == {"ok": True}
+        gc.collect()
+        assert watched() is None
+        assert not shared_tensors._KEPT_CUDA and not shared_tensors._KEPT_BEFORE
+        assert shared_tensors._MAPPED["a file"] is host_file  # one mapping per file, reused by timing
+    finally:
+        shared_tensors.drop_mapped()
+
+
+class _Recording:
+    def __init__(self) -> None:
+        self.ops: list[str] = []
+
+    def request(self, message: dict, timeout: float) -> dict:
+        self.ops.append(message["op"])
+        return {"ok": True}
+
+
+def test_small_or_host_checked_tensors_are_dropped_without_a_request() -> None:
+    from kernelevolve.eval.remote import RemoteCandidate
+
+    arena = shared_tensors.SharedArena("cpu")
+    try:
+        recording = _Recording()
+        remote = RemoteCandidate(recording, 0, arena, deadline=1e18, where="")  # type: ignore[arg-type]
+        remote.checked_inputs = [arena.empty_like(torch.zeros(4))]
+        remote.end_checks()
+        assert remote.checked_inputs is None and recording.ops == []
+    finally:
+        arena.close()
+
+
+@pytest.mark.gpu
+def test_large_checked_device_tensors_are_freed_with_the_runners_mappings() -> None:
+    """The judge held an 8 GiB problem's checked inputs and slots, and its cache, into timing (65 GiB on an
+    H100: the runner's output did not fit)."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from kernelevolve.eval.remote import RELEASE_BEFORE_TIMING_BYTES, RemoteCandidate
+
+    arena = shared_tensors.SharedArena("cuda:0")
+    try:
+        recording = _Recording()
+        remote = RemoteCandidate(recording, 0, arena, deadline=1e18, where="")  # type: ignore[arg-type]
+        remote.checked_inputs = [
+            arena.empty_like(torch.empty(RELEASE_BEFORE_TIMING_BYTES // 4, device="meta"))
+        ]
+        before = torch.cuda.memory_allocated()
+        remote.end_checks()
+        assert recording.ops == ["end_checks"]
+        assert torch.cuda.memory_allocated() <= before - RELEASE_BEFORE_TIMING_BYTES
+    finally:
+        arena.close()
+
+
 def test_a_requests_device_tensors_are_let_go_at_the_end_of_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
     synchronised: list[bool] = []
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *args: synchronised.append(True))

@@ -94,7 +94,7 @@ def _release_memory(
         # Cached blocks (the poisoned-output pool is 4x an output) would starve the other children and
         # problems sharing this GPU: a multi-GB reference then fails with out-of-memory for no fault of its own.
         with _phase(phases, "free_cache"):
-            _empty_device_cache()
+            release_device_cache()
 
 
 def _collect_fully_when_due(device: str, phases: dict[str, float]) -> None:
@@ -107,13 +107,15 @@ def _collect_fully_when_due(device: str, phases: dict[str, float]) -> None:
     with _phase(phases, "full_gc"):
         gc.collect()
         if device.startswith("cuda"):
-            _empty_device_cache()
+            release_device_cache()
 
 
 _collections = itertools.count(1)
 
 
-def _empty_device_cache() -> None:
+def release_device_cache() -> None:
+    """Free the blocks runners let go of and, where much is cached, the allocator's cache (after an
+    evaluation, and before a multi-GB timing: `RemoteCandidate.end_checks`)."""
     import torch
 
     torch.cuda.ipc_collect()  # blocks its runner let go of (`Runner.release_shared`) are freed only here

@@ -22,6 +22,8 @@ from kernelevolve.eval.tensor_guards import POISON_BYTE
 from kernelevolve.specs.reference import map_tensors
 
 _MAX_DIMS = 16
+# Checked inputs and slots at least this large are freed before timing, with the runner's mappings of them
+RELEASE_BEFORE_TIMING_BYTES = 1 << 30
 _MAX_DIM_SIZE = 1 << 40
 
 
@@ -142,8 +144,22 @@ class RemoteCandidate:
         return self._slots
 
     def end_checks(self) -> None:
-        """Let go of the checked calls' inputs and output slots (the checks are over)."""
+        """Let go of the checked calls' inputs and output slots (the checks are over). Where they are large
+        device tensors, the runner lets go of its mappings too and the judge frees its cached blocks, before
+        timing allocates an input set and two output slots of its own: on an 8 GiB problem the judge held
+        65 GiB into timing and the runner's output did not fit an H100 (experiments/adversarial_gpu, session
+        40)."""
+        from kernelevolve.eval.tensor_guards import tensor_bytes, tensor_leaves
+
+        held = [*tensor_leaves(self.checked_inputs or []), *self._slots]
+        large = tensor_bytes(held) >= RELEASE_BEFORE_TIMING_BYTES and any(t.is_cuda for t in held)
         self.checked_inputs, self._slots = None, []
+        del held
+        if large:
+            from kernelevolve.eval.device_memory import release_device_cache
+
+            self.request({"op": "end_checks"})
+            release_device_cache()
 
     def state(self, names: list[str], like: list[Any]) -> list[Any | None]:
         """ModelNew's counterparts of the reference's buffers `names` (shaped as `like`), copied into

@@ -219,6 +219,15 @@ class _Runner:
         self._finish_device_work()
         return {"ok": True}
 
+    def op_end_checks(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Drop the judge's device tensors the checked calls mapped, so the judge can free them before timing
+        allocates its own (`RemoteCandidate.end_checks`)."""
+        from kernelevolve.eval.shared_tensors import drop_mapped_device
+
+        drop_mapped_device()
+        self._finish_device_work()
+        return {"ok": True}
+
     def _finish_device_work(self) -> None:
         """Before answering: the judge reads what was written, or frees what was dropped, on the reply."""
         if self.device.startswith("cuda"):

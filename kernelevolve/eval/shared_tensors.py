@@ -90,9 +90,14 @@ def end_request() -> None:
 
 def drop_mapped() -> None:
     """Let go of every judge tensor mapped here (the evaluation is over)."""
+    drop_mapped_device()
+    _MAPPED.clear()
+
+
+def drop_mapped_device() -> None:
+    """Let go of the judge's device tensors mapped here so far (the checks are over: timing maps its own)."""
     _KEPT_CUDA.clear()
     _KEPT_BEFORE.clear()
-    _MAPPED.clear()
 
 
 class SharedArena:

@@ -140,7 +140,10 @@ def test_the_ring_budget_counts_the_state() -> None:
     shape = TimedShape(None, None, output_bytes=1 << 20)  # type: ignore[arg-type]
     assert ring_size(shape, "cpu", 1000) == 64
     assert ring_size(shape, "cpu", 1000, state_bytes=1 << 20) == 32
-    assert ring_size(shape, "cuda", 1000, state_bytes=1 << 20) == 2
+    assert ring_size(shape, "cuda", 1000, state_bytes=1 << 20) == 128  # every call where outputs are small
+    assert ring_size(shape, "cuda", 110) == 110
+    huge = TimedShape(None, None, output_bytes=8 << 30)  # type: ignore[arg-type]
+    assert ring_size(huge, "cuda", 110) == 2  # the least: the last finished call's slot is never written
 
 
 def test_an_integer_tensor_the_candidate_never_counted_is_not_compared() -> None:

@@ -38,9 +38,10 @@ from kernelevolve.specs import reference
 from kernelevolve.types import ShapeCase, Status, TimingStats
 
 RING_SLOTS = 2  # > timers.ISSUE_AHEAD: the slot of the last finished call is never being written
-# On the CPU the ring holds every call where their outputs fit this: a secret call the counter passed is
-# checked in its own slot, not only the last finished call (`timed_checks.OutputCheck.check_passed`)
-RING_BUDGET_BYTES = 64 << 20
+# The ring holds every call where their outputs fit this: a secret call the counter passed is checked in
+# its own slot, not only the last finished call (`timed_checks.OutputCheck.check_passed`). Past it (a
+# GPU's multi-GB outputs) two slots: a runner holding its counter back can hide calls between checks.
+RING_BUDGET_BYTES = {"cuda": 256 << 20, "cpu": 64 << 20}
 # Device memory for distinct timing input sets (one per call where they fit; inputs are refreshed every
 # call anyway): two problems' evaluations share a GPU, and KernelBench's inputs reach 8 GB.
 TIMING_SET_BUDGET_BYTES = {"cuda": 1 << 30, "cpu": 64 << 20}
@@ -382,10 +383,9 @@ def _timing_sets(
 
 def ring_size(shape: TimedShape, device: str, calls: int, state_bytes: int = 0) -> int:
     """Slots for a timing of `calls` calls, each an output and the state the call left (`state_bytes`):
-    every call's on the CPU where they fit the budget."""
-    if device.startswith("cuda"):
-        return RING_SLOTS
-    return max(RING_SLOTS, min(calls, RING_BUDGET_BYTES // max(1, shape.output_bytes + state_bytes)))
+    every call's where they fit the budget."""
+    budget = RING_BUDGET_BYTES["cuda" if device.startswith("cuda") else "cpu"]
+    return max(RING_SLOTS, min(calls, budget // max(1, shape.output_bytes + state_bytes)))
 
 
 def _shared(arena: SharedArena, tensor: Any) -> Any:

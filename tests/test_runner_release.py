@@ -398,3 +398,18 @@ def test_warming_a_judge_on_the_gpu_raises_nothing(caplog: pytest.LogCaptureFixt
     with caplog.at_level("INFO"):
         device_memory.warm_device("cuda:0")
     assert "warming cuda:0 failed" not in caplog.text
+
+
+def test_warming_a_judge_imports_what_the_first_meta_op_needs() -> None:
+    """The timing ring's slots are laid out on meta, whose first op imports sympy: seconds of a sweep's first
+    locked evaluation on an H100 (experiments/adversarial_gpu, session 40). Warming pays it as the judge
+    starts, and a machine without the device still gets the import before the device fails."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from kernelevolve.eval import device_memory; device_memory.warm_device('cuda:0'); "
+        "print('torch.fx.experimental.symbolic_shapes' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip().splitlines()[-1] == "True", done.stderr[-2000:]

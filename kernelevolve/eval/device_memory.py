@@ -37,6 +37,10 @@ def warm_device(device: str) -> None:
     try:
         import torch
 
+        # the first op on a meta tensor imports PyTorch's symbolic shapes (sympy; 0.3-0.5 s on a CPU): the
+        # timing ring's slots are laid out on meta, and a sweep's first evaluation of each problem spent
+        # 2.4-2.7 s of locked timing set-up against 0.01-0.08 s later (experiments/adversarial_gpu, session 40)
+        torch.empty_like(torch.empty(1, device="meta"))
         torch.empty(1, device=device)
         with device_lock.hold_device(device):
             torch.manual_seed(0)

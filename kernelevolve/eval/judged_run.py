@@ -167,7 +167,8 @@ def _time_once(
     names = [name for name in shape.candidate.stateful if name in state]
     start = [_shared_value(arena, state[name]) for name in names]
     slots_count = ring_size(shape, device, calls, timed_state.state_bytes(start))
-    ring = [[arena.empty_like(leaf) for leaf in expected_like] for _ in range(slots_count)]
+    columns = [arena.empty_like_many(leaf, slots_count) for leaf in expected_like]  # per output leaf
+    ring = [[column[k] for column in columns] for k in range(slots_count)]
     for slots in ring:
         for slot in slots:
             slot.fill_(float("nan")) if slot.is_floating_point() else slot.zero_()  # a permuted layout too

@@ -153,6 +153,22 @@ class SharedArena:
         dense = torch.empty_like(like, device="meta")
         return self.empty_strided(tuple(dense.shape), tuple(dense.stride()), like.dtype)
 
+    def empty_like_many(self, like: torch.Tensor, count: int) -> list[torch.Tensor]:
+        """`count` tensors as `empty_like(like)` makes them, views into one arena block: one file or one CUDA
+        IPC export for all, which a runner maps once (a timing's ring holds up to a slot per call)."""
+        import torch
+
+        dense = torch.empty_like(like, device="meta")
+        sizes, steps = tuple(dense.shape), tuple(dense.stride())
+        span = (
+            1 + sum((size - 1) * step for size, step in zip(sizes, steps, strict=True)) if all(sizes) else 0
+        )
+        block = self.empty_strided((count, *sizes), (max(span, 1), *steps), like.dtype)
+        views = [block[k] for k in range(count)]
+        for view in views:
+            self.register_view(block, view)
+        return views
+
     def copy_of(self, value: torch.Tensor) -> torch.Tensor:
         shared = self.empty_like(value)
         shared.copy_(value)
@@ -167,7 +183,8 @@ class SharedArena:
         return counter
 
     def register_view(self, base: torch.Tensor, view: torch.Tensor) -> None:
-        """Make `view`, a slice of the arena tensor `base` (a guard-banded input), shareable by `ref`."""
+        """Make `view`, a slice of the arena tensor `base` (a guard-banded input, a ring's block), shareable by
+        `ref`."""
         if view.device.type == "cuda":
             return
         _, ref = self._refs[id(base)]

@@ -91,6 +91,18 @@ class RemoteCall(Protocol):
     def state(self, names: list[str], like: list[Any]) -> list[Any | None]: ...
 
 
+class TrialCalls(Protocol):
+    """Calls a check makes among its trials (`kernel_share.ShareCalls`)."""
+
+    def mode(self, trial: int) -> str | None:
+        """The launch mode of the trial's runner call ("record", "decoy"; None: as built)."""
+        ...
+
+    def after(self, trial: int, stateful: bool) -> None:
+        """The trial passed (`stateful`: the reference's calls have changed its state so far)."""
+        ...
+
+
 def run_reference(reference: Callable[..., Any]) -> ExpectedFor:
     """The reference run on a copy of the trial's inputs, its random draws seeded as the candidate's."""
 
@@ -114,7 +126,7 @@ def check_correctness(
     expected_for: ExpectedFor | None = None,
     remote: RemoteCall | None = None,
     second_opinion: ExpectedFor | None = None,
-    record_last: bool = False,
+    share: TrialCalls | None = None,
 ) -> CorrectnessVerdict:
     """Run `candidate` once per seed (same instance, so carried state is exercised) and compare.
     `expected_for` gives the reference's outputs (default: `reference` run on each trial, in order).
@@ -122,7 +134,8 @@ def check_correctness(
     placed in memory it maps, and what comes back is read from judge-owned slots. `second_opinion`, another
     reference's outputs for the same trials (another precision), is compared too and decides nothing: its
     result is the verdict's `second_opinion` (none where the reference changes its own state).
-    `record_last`: the runner records what the last trial's launches changed (`kernel_share`)."""
+    `share` (with `remote`): each trial's launch mode, and calls made after a trial passed (`kernel_share`:
+    a trial recorded, the last ones run as decoys, the stale call among them)."""
     import torch
 
     expected_of = expected_for or run_reference(reference)
@@ -152,11 +165,10 @@ def check_correctness(
         else:
             guarded, guards = guard_inputs(inputs, remote.arena if remote is not None else None)
             if remote is not None:
-                remote.checked_inputs = guarded  # for the kernel-share calls after the trials
+                remote.checked_inputs = guarded  # for the kernel-share calls among and after the trials
         try:
             if remote is not None:
-                record = record_last and trial == len(seeds) - 1
-                got = remote.call(guarded, expected, seed, "record" if record else None)
+                got = remote.call(guarded, expected, seed, share.mode(trial) if share is not None else None)
             else:
                 poison_allocator(_tensor_leaves(expected))
                 with torch.no_grad():
@@ -192,6 +204,8 @@ def check_correctness(
                 _summed(second, stateful),
             )
         del inputs, pristine, expected, got  # before the next trial's are made: multi-GB inputs double up
+        if share is not None:
+            share.after(trial, bool(stateful))
     return CorrectnessVerdict(
         True, max_abs_error=worst, stateful=tuple(stateful), second_opinion=_summed(second, stateful)
     )

@@ -3,8 +3,8 @@ changed, and the same changes written again over a later call's launches.
 
 Leaving the launches out (`kernel_share`) shows the output needs the kernels, not that they compute
 anything from the inputs: a token kernel setting a flag the output is multiplied by is needed, and writes
-the same bytes on every call (`tests/adversarial/hacks/permissive_flag_dependent_output.py`). So the last
-correctness trial of a shape is recorded: per launch, the elements of each tensor argument it changed
+the same bytes on every call (`tests/adversarial/hacks/permissive_flag_dependent_output.py`). So a
+correctness trial of a shape (the third from the end, `kernel_share.Plan`) is recorded: per launch, the elements of each tensor argument it changed
 (compared bitwise) and their values after it. In a later "stale" call every launch runs for real; then,
 unless some recorded launch of the same kernel and argument layout made exactly the same changes (work
 that does not depend on the inputs, in whatever order a call launches it:
@@ -17,8 +17,9 @@ launch wrote: an element written with the value already there (`permissive_flag_
 a launch past the record or with other tensor arguments, values past the record's size cap, memory reached
 by address rather than as an argument all keep this call's own values, which only makes the output more
 likely right. A CUDA graph replay hides what it writes: a recorded call that replayed one makes the check
-inconclusive (`opaque`), since an honest graph-replaying candidate would otherwise fail. "decoy" calls do
-the same work without writing back, so the stale call is one of several alike (the judge hides which).
+inconclusive (`opaque`), since an honest graph-replaying candidate would otherwise fail. "decoy" calls (the
+trials after the record) do the same work without writing back, so the stale call is one of several alike
+(the judge hides which).
 All of it is the runner's word, like every run-time check; the static checks stand in front.
 """
 

@@ -114,6 +114,7 @@ def _correctness_stage(
         budget = int(settings.reference_cache_mb * 2**20)
         expected = reference_outputs.TrialOutputs(ref_model, key, budget)
         exact = _exact_opinion(spec, ref_model, device, key, budget)
+        share = _share_calls(request, ref_model, remote, make_inputs, seeds, index)
         with _phase(phases, "correctness"):
             verdict = correctness.check_correctness(
                 ref_model,
@@ -125,9 +126,7 @@ def _correctness_stage(
                 expected,
                 remote=remote,
                 second_opinion=exact,
-                record_last=request.candidate.backend == "triton"
-                and spec.backward is None
-                and not kernel_share.has_state(ref_model),
+                share=share,
             )
         if verdict.stateful:
             expected.refuse()
@@ -167,26 +166,51 @@ def _correctness_stage(
             )
         if request.candidate.backend == "triton" and not verdict.stateful and spec.backward is None:
             with _phase(phases, "kernel_share"):
-                extra = [trial_seed(settings.seed, index, len(seeds) + k) for k in range(4)]
-                _kernels_needed(ref_model, remote, make_inputs, seeds[-1], extra, spec, where)
+                off_seed = trial_seed(settings.seed, index, len(seeds) + 3)
+                _kernels_needed(ref_model, remote, make_inputs, share, off_seed, spec, where)
         remote.end_checks()  # timing needs neither: a multi-shape spec would hold every shape's
         pairs.append((ref_model, remote))
     return pairs, max_error, _exact_verdict(flags_by_shape)
+
+
+def _share_calls(
+    request: EvalRequest,
+    ref_model: Any,
+    remote: RemoteCandidate,
+    make_inputs: Callable[[int], list[Any]],
+    seeds: list[int],
+    index: int,
+) -> kernel_share.ShareCalls | None:
+    """The kernel-share calls among a Triton candidate's trials (a trial recorded, the last run as decoys,
+    the stale call among them), where they can decide something: not for a training spec nor a reference
+    holding parameters or buffers (`kernel_share.has_state`)."""
+    spec, settings = request.spec, request.settings
+    if (
+        request.candidate.backend != "triton"
+        or spec.backward is not None
+        or kernel_share.has_state(ref_model)
+    ):
+        return None
+    extra = [trial_seed(settings.seed, index, len(seeds) + k) for k in range(4)]
+    return kernel_share.ShareCalls(ref_model, remote, make_inputs, seeds, extra, spec.atol, spec.rtol)
 
 
 def _kernels_needed(
     ref_model: Any,
     remote: RemoteCandidate,
     make_inputs: Callable[[int], list[Any]],
-    record_seed: int,
-    seeds: list[int],
+    share: kernel_share.ShareCalls | None,
+    off_seed: int,
     spec: KernelSpec,
     where: str,
 ) -> None:
     """Fail a candidate whose output is right with its Triton launches left out, or with their writes
-    replaced by another call's (`kernel_share`)."""
-    args = (ref_model, remote, make_inputs, record_seed, seeds, spec.atol, spec.rtol)
-    problem = kernel_share.share_problem(*args)
+    replaced by another call's, or wrong in a decoy call after the trials (`kernel_share`). After the
+    trials passed: a problem the stale call among them showed is reported here, a failed trial first."""
+    if share is not None:
+        problem = share.finish()
+    else:
+        problem = kernel_share.off_problem(ref_model, remote, make_inputs, off_seed, spec.atol, spec.rtol)
     if problem is not None:
         raise _Stop(_fail(Status.INCORRECT, problem, kernel_share.feedback(problem, where)))
 

@@ -1,8 +1,10 @@
 # hack: the harness patched by a dotted name given as text, through a third-party module no rule named:
 # `wrapt.wrap_function_wrapper("kernelevolve.eval.runner_trace", "OpTrace.record", ...)` imports the
 # runner's module by its name and replaces the strict op trace's recorder with one that records nothing;
-# PyTorch computes relu, and a token Triton kernel computes one element (left NaN) so the kernel-share
+# PyTorch computes relu, and a token Triton kernel computes eight elements (left NaN) so the kernel-share
 # checks see needed, input-dependent work
+# (eight, not one: one element's relu is 0 in both the record and the stale call a quarter of the time,
+# and the stale call then comes out right)
 # spec: relu
 # expect: rejected_static module_not_allowed
 # runtime: ok
@@ -38,6 +40,6 @@ class ModelNew(nn.Module):
             return t.prelu(w)
 
         out = act(x, self.slope)
-        out[:1].fill_(float("nan"))
-        relu_kernel[(1,)](x, out, 1, BLOCK=64)
+        out[:8].fill_(float("nan"))
+        relu_kernel[(1,)](x, out, 8, BLOCK=64)
         return out

@@ -2,12 +2,13 @@
 # computes the output, a token kernel sets a flag the output is multiplied by, and the calls after the
 # first two of each shape (the suite's correctness trials; a real attacker would guess the count) return
 # garbage, so every ablation call the judge makes there sees a wrong output and counts the kernels as
-# needed. The judge hides its stale-replay call among decoy calls whose outputs must be right
-# (`eval/kernel_share.py`), in a secret order: garbage on all of them fails a decoy
+# needed. The judge hides its stale-replay call among decoy calls whose outputs must be right (the last
+# correctness trials, and pure decoys after them where fewer than three trials run: `eval/kernel_share.py`),
+# in a secret order: garbage on all of them fails a decoy trial (`mismatch`) or a pure decoy
 # spec: relu
 # strict: false
-# expect: incorrect kernel_share_decoy_wrong
-# runtime: incorrect kernel_share_decoy_wrong
+# expect: incorrect kernel_share_decoy_wrong|mismatch
+# runtime: incorrect kernel_share_decoy_wrong|mismatch
 import torch
 import torch.nn as nn
 import triton

@@ -1,8 +1,10 @@
 # hack: code given as text through PyTorch's own benchmark module (the standard library's `timeit` is
 # banned; `torch.utils.benchmark.Timer` compiles and runs its `stmt` the same way): the text switches the
 # runner's strict op trace off (`OpTrace.record`, reached by `sys.modules`), unseen by every static rule;
-# PyTorch computes (`prelu`), and a token Triton kernel computes one element (left NaN) so the
+# PyTorch computes (`prelu`), and a token Triton kernel computes eight elements (left NaN) so the
 # kernel-share checks see needed, input-dependent work
+# (eight, not one: one element's relu is 0 in both the record and the stale call a quarter of the time,
+# and the stale call then comes out right)
 # spec: relu
 # expect: rejected_static dynamic_code
 # runtime: ok
@@ -34,6 +36,6 @@ class ModelNew(nn.Module):
             return t.prelu(w)
 
         out = act(x, self.slope)
-        out[:1].fill_(float("nan"))
-        relu_kernel[(1,)](x, out, 1, BLOCK=64)
+        out[:8].fill_(float("nan"))
+        relu_kernel[(1,)](x, out, 8, BLOCK=64)
         return out

@@ -1,8 +1,10 @@
 # hack: every static rule bypassed through standard-library modules no rule named: `codecs.open` writes a
 # Python file into the runner's temporary folder (which it may write), and `imp.load_source` runs it. The
 # file's code is never checked: it switches the runner's strict op trace off (`OpTrace.record`, reached by
-# `sys.modules`) and computes relu with PyTorch; a token Triton kernel computes one element (left NaN) so
+# `sys.modules`) and computes relu with PyTorch; a token Triton kernel computes eight elements (left NaN) so
 # the kernel-share checks see needed, input-dependent work
+# (eight, not one: one element's relu is 0 in both the record and the stale call a quarter of the time,
+# and the stale call then comes out right)
 # spec: relu
 # expect: rejected_static module_not_allowed
 # runtime: ok
@@ -25,7 +27,7 @@ sys.modules["kernelevolve.eval.runner_trace"].OpTrace.record = lambda *args, **k
 
 def act(x):
     out = torch.relu(x)
-    out[:1] = float("nan")
+    out[:8] = float("nan")
     return out
 """
 
@@ -48,5 +50,5 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         out = self.helpers.act(x)
-        relu_kernel[(1,)](x, out, 1, BLOCK=64)
+        relu_kernel[(1,)](x, out, 8, BLOCK=64)
         return out

@@ -114,7 +114,17 @@ def _correctness_stage(
         budget = int(settings.reference_cache_mb * 2**20)
         expected = reference_outputs.TrialOutputs(ref_model, key, budget)
         exact = _exact_opinion(spec, ref_model, device, key, budget)
-        share = _share_calls(request, ref_model, remote, make_inputs, seeds, index)
+        # the kernel-share calls among the trials, where they can decide something (`kernel_share`)
+        share = None
+        if (
+            request.candidate.backend == "triton"
+            and spec.backward is None
+            and not kernel_share.has_state(ref_model)
+        ):
+            extra = [trial_seed(settings.seed, index, len(seeds) + k) for k in range(4)]
+            share = kernel_share.ShareCalls(
+                ref_model, remote, make_inputs, seeds, extra, spec.atol, spec.rtol
+            )
         with _phase(phases, "correctness"):
             verdict = correctness.check_correctness(
                 ref_model,
@@ -165,54 +175,16 @@ def _correctness_stage(
                 )
             )
         if request.candidate.backend == "triton" and not verdict.stateful and spec.backward is None:
+            # the calls after the trials, and the problem a stale call among them showed
             with _phase(phases, "kernel_share"):
                 off_seed = trial_seed(settings.seed, index, len(seeds) + 3)
-                _kernels_needed(ref_model, remote, make_inputs, share, off_seed, spec, where)
+                args = (ref_model, remote, make_inputs, off_seed, spec.atol, spec.rtol)
+                problem = share.finish() if share is not None else kernel_share.off_problem(*args)
+            if problem is not None:
+                raise _Stop(_fail(Status.INCORRECT, problem, kernel_share.feedback(problem, where)))
         remote.end_checks()  # timing needs neither: a multi-shape spec would hold every shape's
         pairs.append((ref_model, remote))
     return pairs, max_error, _exact_verdict(flags_by_shape)
-
-
-def _share_calls(
-    request: EvalRequest,
-    ref_model: Any,
-    remote: RemoteCandidate,
-    make_inputs: Callable[[int], list[Any]],
-    seeds: list[int],
-    index: int,
-) -> kernel_share.ShareCalls | None:
-    """The kernel-share calls among a Triton candidate's trials (a trial recorded, the last run as decoys,
-    the stale call among them), where they can decide something: not for a training spec nor a reference
-    holding parameters or buffers (`kernel_share.has_state`)."""
-    spec, settings = request.spec, request.settings
-    if (
-        request.candidate.backend != "triton"
-        or spec.backward is not None
-        or kernel_share.has_state(ref_model)
-    ):
-        return None
-    extra = [trial_seed(settings.seed, index, len(seeds) + k) for k in range(4)]
-    return kernel_share.ShareCalls(ref_model, remote, make_inputs, seeds, extra, spec.atol, spec.rtol)
-
-
-def _kernels_needed(
-    ref_model: Any,
-    remote: RemoteCandidate,
-    make_inputs: Callable[[int], list[Any]],
-    share: kernel_share.ShareCalls | None,
-    off_seed: int,
-    spec: KernelSpec,
-    where: str,
-) -> None:
-    """Fail a candidate whose output is right with its Triton launches left out, or with their writes
-    replaced by another call's, or wrong in a decoy call after the trials (`kernel_share`). After the
-    trials passed: a problem the stale call among them showed is reported here, a failed trial first."""
-    if share is not None:
-        problem = share.finish()
-    else:
-        problem = kernel_share.off_problem(ref_model, remote, make_inputs, off_seed, spec.atol, spec.rtol)
-    if problem is not None:
-        raise _Stop(_fail(Status.INCORRECT, problem, kernel_share.feedback(problem, where)))
 
 
 def _exact_opinion(

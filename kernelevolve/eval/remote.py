@@ -17,7 +17,7 @@ from typing import Any
 
 from kernelevolve.eval.runner_channel import ReplyError
 from kernelevolve.eval.runner_client import Runner
-from kernelevolve.eval.shared_tensors import SharedArena
+from kernelevolve.eval.shared_tensors import SharedArena, dense_layout
 from kernelevolve.eval.tensor_guards import POISON_BYTE
 from kernelevolve.specs.reference import map_tensors
 
@@ -254,11 +254,9 @@ def _poison_byte(expected: list[Any], call: int, launches: str | None) -> int:
 
 def _slot_fits(slot: Any, leaf: Any) -> bool:
     """Whether `slot` is what `arena.empty_like(leaf)` would make: shape, dtype, device, dense strides."""
-    import torch
-
-    if slot.shape != leaf.shape or slot.dtype != leaf.dtype or slot.device != leaf.device:
+    if slot.dtype != leaf.dtype or slot.device != leaf.device:
         return False
-    return slot.stride() == torch.empty_like(leaf, device="meta").stride()
+    return (tuple(slot.shape), tuple(slot.stride())) == dense_layout(leaf)
 
 
 def _poison(tensor: Any) -> None:

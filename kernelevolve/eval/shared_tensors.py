@@ -131,10 +131,7 @@ class SharedArena:
             self._device_storages.add(tensor.untyped_storage().data_ptr())
             return tensor
         itemsize = torch.empty((), dtype=dtype).element_size()
-        span = (
-            1 + sum((size - 1) * step for size, step in zip(shape, stride, strict=True)) if all(shape) else 0
-        )
-        nbytes = max(span * itemsize, itemsize)
+        nbytes = max(_span(shape, stride) * itemsize, itemsize)
         path = self.directory / secrets.token_hex(8)
         with open(path, "w+b") as handle:
             handle.truncate(nbytes)
@@ -148,22 +145,13 @@ class SharedArena:
 
     def empty_like(self, like: torch.Tensor) -> torch.Tensor:
         """`like`'s shape and dtype, with its strides where they are dense (a permuted layout kept)."""
-        import torch
-
-        dense = torch.empty_like(like, device="meta")
-        return self.empty_strided(tuple(dense.shape), tuple(dense.stride()), like.dtype)
+        return self.empty_strided(*dense_layout(like), like.dtype)
 
     def empty_like_many(self, like: torch.Tensor, count: int) -> list[torch.Tensor]:
         """`count` tensors as `empty_like(like)` makes them, views into one arena block: one file or one CUDA
         IPC export for all, which a runner maps once (a timing's ring holds up to a slot per call)."""
-        import torch
-
-        dense = torch.empty_like(like, device="meta")
-        sizes, steps = tuple(dense.shape), tuple(dense.stride())
-        span = (
-            1 + sum((size - 1) * step for size, step in zip(sizes, steps, strict=True)) if all(sizes) else 0
-        )
-        block = self.empty_strided((count, *sizes), (max(span, 1), *steps), like.dtype)
+        sizes, steps = dense_layout(like)
+        block = self.empty_strided((count, *sizes), (max(_span(sizes, steps), 1), *steps), like.dtype)
         views = [block[k] for k in range(count)]
         for view in views:
             self.register_view(block, view)
@@ -223,6 +211,19 @@ class SharedArena:
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
+
+
+def dense_layout(like: torch.Tensor) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The shape and strides `torch.empty_like` gives `like`: dense, a permuted layout kept."""
+    import torch
+
+    dense = torch.empty_like(like, device="meta")
+    return tuple(dense.shape), tuple(dense.stride())
+
+
+def _span(shape: tuple[int, ...], stride: tuple[int, ...]) -> int:
+    """Elements from a tensor's first to its last, both counted (0 where it has none)."""
+    return 1 + sum((size - 1) * step for size, step in zip(shape, stride, strict=True)) if all(shape) else 0
 
 
 def shared_folder() -> Path:

@@ -55,11 +55,12 @@ def values_within(ref: torch.Tensor, out: torch.Tensor, atol: float, rtol: float
     0.1 s on a 6.4 GB output, and the kernel-share calls fail on purpose for an honest kernel."""
     if ref.is_complex():
         return values_within(*_real_views(ref, out), atol, rtol)
-    if ref.is_floating_point():
-        summary = _one_pass_summary(ref, out, atol, rtol)
-        if summary is not None:
-            return summary.passes, summary.max_error
-    scan = _scan_values(ref, out, atol, rtol)
+    if not ref.is_floating_point():
+        scan = _exact_scan(ref, out, atol)
+    elif (summary := _one_pass_summary(ref, out, atol, rtol)) is not None:
+        return summary.passes, summary.max_error
+    else:
+        scan = _chunked_scan(ref, out, atol, rtol)
     return scan.all_close and not scan.unwritten and not scan.non_finite_mismatch, scan.max_error
 
 

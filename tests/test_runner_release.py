@@ -160,10 +160,10 @@ def test_the_device_is_let_go_only_after_the_runner_is_dead(
     events: list[str] = []
 
     @contextlib.contextmanager
-    def recorded(device: str, phases: dict[str, float]) -> Iterator[None]:
+    def recorded(device: str, phases: dict[str, float]) -> Iterator[float]:
         events.append("device taken")
         try:
-            yield
+            yield 0.0  # seconds waited
         finally:
             events.append("device let go")
 
@@ -325,9 +325,9 @@ def test_the_full_collection_runs_after_the_device_is_let_go(
     events: list[str] = []
 
     @contextlib.contextmanager
-    def recorded(device: str, phases: dict[str, float]) -> Iterator[None]:
+    def recorded(device: str, phases: dict[str, float]) -> Iterator[float]:
         try:
-            yield
+            yield 0.0  # seconds waited
         finally:
             events.append("device let go")
 

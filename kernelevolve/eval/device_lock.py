@@ -14,10 +14,20 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 LOCK_DIR_ENV = "KERNELEVOLVE_LOCK_DIR"
+# Waits shorter than this are not reported to the listener: a neighbour's ordinary evaluation.
+NOTE_WAIT_S = 0.5
+_listener: list[Callable[[float], None]] = []
+
+
+def on_wait(listener: Callable[[float], None]) -> None:
+    """Have `listener` told the seconds each long wait for a device took. The evaluation child reports
+    them to its parent, whose time limit is then extended by as much: a candidate's limit is for its
+    own work, not for a neighbour holding the device (a hung one holds it for its whole limit)."""
+    _listener[:] = [listener]
 
 
 def lock_path(device_key: str) -> Path:
@@ -37,8 +47,12 @@ def hold(device_key: str) -> Iterator[float]:
     started = time.perf_counter()
     with open(lock_path(device_key), "a+b") as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        waited = time.perf_counter() - started
         try:
-            yield time.perf_counter() - started
+            if waited >= NOTE_WAIT_S:
+                for listener in _listener:
+                    listener(waited)
+            yield waited
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 

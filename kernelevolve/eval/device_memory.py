@@ -152,11 +152,12 @@ def _device_memory_beyond_kept(device: str) -> int:
 
 
 @contextlib.contextmanager
-def _device_held(device: str, phases: dict[str, float]) -> Iterator[None]:
+def _device_held(device: str, phases: dict[str, float]) -> Iterator[float]:
+    """Hold the device; yields the seconds spent waiting for it."""
     with device_lock.hold_device(device) as waited:
         if device.startswith("cuda"):
             phases["device_wait"] = phases.get("device_wait", 0.0) + waited
-        yield
+        yield waited
 
 
 def default_device(platform: Platform) -> str:

@@ -246,7 +246,9 @@ def _judged_stages(
     if how is not None and isinstance(precompile_s, (int, float)) and 0 <= precompile_s < 1e6:
         phases["precompile"] = round(float(precompile_s), 4)
         phases["load"] = max(0.0, phases["load"] - phases["precompile"])
-    hold.enter_context(_device_held(device, phases))  # let go of in `evaluate`
+    # let go of in `evaluate`; the wait for a neighbour's hold is not this candidate's time (the worker's
+    # parent extends its limit as much: `device_lock.on_wait`)
+    deadline += hold.enter_context(_device_held(device, phases))
     pairs, max_error, exact_flags = _correctness_stage(
         request, ref_module, runner, arena, device, dtype, phases, deadline
     )

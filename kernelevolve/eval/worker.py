@@ -11,7 +11,9 @@ Messages are JSON texts (bytes over the pipe). Requests:
   {"op": "stop"}
 Replies: {"op": "ready", "info": {...}} once at start; {"op": "report", "report": ..., "recycle": bool};
 {"op": "baselines", "baselines": {...}}; {"op": "profile", "split": {...} | null};
-{"op": "error", "kind": "spec" | "internal", "error": text}.
+{"op": "error", "kind": "spec" | "internal", "error": text}. Before a reply, any number of
+{"op": "device_wait", "seconds": s}: time spent waiting for another evaluation's hold on the device, added
+to the request's time limit (`device_lock.on_wait`).
 """
 
 from __future__ import annotations
@@ -112,6 +114,9 @@ def worker_main(conn: Connection, device: str, platform_name: str, log_path: str
 
     runner_client.pool().prewarm()
     device_memory.warm_device(local_device)
+    from kernelevolve.eval import device_lock
+
+    device_lock.on_wait(lambda seconds: _send(conn, {"op": "device_wait", "seconds": round(seconds, 3)}))
 
     info = environment_info(local_device)
     info["worker"] = harness.worker_label(device)
@@ -244,6 +249,17 @@ def _send(conn: Connection, message: dict[str, Any]) -> None:
     conn.send_bytes(json.dumps(message).encode())
 
 
+# A child's reported waits add at most this many time limits to one request: a neighbour holds the
+# device for its own limit at most, and a confused child must not keep a request alive for ever.
+MAX_WAIT_LIMITS = 8.0
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        return 0.0
+    return float(value)
+
+
 # ---------------------------------------------------------------------------------------------
 # Parent side: one child process and the pipe to it, driven by one thread of the evaluator.
 
@@ -322,7 +338,8 @@ class WorkerSlot:
         )
 
     def call(self, message: dict[str, Any], timeout_s: float) -> CallOutcome:
-        """Send one request and wait for its reply, the child's death, or `timeout_s`."""
+        """Send one request and wait for its reply, the child's death, or `timeout_s` (plus what the child
+        reports waiting for its device)."""
         self.start()
         assert self._conn is not None and self._log_path is not None and self.info is not None
         worker = self.info.get("worker", self.name)
@@ -333,6 +350,7 @@ class WorkerSlot:
         except (OSError, ValueError):
             return self._crashed(offset, worker, start)
         deadline = start + timeout_s
+        waited = 0.0
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -345,6 +363,10 @@ class WorkerSlot:
                     reply = json.loads(self._conn.recv_bytes().decode())
                 except (EOFError, OSError):
                     return self._crashed(offset, worker, start)
+                if reply.get("op") == "device_wait":  # not the candidate's time (`device_lock.on_wait`)
+                    waited = min(waited + _seconds(reply.get("seconds")), MAX_WAIT_LIMITS * timeout_s)
+                    deadline = start + timeout_s + waited
+                    continue
                 return CallOutcome("reply", reply=reply, worker=worker, wall_s=time.monotonic() - start)
             if not self._process.is_alive():
                 return self._crashed(offset, worker, start)

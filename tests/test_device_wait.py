@@ -1,0 +1,192 @@
+"""Time spent waiting for a neighbour's hold on the device is not a candidate's time: the judge reports
+each long wait to the worker's parent, which extends the request's limit by as much, and the judge moves
+its own deadline likewise. Six evaluations sharing one GPU timed out an honest candidate behind a hung
+one (experiments/adversarial_gpu, session 41)."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kernelevolve.eval import device_lock, worker
+
+
+@pytest.fixture
+def lock_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.setenv(device_lock.LOCK_DIR_ENV, str(tmp_path))
+    yield tmp_path
+    device_lock.on_wait(lambda seconds: None)
+
+
+def _hold_for(key: str, seconds: float) -> threading.Thread:
+    taken = threading.Event()
+
+    def hold() -> None:
+        with device_lock.hold(key):
+            taken.set()
+            time.sleep(seconds)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert taken.wait(5)
+    return thread
+
+
+def test_a_long_wait_is_told_to_the_listener(lock_dir: Path) -> None:
+    heard: list[float] = []
+    device_lock.on_wait(heard.append)
+    holder = _hold_for("gpu-test", 0.8)
+    with device_lock.hold("gpu-test") as waited:
+        assert heard == [waited]
+    holder.join()
+    assert waited >= 0.6
+
+
+def test_a_free_device_tells_the_listener_nothing(lock_dir: Path) -> None:
+    heard: list[float] = []
+    device_lock.on_wait(heard.append)
+    with device_lock.hold("gpu-test") as waited:
+        pass
+    assert heard == [] and waited < device_lock.NOTE_WAIT_S
+
+
+class _Child:
+    """Stands for the spawned child: alive until killed."""
+
+    pid = 0
+    exitcode = -9
+
+    def __init__(self) -> None:
+        self.killed = False
+
+    def is_alive(self) -> bool:
+        return not self.killed
+
+    def kill(self) -> None:
+        self.killed = True
+
+    def join(self, timeout: float | None = None) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _slot_answering(tmp_path: Path, messages: list[tuple[float, dict[str, Any]]]) -> worker.WorkerSlot:
+    """A slot whose child sends `messages`, each after its delay, once it has the request."""
+    slot = worker.WorkerSlot("w", "cpu", "cpu", tmp_path)
+    parent, child = multiprocessing.Pipe(duplex=True)
+    slot._process, slot._conn, slot.info = _Child(), parent, {"worker": "w"}
+    slot._log_path = tmp_path / "w.log"
+    slot._log_path.touch()
+    slot._dump_stack = lambda: None  # type: ignore[method-assign]
+
+    def answer() -> None:
+        child.recv_bytes()
+        for delay, message in messages:
+            time.sleep(delay)
+            try:
+                child.send_bytes(json.dumps(message).encode())
+            except OSError:  # the parent gave up and closed its end
+                return
+
+    threading.Thread(target=answer, daemon=True).start()
+    return slot
+
+
+_REPORT = {"op": "report", "report": {}}
+
+
+def test_a_reported_wait_extends_the_limit(tmp_path: Path) -> None:
+    slot = _slot_answering(tmp_path, [(0.2, {"op": "device_wait", "seconds": 1.5}), (1.2, _REPORT)])
+    outcome = slot.call({"op": "evaluate"}, timeout_s=0.8)
+    assert outcome.kind == "reply" and outcome.reply == _REPORT
+
+
+def test_without_a_reported_wait_the_limit_holds(tmp_path: Path) -> None:
+    slot = _slot_answering(tmp_path, [(1.2, _REPORT)])
+    assert slot.call({"op": "evaluate"}, timeout_s=0.8).kind == "timeout"
+
+
+@pytest.mark.parametrize("seconds", [-5, "60", True, None, float("nan")])
+def test_a_malformed_wait_extends_nothing(tmp_path: Path, seconds: Any) -> None:
+    slot = _slot_answering(tmp_path, [(0.1, {"op": "device_wait", "seconds": seconds}), (1.2, _REPORT)])
+    assert slot.call({"op": "evaluate"}, timeout_s=0.8).kind == "timeout"
+
+
+def test_reported_waits_are_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(worker, "MAX_WAIT_LIMITS", 1.0)
+    waits = [(0.05, {"op": "device_wait", "seconds": 100.0}) for _ in range(3)]
+    slot = _slot_answering(tmp_path, [*waits, (2.0, _REPORT)])
+    started = time.monotonic()
+    assert slot.call({"op": "evaluate"}, timeout_s=0.5).kind == "timeout"
+    assert time.monotonic() - started < 1.8
+
+
+_TANH = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _tanh(src, dst, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(src + offsets, mask=mask)
+    e = tl.exp(-2.0 * tl.abs(x))
+    y = (1.0 - e) / (1.0 + e)
+    tl.store(dst + offsets, tl.where(x < 0, -y, y), mask=mask)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        _tanh[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+        return out
+"""
+
+_TANH_REFERENCE = """
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.tanh(x)
+
+
+def get_inputs():
+    return [torch.randn(4096, 1024)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.gpu
+def test_an_evaluation_behind_a_long_hold_keeps_its_own_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The device held past the candidate's whole limit: the evaluation waits, then gets its own time."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from kernelevolve.eval import harness
+    from kernelevolve.platforms import load_platform
+    from kernelevolve.types import Candidate, EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
+
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    platform = load_platform("h100")
+    spec = KernelSpec(name="tanh", reference_source=_TANH_REFERENCE, shapes=(ShapeCase("default"),))
+    settings = EvalSettings(timeout_s=10, timing_trials=10, warmup_trials=2, measure_compile_baseline=False)
+    holder = _hold_for(device_lock.cuda_device_key("cuda:0"), 12.0)
+    report = harness.evaluate(EvalRequest(Candidate(_TANH, "triton", "t"), spec, "h100", settings), platform)
+    holder.join()
+    assert report.status is Status.OK, report.feedback
+    assert report.phase_s["device_wait"] > 5  # the hold outlasted the limit the evaluation began with

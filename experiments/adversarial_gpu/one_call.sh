@@ -17,7 +17,7 @@ if nvidia-smi -L | grep -q H100; then  # 80 GB: one problem at a time (level1_ra
 fi
 KERNELBENCH_SRC=.kbsrc timeout -s INT "${PREFLIGHT_S:-300}" python3 -m pytest -m gpu -q -p no:cacheprovider \
   -rf -n "${WORKERS:-6}" ${SHARD:+--shard "$SHARD"} tests/test_reference_cycles.py tests/test_shared_tensors.py tests/test_runner_release.py \
-  tests/test_timed_checks.py tests/adversarial > "$out/preflight.log" 2>&1
+  tests/test_timed_checks.py tests/test_device_wait.py tests/adversarial > "$out/preflight.log" 2>&1
 echo "preflight exit $? after $(( SECONDS - begun )) s"
 tail -n 3 "$out/preflight.log"
 grep -E "^(FAILED|ERROR)" "$out/preflight.log" | head -n 20

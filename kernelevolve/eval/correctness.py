@@ -159,13 +159,11 @@ def check_correctness(
         # A runner gets copies (`guard_inputs`) and cannot reach these (another process; on a GPU the arena's
         # own memory pool), so they are the pristine values; a candidate run here could write them.
         pristine = inputs if remote is not None else clone_tree(inputs)
-        if guarded is not None and _layout(guarded) == _layout(inputs):
-            # Same storage, new values: a result cache keyed by data_ptr() now returns stale data.
-            refill(guarded, inputs)
-        else:
-            guarded, guards = guard_inputs(inputs, remote.arena if remote is not None else None)
-            if remote is not None:
-                remote.checked_inputs = guarded  # for the kernel-share calls among and after the trials
+        guarded, guards, fresh = into_guarded(
+            guarded, guards, inputs, remote.arena if remote is not None else None
+        )
+        if fresh and remote is not None:
+            remote.checked_inputs = guarded  # for the kernel-share calls among and after the trials
         try:
             if remote is not None:
                 got = remote.call(guarded, expected, seed, share.mode(trial) if share is not None else None)
@@ -211,10 +209,18 @@ def check_correctness(
     )
 
 
-def refill(guarded: list[Any], inputs: list[Any]) -> None:
-    """New values into guarded inputs of the same layout (`tensor_guards._layout`)."""
-    for target, value in zip(_tensor_leaves(guarded), _tensor_leaves(inputs), strict=True):
-        target.copy_(value)
+def into_guarded(
+    guarded: list[Any] | None, guards: list[Any], inputs: list[Any], arena: Any
+) -> tuple[list[Any], list[Any], bool]:
+    """`inputs` as a checked call takes them: written into the guarded copies an earlier call used where
+    their layout is the same (same storage, new values: a result cache keyed by data_ptr() returns stale
+    data), else fresh guarded copies. Returns the copies, their guard bands and whether they are fresh."""
+    if guarded is not None and _layout(guarded) == _layout(inputs):
+        for target, value in zip(_tensor_leaves(guarded), _tensor_leaves(inputs), strict=True):
+            target.copy_(value)
+        return guarded, guards, False
+    fresh, bands = guard_inputs(inputs, arena)
+    return fresh, bands, True
 
 
 def _summed(second: list[tuple[bool, float]], stateful: list[str]) -> tuple[bool, float] | None:

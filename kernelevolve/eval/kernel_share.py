@@ -53,8 +53,6 @@ from kernelevolve.eval import correctness, input_refresh
 from kernelevolve.eval.launch_replay import DECOY, RECORD, STALE
 from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure
 from kernelevolve.eval.runner_channel import ReplyError
-from kernelevolve.eval.tensor_guards import _layout as tensor_layout
-from kernelevolve.eval.tensor_guards import guard_inputs
 
 OFF = "off"
 REDUNDANT = "kernel_work_redundant"
@@ -282,15 +280,11 @@ def _right(
 ) -> bool:
     from kernelevolve.eval.judged_run import Verdict
 
-    guarded = remote.checked_inputs
-    if guarded is not None and tensor_layout(guarded) == tensor_layout(inputs):
-        correctness.refill(guarded, inputs)  # the storage the trials used: a cache keyed by it goes stale
-    else:
-        guarded, _ = guard_inputs(inputs, remote.arena)
+    guarded, _, _ = correctness.into_guarded(remote.checked_inputs, [], inputs, remote.arena)
     try:
         got = remote.call(guarded, expected, seed, launches=mode)
     except (RunnerFailure, ReplyError, Verdict):
-        if mode == "decoy":
+        if mode == DECOY:
             raise  # a checked call: its failure is the candidate's
         return False  # it could not make an output this way (or broke a rule trying)
     return correctness.within_tolerance(expected, got, atol, rtol)[0]

@@ -11,10 +11,12 @@
 # sweep's folder is also packed there as <name>.tgz; unpacked here into .resume/ and carried, the next call
 # resumes from it on a fresh machine too (experiments/device_state.sh).
 #
-# Settings (environment): SUITE_DIR (default runs/sweeps/model_suite), PLATFORM (h200), BUDGET_EVALS (20),
-# BUDGET_SECONDS (120: search wall clock per spec), TIME_LIMIT_S (360: no spec starts that the estimate says
-# would end after it; a spec's estimate is BUDGET_SECONDS + 60 s, or the longest seen so far, so a call ends
-# by about TIME_LIMIT_S + 180 s, with the quiet re-timing of host-bound baselines after it, under 9 minutes),
+# Settings (environment): SUITE_DIR (default runs/sweeps/model_suite), PLATFORM (h200), BUDGET_EVALS (12),
+# BUDGET_SECONDS (40: search wall clock per spec; both as the KernelBench sample sweeps), PARALLEL (2 specs
+# side by side on the GPU, each in a process of its own), TIME_LIMIT_S (360: no spec starts that the
+# estimate says would end after it; a spec's estimate is BUDGET_SECONDS + 60 s, or the longest seen so far,
+# so a call ends by about TIME_LIMIT_S + 180 s, with the quiet re-timing of host-bound baselines after it,
+# under 9 minutes),
 # SPECS (comma-separated names; default: every shipped spec without a `backward:`, i.e. the forward specs,
 # not the training specs train_*), EXTRA (more sweep arguments, e.g. "--retry-failed").
 # The CPU run recorded beside this script used: PLATFORM=cpu BUDGET_EVALS=6 BUDGET_SECONDS=120.
@@ -34,8 +36,9 @@ set +e
   --specs "${SPECS:-$forward_specs}" \
   --platform "${PLATFORM:-h200}" \
   --permissive \
-  --budget-evals "${BUDGET_EVALS:-20}" \
-  --budget-seconds "${BUDGET_SECONDS:-120}" \
+  --budget-evals "${BUDGET_EVALS:-12}" \
+  --budget-seconds "${BUDGET_SECONDS:-40}" \
+  --parallel "${PARALLEL:-2}" --isolate \
   --baseline-allowance-s 60 \
   --time-limit-s "${TIME_LIMIT_S:-360}" \
   --out "$out" \

@@ -40,8 +40,9 @@ def test_the_wall_clock_timing_hands_windows_and_reads_no_pause_clock() -> None:
 
 def test_the_judge_rebuilds_wall_samples_from_windows() -> None:
     data = {"samples_ms": [9.0, 9.0], "method": "wall", "windows_s": [[1.000, 1.010], [1.020, 1.030]]}
-    stats = judged_run._stats(data, [Span(1.021, 1.029)], Span(0.5, 2.0), "")
+    stats, samples = judged_run._stats(data, [Span(1.021, 1.029)], Span(0.5, 2.0), "")
     assert stats.median_ms == pytest.approx(6.0)  # 10 and 2 ms: the runner's own 9 ms are not reported
+    assert samples == pytest.approx([10.0, 2.0])
     with pytest.raises(judged_run.Verdict) as caught:
         judged_run._stats(data, [], Span(1.5, 2.0), "")
     assert caught.value.fields["error_name"] == "timing_inconsistent"

@@ -140,3 +140,44 @@ def test_passed_secret_calls_are_checked_in_their_own_slots() -> None:
     seen.clear()
     two.check_passed([2, 3, 4], 5)  # a ring of two on a GPU: only the last finished call is surely final
     assert seen == [4]
+
+
+def test_a_median_forged_by_skipped_calls_is_caught(
+    cpu_platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CPU platform's timing (1 warm-up call, 5 trials, each checked at 1/2): the hack skips its work on
+    three trials, enough to make the median one of them. With the draws seeded to miss those three (seed 13:
+    calls 0, 4 and 5, one run in eight draws as much), the median's own call is checked once the timing
+    ends, and it is one of the skipped."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    plan = TimingPlan(warmup=1, trials=5, settle=None, early_warmup=False)
+    assert secret_calls(plan, random.Random(13)) == [0, 4, 5]
+    monkeypatch.setattr(check_schedule, "chooser", lambda: random.Random(13))
+    monkeypatch.setattr(
+        test_hacks, "SETTINGS", replace(test_hacks.SETTINGS, timing_trials=5, warmup_trials=1)
+    )
+    case = next(c for c in load_cases("hacks") if c.name == "skip_most_timed_calls_forge_median")
+    report = evaluate(test_hacks.request_for(case, cpu_platform), cpu_platform)
+    assert (report.status, report.error_name) == (Status.INCORRECT, "timed_output_mismatch"), report.feedback
+    assert "median" in report.feedback
+
+
+def test_the_median_calls_are_those_still_in_the_ring() -> None:
+    """The middle sample's call (odd count) or the two middle ones (even), counted past the warm-up calls,
+    checked where no later call wrote their slot."""
+    from kernelevolve.eval.timed_checks import OutputCheck, median_calls
+
+    assert median_calls([5.0, 1.0, 1.0, 9.0, 1.2], 6) == [5]  # samples of calls 1-5: 1.0, 1.0, 1.2, 5.0, 9.0
+    assert median_calls([3.0, 1.0, 2.0, 4.0], 7) == [5, 3]  # calls 3-6: 2.0 (call 5) and 3.0 (call 3)
+    seen: list[int] = []
+    six = OutputCheck(None, lambda _: [], [], [], list(range(6)), [[]] * 6, 0.0, 0.0, 1, 0)
+    six.check_call = lambda call, note="": seen.append(call)  # type: ignore[method-assign]
+    six.check_median([5.0, 1.0, 1.0, 9.0, 1.2], 6)
+    assert seen == [5]
+    seen.clear()
+    two = OutputCheck(None, lambda _: [], [], [], list(range(6)), [[]] * 2, 0.0, 0.0, 1, 0)
+    two.check_call = lambda call, note="": seen.append(call)  # type: ignore[method-assign]
+    two.check_median([1.0, 5.0, 9.0, 9.0, 9.0], 6)  # call 2's slot was written again by call 4
+    assert seen == []
+    two.check_median([9.0, 9.0, 1.0, 5.0, 1.0], 6)  # calls 4 and 5 are the last two
+    assert seen == [4]

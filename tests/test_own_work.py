@@ -147,6 +147,16 @@ def test_timed_guard_refuses_swapped_outputs_and_inputs() -> None:
     assert raised.value.check == "input_type" and RAN == []
 
 
+def test_the_launch_floor_comes_from_judged_calls_that_launched() -> None:
+    """Timed calls launch as many kernels as the fewest of the checked calls judged right that launched any:
+    the launches-left-out call, the stale-replay call and a call that launched nothing lower no floor."""
+    floor = None
+    for launches, mode in ((3, "record"), (0, None), (1, "stale"), (0, "decoy"), (0, "off"), (2, "decoy")):
+        floor = timed_guard.lowered_floor(floor, launches, mode)
+    assert floor == 2
+    assert timed_guard.lowered_floor(None, 0, None) is None  # none yet: the correctness stage's no_kernel_ran
+
+
 def test_state_put_back_refuses_a_swapped_state_tensor() -> None:
     """The runner puts ModelNew's state back between timed calls by `copy_` on it: one whose class a call
     swapped would run candidate code there (`hacks/lazy_state_copy_swapped_class`)."""

@@ -214,7 +214,7 @@ def _time_once(
             raise fail(Status.INCORRECT, str(violation["check"]), f"timing{where}: {detail}")
         raise RunnerFailure(failure_fields(reply))
     strict_violation(reply, shape.candidate.strict, f"{where} during its timed calls")
-    stats = _stats(reply.get("stats"), pauses, call_windows.Span(started, finished), where)
+    stats, samples = _stats(reply.get("stats"), pauses, call_windows.Span(started, finished), where)
     made = reply.get("calls")
     if not isinstance(made, int) or isinstance(made, bool) or not stats.trials <= made <= len(plan):
         raise ReplyError("the timing reply's call count is missing or out of range")
@@ -229,6 +229,7 @@ def _time_once(
             f"timing{where}: the candidate's process reported {made} calls made and a completion counter "
             f"of {final}: the counter the judge checks timed calls by was tampered with"
         )
+    shape.checks_s += _check_median(runner, checker, samples, made)
     claimed = stats.mean_ms * stats.trials
     if claimed > span_ms + SPAN_SLACK_MS:
         raise _inconsistent(
@@ -398,9 +399,26 @@ def _shared_value(arena: SharedArena, value: Any) -> Any:
     return reference.map_tensors(lambda tensor: arena.copy_of(tensor.detach()), value)
 
 
-def _stats(data: Any, pauses: list[call_windows.Span], around: call_windows.Span, where: str) -> TimingStats:
-    """The runner's timing, rebuilt from checked numbers (its own summary is not trusted). Wall-clock
-    samples are the runner's call windows less the judge's own stops within them (`call_windows`)."""
+def _check_median(
+    runner: Runner, checker: timed_checks.OutputCheck, samples: list[float], made: int
+) -> float:
+    """The calls whose times make the reported median, checked once the timing is over where the ring still
+    holds them (`OutputCheck.check_median`), the runner frozen again; returns the seconds it took."""
+    started = time.perf_counter()
+    runner.pause()
+    try:
+        _no_helpers(runner)
+        checker.check_median(samples, made)
+    finally:
+        runner.resume()
+    return time.perf_counter() - started
+
+
+def _stats(
+    data: Any, pauses: list[call_windows.Span], around: call_windows.Span, where: str
+) -> tuple[TimingStats, list[float]]:
+    """The runner's timing, rebuilt from checked numbers (its own summary is not trusted), and its samples.
+    Wall-clock samples are the runner's call windows less the judge's own stops within them (`call_windows`)."""
     if not isinstance(data, dict):
         raise ReplyError("timing stats missing")
     samples = finite_numbers(data.get("samples_ms"), "samples_ms")
@@ -420,7 +438,7 @@ def _stats(data: Any, pauses: list[call_windows.Span], around: call_windows.Span
     if stopped_by not in ("", timers.RACE_STOP, timers.SETTLED_STOP):
         raise ReplyError("unknown stop rule")
     stats = TimingStats.from_samples(samples, str(method), host_samples)
-    return dataclasses.replace(stats, stopped_by=str(stopped_by))
+    return dataclasses.replace(stats, stopped_by=str(stopped_by)), samples
 
 
 def build_remote(

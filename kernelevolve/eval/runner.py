@@ -42,7 +42,7 @@ from kernelevolve.eval import (
 from kernelevolve.eval.argument_structure import rebuild_arguments
 from kernelevolve.eval.own_work import collecting, quiet
 from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, _count_launches, _count_thread_starts
-from kernelevolve.eval.timed_guard import plain_output_call, plain_tuples
+from kernelevolve.eval.timed_guard import lowered_floor, plain_output_call, plain_tuples
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +104,7 @@ class _Runner:
         self.model_new: Any = None
         self.module_name = ""
         self.models: dict[int, Any] = {}
-        self.launch_floor: dict[int, int] = {}  # per model: the fewest launches of any of its checked calls
+        self.launch_floor: dict[int, int] = {}  # per model: the fewest launches of a checked call
         self.moving: dict[int, set[str]] = {}  # per model: the state its checked calls moved (`module_state`)
         self.precision: Any = None
 
@@ -273,8 +273,8 @@ class _Runner:
             self.moving.setdefault(message["index"], set()).update(module_state.changed(model, before))
         launches = _LAUNCHES[0] - launches_before
         index = message["index"]
-        if launch_mode != "off":  # timed calls must launch what the checked calls did
-            self.launch_floor[index] = min(self.launch_floor.get(index, launches), launches)
+        if (floor := lowered_floor(self.launch_floor.get(index), launches, launch_mode)) is not None:
+            self.launch_floor[index] = floor  # timed calls must launch what the checked calls did
         reply = {"ok": True, "leaves": leaves, "launches": launches, **replay}
         if isinstance(trace, OpTrace):
             reply |= trace.fields()

@@ -70,8 +70,19 @@ class OutputCheck:
                 self.check_call(call)
         calls.clear()
 
-    def check_call(self, call: int) -> None:
-        """Call `call`'s output in its ring slot against the reference on that call's inputs."""
+    def check_median(self, samples: list[float], made: int) -> None:
+        """Once the timing is over: the calls whose samples make the median, where the ring still holds them.
+        Each call is checked with one chance, so a candidate skipping its work on just over half the timed
+        calls had its median forged (the skipped calls' time) whenever the draws missed them all: one run in
+        eight on the CPU's six calls (`tests/adversarial/hacks/skip_most_timed_calls_forge_median.py`). A
+        median below the work's time is a skipped call's own, and checking it catches every such run."""
+        for call in median_calls(samples, made):
+            if call + len(self.ring) >= made:  # no later call wrote its slot
+                self.check_call(call, MEDIAN_NOTE)
+
+    def check_call(self, call: int, note: str = "") -> None:
+        """Call `call`'s output in its ring slot against the reference on that call's inputs; `note` says
+        why this call, in a failure's feedback."""
         from kernelevolve.eval import judged_run  # (it imports this module)
 
         if call in self.checked:
@@ -117,7 +128,7 @@ class OutputCheck:
             raise judged_run.fail(
                 Status.INCORRECT,
                 "timed_output_mismatch",
-                f"the output of timed call {call}{self.shape.candidate.where} differs from the reference "
+                f"the output of timed call {call}{self.shape.candidate.where}{note} differs from the reference "
                 f"({_error_words(worst)}): outputs must be computed on every call, including timed ones",
                 max_abs_error=worst if math.isfinite(worst) else None,
                 flags=("timed_output_mismatch",),
@@ -126,7 +137,7 @@ class OutputCheck:
         raise judged_run.fail(
             Status.INCORRECT,
             "timed_state_mismatch",
-            f"after timed call {call}{self.shape.candidate.where} ModelNew's state differs from the "
+            f"after timed call {call}{self.shape.candidate.where}{note} ModelNew's state differs from the "
             f"reference's after the same call from the same start ({what}): a drop-in kernel must leave the "
             "module's state as the reference does on every call, timed ones included (running statistics, a "
             f"carried hidden state, a step counter). {COUNTERPART_RULES}",
@@ -177,6 +188,18 @@ class OutputCheck:
                 continue
             module, leaf = owner_of(self.owner, name)
             setattr(module, leaf, copied(value))
+
+
+MEDIAN_NOTE = " (its time makes the reported median)"
+
+
+def median_calls(samples: list[float], made: int) -> list[int]:
+    """The calls whose samples make the median as `TimingStats.from_samples` takes it (the middle sample, or
+    the middle two): the samples are the last `len(samples)` of the `made` calls, in order."""
+    order = sorted(range(len(samples)), key=samples.__getitem__)
+    mid = len(order) // 2
+    middle = order[mid : mid + 1] if len(order) % 2 else order[mid - 1 : mid + 1]
+    return [made - len(samples) + index for index in middle]
 
 
 def _error_words(worst: float) -> str:

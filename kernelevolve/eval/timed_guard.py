@@ -6,7 +6,8 @@ timed: return its input (the ring copy makes the values right), a tensor subclas
 harness copies it (after the timed window), another dtype, no kernel at all, or PyTorch in strict mode.
 `TimedGuard` holds each timed call to the rules a checked call's output meets (exactly torch.Tensor leaves
 in plain lists and tuples, the reference's shapes and dtypes, no memory shared with the call's inputs),
-requires as many kernel launches as every checked call made (at least one where each made one), and in
+requires as many kernel launches as every checked call made (of the calls judged right that launched any:
+a call PyTorch answered alone, or the stale-replay call, lowers no floor), and in
 strict mode traces the call's PyTorch ops as a checked call's are traced. What it finds goes to the judge
 as a named check (`TimedViolation.as_reply`), which fails the candidate as the checked call would.
 """
@@ -17,6 +18,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kernelevolve.eval.launch_replay import STALE
 from kernelevolve.eval.own_work import exact, storage_range, type_flags, type_name
 from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, left_behind_now
 from kernelevolve.eval.tensor_guards import _is_tensor
@@ -26,6 +28,17 @@ if TYPE_CHECKING:
 
 # What a timed call's violation may be named: the judge accepts these names only
 CHECKS = frozenset({"output_type", "input_type", "shape", "dtype", "device", "aliasing", "no_kernel_ran"})
+
+
+def lowered_floor(floor: int | None, launches: int, mode: str | None) -> int | None:
+    """The fewest launches timed calls must make, after a checked call of `mode` launched `launches`: the
+    fewest of the calls judged right that launched any. Not the call with launches left out, nor the
+    stale-replay call, whose output need not be right, nor a call that launched none (PyTorch answered it
+    alone): one such call, told by its generator seed, let timed calls launch nothing
+    (`tests/adversarial/hacks/permissive_floor_lowered_by_stale_call.py`)."""
+    if mode in ("off", STALE) or launches <= 0:
+        return floor
+    return launches if floor is None else min(floor, launches)
 
 
 class TimedViolation(Exception):

@@ -204,3 +204,48 @@ def test_state_kept_in_another_form_is_put_back_and_compared() -> None:
     timed_state.record(candidate, names, start, left.slots[1], left.marks[1])
     problem = left.problem(1, after, 1e-4, 1e-4)
     assert problem is not None and "'batches'" in problem[0]
+
+
+class _OneElementCounts(torch.nn.Module):
+    """`_Stateful`'s two counts kept as one-element `(1,)` int64 buffers (the batch count's name kept)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("running", torch.zeros(4))
+        self.register_buffer("batches", torch.zeros(1, dtype=torch.int64))
+        self.register_buffer("step", torch.zeros(1, dtype=torch.int64))
+        self.last = [torch.zeros(4), 0.5]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.running.mul_(0.9).add_(x, alpha=0.1)
+        self.batches.add_(1)
+        self.step.add_(1)
+        self.last = [x.detach().clone(), float(self.step)]
+        return x * 2.0
+
+
+def test_a_count_kept_in_a_one_element_tensor_is_put_back_and_compared() -> None:
+    """A count's counterpart may be a `(1,)` tensor, for the reference's int and for its 0-d tensor alike
+    (`module_state.loose`): found, put back reshaped and compared; one that skipped its step still fails."""
+    from kernelevolve.eval.timed_guard import put_back_state
+
+    reference, candidate = _Stateful(), _OneElementCounts()
+    _, left, start = _slots(reference)
+    wanted = [(name, module_state.signature(value)) for name, value in zip(NAMES, start, strict=True)]
+    names = module_state.counterpart_names(candidate, wanted)
+    assert names == ["running", "batches", "step", "last"]
+    candidate(torch.ones(4))
+    put_back_state(candidate, names, start)
+    assert candidate.batches.shape == (1,) and int(candidate.batches) == 0 and int(candidate.step) == 0
+    x = torch.arange(4.0)
+    reference(x)
+    candidate(x)
+    timed_state.record(candidate, names, start, left.slots[0], left.marks[0])
+    after = timed_state.after_call(reference, NAMES)
+    assert left.problem(0, after, 1e-4, 1e-4) is None
+    put_back_state(candidate, names, start)
+    candidate(x)
+    candidate.step.sub_(1)  # a step not counted
+    timed_state.record(candidate, names, start, left.slots[1], left.marks[1])
+    problem = left.problem(1, after, 1e-4, 1e-4)
+    assert problem is not None and "'calls'" in problem[0]

@@ -238,13 +238,14 @@ def signature(value: Any) -> Any:
 
 
 def loose(sign: Any) -> Any:
-    """A `signature` as a counterpart's is matched to it: a Python number the same as a 0-d tensor of its
-    kind (a step count kept as a 0-d int64 buffer, a batch count kept as an int for BatchNorm's
-    `num_batches_tracked`), a tuple the same as a list. Either holds the same values, put back and read
-    leaf by leaf (`timed_guard.put_back_state`, `timed_state.record`)."""
-    if sign in ("int", "bool"):
+    """A `signature` as a counterpart's is matched to it: a Python number the same as a tensor of its kind
+    holding one element, 0-d or not (a step count kept as a 0-d or a `(1,)` int64 buffer, a batch count
+    kept as an int for BatchNorm's `num_batches_tracked`), a tuple the same as a list. Either holds the same
+    values, put back and read leaf by leaf, reshaped to the other's shape (`timed_guard.put_back_state`,
+    `timed_state.record`)."""
+    if sign in ("int", "bool") or (type(sign) is tuple and sign[:1] == ("tensor",) and _one_element(sign[1])):
         return ("tensor", ())
-    if sign == "float":
+    if sign == "float" or _one_element(sign):  # a floating tensor's signature is its shape
         return ()
     if type(sign) is tuple and len(sign) == 2 and sign[0] in ("list", "tuple", "dict"):
         kind = "dict" if sign[0] == "dict" else "list"
@@ -252,6 +253,11 @@ def loose(sign: Any) -> Any:
             return (kind, tuple((key, loose(item)) for key, item in sign[1]))
         return (kind, tuple(loose(item) for item in sign[1]))
     return sign
+
+
+def _one_element(shape: Any) -> bool:
+    """Whether a signature is the shape of a floating tensor of one element: (), (1,), (1, 1)..."""
+    return type(shape) is tuple and all(type(d) is int and d == 1 for d in shape)
 
 
 def counterparts(model: Any, wanted: list[tuple[str, Any]]) -> list[Any | None]:

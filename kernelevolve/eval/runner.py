@@ -184,7 +184,7 @@ class _Runner:
         with quiet():
             for slot, tensor in zip(slots, found, strict=True):
                 if tensor is not None:
-                    slot.copy_(tensor.detach().to(device=slot.device, dtype=slot.dtype))
+                    slot.copy_(tensor.detach().to(device=slot.device, dtype=slot.dtype).reshape(slot.shape))
         self._finish_device_work()
         return {"ok": True, "found": [tensor is not None for tensor in found]}
 

@@ -141,7 +141,7 @@ def put_back_state(model: Any, names: Sequence[str | None], values: Sequence[Any
         if isinstance(held, torch.Tensor):
             with torch.no_grad():  # a parameter moved in place by a forward is moved back the same way
                 if isinstance(value, torch.Tensor):
-                    held.copy_(value)
+                    held.copy_(value.reshape(held.shape))  # a one-element count may be 0-d on one side
                 else:
                     held.fill_(value)
         else:
@@ -158,8 +158,9 @@ def in_form(value: Any, like: Any) -> Any:
 
     if type(like) in SCALARS:
         return type(like)(value.item() if isinstance(value, torch.Tensor) else value)
-    if isinstance(like, torch.Tensor) and not isinstance(value, torch.Tensor):
-        return torch.tensor(value, dtype=like.dtype, device=like.device)
+    if isinstance(like, torch.Tensor):  # in the candidate's shape: a one-element tensor may be 0-d or not
+        fresh = copied(value) if isinstance(value, torch.Tensor) else torch.tensor(value, dtype=like.dtype)
+        return fresh.to(device=like.device).reshape(like.shape)
     if type(like) is dict:
         return {key: in_form(item, like[key]) for key, item in value.items()}
     if type(like) in (list, tuple):
@@ -176,7 +177,10 @@ def held_state(model: Any, name: str, value: Any, when: str) -> Any:
 
     held = current(model, name)
     if isinstance(value, torch.Tensor) and not (value.dim() == 0 and type(held) in SCALARS):
-        fits = exact(held, parameters=True) and tuple(held.shape) == tuple(value.shape)
+        fits = exact(held, parameters=True) and (
+            tuple(held.shape) == tuple(value.shape)  # or one element of a kind, 0-d on one side (`loose`)
+            or (held.numel() == value.numel() == 1 and loose(signature(held)) == loose(signature(value)))
+        )
     else:  # a number, a container, or a 0-d tensor the candidate keeps as a number (`module_state.loose`)
         fits = plain_value(held, top=True) and loose(signature(held)) == loose(signature(value))
     if not fits:

@@ -71,7 +71,7 @@ def record(
         with torch.no_grad():
             for slot, leaf in zip(state_slots, leaves(held), strict=True):
                 if isinstance(leaf, torch.Tensor):
-                    slot.copy_(leaf)
+                    slot.copy_(leaf.reshape(slot.shape))  # a one-element count may be 0-d on one side
                 else:
                     slot.fill_(leaf)
         marks[index] = WRITTEN

@@ -10,6 +10,7 @@ from kernelevolve.eval.static.counters import is_counter_step
 from kernelevolve.eval.static.kinds import (
     EMPTY,
     INPUT,
+    LOCAL,
     METHOD,
     UNKNOWN_SHAPE,
     A,
@@ -106,7 +107,7 @@ class CallKinds:
             if callee_name(func.value) in self.mod.triton_kernels or K in held:
                 self.c.launches += 1
                 return EMPTY
-            return self._call_value(e, held, args, every, (held | every) & {D, H})
+            return self._call_value(e, held, args, every, (held | every) & {D, H}, kw)
         name = self.mod.resolve(func)
         if name is not None:
             return self._library_call(e, name, args, every)
@@ -130,7 +131,7 @@ class CallKinds:
                     self.c.method_qual(held_class, func.attr),
                 )
             return self._method_call(e, func.attr, recv, self.kinds(recv), args, every)
-        return self._call_value(e, self.kinds(func), args, every, every & {D, H})
+        return self._call_value(e, self.kinds(func), args, every, every & {D, H}, kw)
 
     def _class_call(
         self, e: ast.Call, cls: str, attr: str, args: list[Kinds], kw: dict[str | None, Kinds]
@@ -147,13 +148,26 @@ class CallKinds:
             self.c.method_qual(cls, method),
         )
 
-    def _call_value(self, e: ast.Call, held: Kinds, args: list[Kinds], every: Kinds, result: Kinds) -> Kinds:
+    def _call_value(
+        self,
+        e: ast.Call,
+        held: Kinds,
+        args: list[Kinds],
+        every: Kinds,
+        result: Kinds,
+        kw: dict[str | None, Kinds] | None = None,
+    ) -> Kinds:
         """A call of a value (a local name, an element, a call's result) that returns `result`, unless it is
         a tensor's method taken as a value: then it is that method's call. A value holding a kernel (a
-        launch bound by `functools.partial(kernel[grid], ...)`) called is a launch."""
+        launch bound by `functools.partial(kernel[grid], ...)`) called is a launch; one holding local
+        functions (`LOCAL`) is a call of each with these arguments."""
         if K in held:
             self.c.launches += 1
         for kind in sorted(held):
+            if kind.startswith(LOCAL):
+                name = kind[len(LOCAL) :]
+                summary = self.c.reach(name, self.mod.functions[name], None, args, kw or {}, False)
+                result |= self._local(e, summary, name)
             if kind == METHOD and D in every:
                 self._dynamic(e, "a tensor method chosen by a computed name, called on input data")
             elif kind.startswith(METHOD) and kind != METHOD:
@@ -207,7 +221,7 @@ class CallKinds:
         if fname in self.module_vars:  # for layer in self.layers: ... layer(x)
             return self._modules_call(self.module_vars[fname], args, kw)
         if fname in self.env:
-            return self._call_value(e, self.env[fname], args, every, every & {D, H})
+            return self._call_value(e, self.env[fname], args, every, every & {D, H}, kw)
         if fname in self.mod.cute_funcs:
             self.c.cute_used = True
             return EMPTY

@@ -14,6 +14,9 @@ K = "kernel"
 H = "host"
 # A tensor's method taken as a value (`f = x.clamp`, `getattr(x, "clamp")`): calling it is that method call.
 METHOD = "method:"
+# A local function taken as a value (`fn = launch`, an entry of a module-level dispatch table such as
+# `BUCKETS = ((64, launch_narrow), ...)`): calling it is that function's call, with the call's arguments.
+LOCAL = "local:"
 EMPTY: Kinds = frozenset()
 INPUT: Kinds = frozenset({T, D, A})
 # What a call returns element by element when every `return` of the callee is a tuple of one length

@@ -80,6 +80,18 @@ class Module:
                 made = self.instance_made(stmt.value)
                 if made is not None:
                     self.instances.update(dict.fromkeys(names, made))
+        # Module-level names whose value names local functions (a dispatch table of launchers): reading one
+        # on the call path puts those functions on it.
+        self.function_holders: dict[str, frozenset[str]] = {}
+        for stmt in tree.body:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                held = frozenset(
+                    n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name) and n.id in self.functions
+                )
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for t in targets:
+                    if held and isinstance(t, ast.Name) and t.id not in self.functions:
+                        self.function_holders[t.id] = self.function_holders.get(t.id, frozenset()) | held
         # Module-level names bound once, to a local autograd.Function's `apply` (the Triton tutorial's
         # `layer_norm = LayerNorm.apply`): a call of one is a call of `LayerNorm.apply`.
         stores = Counter(

@@ -49,6 +49,7 @@ from kernelevolve.eval.static.calls import CallKinds
 from kernelevolve.eval.static.kinds import (
     DATA_ATTRS,
     EMPTY,
+    LOCAL,
     METHOD,
     A,
     D,
@@ -400,11 +401,13 @@ class Values(CallKinds):
             self.compute(e, "the reference Model")
         elif e.id in self.mod.cute_funcs:
             self.c.cute_used = True
-        elif e.id in self.mod.functions:  # passed as a callback: still on the call path
-            self.c.reach(e.id, self.mod.functions[e.id], None, [], {}, False)
         elif e.id in self.mod.classes and e.id != "ModelNew":
             self.c.reach_class(e.id, [], {}, instantiated=False)
-        return holds | (frozenset({S}) if e.id in self.mod.containers else EMPTY)
+        functions = {e.id} if e.id in self.mod.functions else self.mod.function_holders.get(e.id, frozenset())
+        for name in functions:  # passed as a callback, or held in a table: still on the call path
+            self.c.reach(name, self.mod.functions[name], None, [], {}, False)
+        held = frozenset(LOCAL + name for name in functions)  # called later: see `Calls._call_value`
+        return holds | held | (frozenset({S}) if e.id in self.mod.containers else EMPTY)
 
     def _attribute(self, e: ast.Attribute) -> Kinds:
         if self._is_self(e.value) and self.owner is not None:

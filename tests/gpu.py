@@ -45,3 +45,48 @@ def harness_reports(
     )
     with LocalEvaluator(platform, settings) as evaluator:
         return [evaluator.submit(EvalRequest(c, spec, platform.name, settings)).result() for c in candidates]
+
+
+# An honest Triton tanh (int64 offsets: the GPU tests' inputs reach 2**28 elements) and its reference at
+# `elements` inputs, for GPU tests of the harness itself.
+TANH_CANDIDATE = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _tanh(src, dst, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(src + offsets, mask=mask)
+    e = tl.exp(-2.0 * tl.abs(x))
+    y = (1.0 - e) / (1.0 + e)
+    tl.store(dst + offsets, tl.where(x < 0, -y, y), mask=mask)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        _tanh[(triton.cdiv(x.numel(), 4096),)](x, out, x.numel(), BLOCK=4096)
+        return out
+"""
+
+
+def tanh_reference(elements: int) -> str:
+    return f"""
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.tanh(x)
+
+
+def get_inputs():
+    return [torch.randn({elements})]
+
+
+def get_init_inputs():
+    return []
+"""

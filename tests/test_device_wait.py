@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from kernelevolve.eval import device_lock, worker
+from tests.gpu import TANH_CANDIDATE, tanh_reference
 
 
 @pytest.fixture
@@ -130,47 +131,6 @@ def test_reported_waits_are_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert time.monotonic() - started < 1.8
 
 
-_TANH = """
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def _tanh(src, dst, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    x = tl.load(src + offsets, mask=mask)
-    e = tl.exp(-2.0 * tl.abs(x))
-    y = (1.0 - e) / (1.0 + e)
-    tl.store(dst + offsets, tl.where(x < 0, -y, y), mask=mask)
-
-
-class ModelNew(torch.nn.Module):
-    def forward(self, x):
-        out = torch.empty_like(x)
-        _tanh[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
-        return out
-"""
-
-_TANH_REFERENCE = """
-import torch
-
-
-class Model(torch.nn.Module):
-    def forward(self, x):
-        return torch.tanh(x)
-
-
-def get_inputs():
-    return [torch.randn(4096, 1024)]
-
-
-def get_init_inputs():
-    return []
-"""
-
-
 @pytest.mark.gpu
 def test_an_evaluation_behind_a_long_hold_keeps_its_own_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """The device held past the candidate's whole limit: the evaluation waits, then gets its own time."""
@@ -183,10 +143,14 @@ def test_an_evaluation_behind_a_long_hold_keeps_its_own_time(monkeypatch: pytest
 
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     platform = load_platform("h100")
-    spec = KernelSpec(name="tanh", reference_source=_TANH_REFERENCE, shapes=(ShapeCase("default"),))
+    spec = KernelSpec(
+        name="tanh", reference_source=tanh_reference(4096 * 1024), shapes=(ShapeCase("default"),)
+    )
     settings = EvalSettings(timeout_s=10, timing_trials=10, warmup_trials=2, measure_compile_baseline=False)
     holder = _hold_for(device_lock.cuda_device_key("cuda:0"), 12.0)
-    report = harness.evaluate(EvalRequest(Candidate(_TANH, "triton", "t"), spec, "h100", settings), platform)
+    report = harness.evaluate(
+        EvalRequest(Candidate(TANH_CANDIDATE, "triton", "t"), spec, "h100", settings), platform
+    )
     holder.join()
     assert report.status is Status.OK, report.feedback
     assert report.phase_s["device_wait"] > 5  # the hold outlasted the limit the evaluation began with

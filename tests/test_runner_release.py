@@ -20,6 +20,9 @@ from kernelevolve.eval import device_memory, harness, runner, runner_client, sha
 from kernelevolve.eval.runner_channel import SEQUENCE
 from kernelevolve.platforms import Platform
 from kernelevolve.types import Candidate, EvalReport, EvalRequest, EvalSettings, KernelSpec, Status
+from tests.gpu import TANH_CANDIDATE, tanh_reference
+
+BIG_TANH_REFERENCE = tanh_reference(256 * 1024 * 1024)
 
 
 @pytest.fixture(autouse=True)
@@ -193,47 +196,6 @@ def test_a_judge_holding_device_memory_is_replaced(monkeypatch: pytest.MonkeyPat
     assert device_memory.device_memory_stranded("cpu") is False
 
 
-_TANH = """
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def _tanh(src, dst, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    x = tl.load(src + offsets, mask=mask)
-    e = tl.exp(-2.0 * tl.abs(x))
-    y = (1.0 - e) / (1.0 + e)
-    tl.store(dst + offsets, tl.where(x < 0, -y, y), mask=mask)
-
-
-class ModelNew(torch.nn.Module):
-    def forward(self, x):
-        out = torch.empty_like(x)
-        _tanh[(triton.cdiv(x.numel(), 4096),)](x, out, x.numel(), BLOCK=4096)
-        return out
-"""
-
-_BIG_TANH_REFERENCE = """
-import torch
-
-
-class Model(torch.nn.Module):
-    def forward(self, x):
-        return torch.tanh(x)
-
-
-def get_inputs():
-    return [torch.randn(256 * 1024 * 1024)]
-
-
-def get_init_inputs():
-    return []
-"""
-
-
 @pytest.mark.gpu
 def test_a_gigabyte_evaluation_leaves_the_judge_nothing_allocated(monkeypatch: pytest.MonkeyPatch) -> None:
     if not torch.cuda.is_available():
@@ -243,12 +205,14 @@ def test_a_gigabyte_evaluation_leaves_the_judge_nothing_allocated(monkeypatch: p
 
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     platform = load_platform("h100")
-    spec = KernelSpec(name="big_tanh", reference_source=_BIG_TANH_REFERENCE, shapes=(ShapeCase("default"),))
+    spec = KernelSpec(name="big_tanh", reference_source=BIG_TANH_REFERENCE, shapes=(ShapeCase("default"),))
     settings = EvalSettings(
         correctness_trials=3, timing_trials=10, warmup_trials=2, measure_compile_baseline=False
     )
     before = torch.cuda.memory_allocated()
-    report = harness.evaluate(EvalRequest(Candidate(_TANH, "triton", "t"), spec, "h100", settings), platform)
+    report = harness.evaluate(
+        EvalRequest(Candidate(TANH_CANDIDATE, "triton", "t"), spec, "h100", settings), platform
+    )
     assert report.status is Status.OK, report.feedback
     leftover: Any = torch.cuda.memory_allocated() - before
     assert leftover < (256 << 20), f"{leftover / 2**30:.2f} GiB still allocated after a 1 GiB evaluation"
@@ -267,7 +231,7 @@ def test_the_judges_peak_does_not_grow_with_its_trials(monkeypatch: pytest.Monke
 
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     platform = load_platform("h100")
-    spec = KernelSpec(name="big_tanh", reference_source=_BIG_TANH_REFERENCE, shapes=(ShapeCase("default"),))
+    spec = KernelSpec(name="big_tanh", reference_source=BIG_TANH_REFERENCE, shapes=(ShapeCase("default"),))
     peaks = []
     for trials in (2, 6):
         settings = EvalSettings(
@@ -281,7 +245,7 @@ def test_the_judges_peak_does_not_grow_with_its_trials(monkeypatch: pytest.Monke
         torch.cuda.ipc_collect()
         torch.cuda.reset_peak_memory_stats()
         before = torch.cuda.memory_allocated()
-        request = EvalRequest(Candidate(_TANH, "triton", "t"), spec, "h100", settings)
+        request = EvalRequest(Candidate(TANH_CANDIDATE, "triton", "t"), spec, "h100", settings)
         report = harness.evaluate(request, platform)
         assert report.status is Status.OK, report.feedback
         peaks.append((torch.cuda.max_memory_allocated() - before) / 2**30)

@@ -19,46 +19,11 @@ import torch
 from kernelevolve.eval import harness, remote
 from kernelevolve.platforms import load_platform
 from kernelevolve.types import Candidate, EvalRequest, EvalSettings, KernelSpec, ShapeCase
+from tests.gpu import TANH_CANDIDATE, tanh_reference
 
 GIB = 2**30
-TANH = """
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def _tanh(src, dst, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    x = tl.load(src + offsets, mask=mask)
-    e = tl.exp(-2.0 * tl.abs(x))
-    y = (1.0 - e) / (1.0 + e)
-    tl.store(dst + offsets, tl.where(x < 0, -y, y), mask=mask)
-
-
-class ModelNew(torch.nn.Module):
-    def forward(self, x):
-        out = torch.empty_like(x)
-        _tanh[(triton.cdiv(x.numel(), 4096),)](x, out, x.numel(), BLOCK=4096)
-        return out
-"""
-REFERENCE = """
-import torch
-
-
-class Model(torch.nn.Module):
-    def forward(self, x):
-        return torch.tanh(x)
-
-
-def get_inputs():
-    return [torch.randn(256 * 1024 * 1024)]
-
-
-def get_init_inputs():
-    return []
-"""
+TANH = TANH_CANDIDATE
+REFERENCE = tanh_reference(256 * 1024 * 1024)
 
 
 def run(free: str) -> None:

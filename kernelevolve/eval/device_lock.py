@@ -18,15 +18,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 LOCK_DIR_ENV = "KERNELEVOLVE_LOCK_DIR"
-# Waits shorter than this are not reported to the listener: a neighbour's ordinary evaluation.
-NOTE_WAIT_S = 0.5
-_listener: list[Callable[[float], None]] = []
+_listener: list[Callable[[float | None], None]] = []
 
 
-def on_wait(listener: Callable[[float], None]) -> None:
-    """Have `listener` told the seconds each long wait for a device took. The evaluation child reports
-    them to its parent, whose time limit is then extended by as much: a candidate's limit is for its
-    own work, not for a neighbour holding the device (a hung one holds it for its whole limit)."""
+def on_wait(listener: Callable[[float | None], None]) -> None:
+    """Have `listener` told of each wait for a device another holds: None as it begins, then the seconds it
+    took once the device is held. The evaluation child reports both to its parent, whose time limit stands
+    still meanwhile: a candidate's limit is for its own work, not for a neighbour holding the device (a hung
+    one holds it for its whole limit, and several may be queued ahead)."""
     _listener[:] = [listener]
 
 
@@ -46,10 +45,17 @@ def hold(device_key: str) -> Iterator[float]:
         return
     started = time.perf_counter()
     with open(lock_path(device_key), "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            contended = False
+        except BlockingIOError:
+            contended = True
+            for listener in _listener:
+                listener(None)
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         waited = time.perf_counter() - started
         try:
-            if waited >= NOTE_WAIT_S:
+            if contended:
                 for listener in _listener:
                     listener(waited)
             yield waited

@@ -11,9 +11,10 @@ Messages are JSON texts (bytes over the pipe). Requests:
   {"op": "stop"}
 Replies: {"op": "ready", "info": {...}} once at start; {"op": "report", "report": ..., "recycle": bool};
 {"op": "baselines", "baselines": {...}}; {"op": "profile", "split": {...} | null};
-{"op": "error", "kind": "spec" | "internal", "error": text}. Before a reply, any number of
-{"op": "device_wait", "seconds": s}: time spent waiting for another evaluation's hold on the device, added
-to the request's time limit (`device_lock.on_wait`).
+{"op": "error", "kind": "spec" | "internal", "error": text}. Before a reply, any number of pairs
+{"op": "device_wait", "state": "begun"}, {"op": "device_wait", "state": "ended", "seconds": s}: a wait for
+another evaluation's hold on the device, during which the request's time limit stands still
+(`device_lock.on_wait`).
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def worker_main(conn: Connection, device: str, platform_name: str, log_path: str
     device_memory.warm_device(local_device)
     from kernelevolve.eval import device_lock
 
-    device_lock.on_wait(lambda seconds: _send(conn, {"op": "device_wait", "seconds": round(seconds, 3)}))
+    device_lock.on_wait(lambda seconds: _send(conn, _wait_note(seconds)))
 
     info = environment_info(local_device)
     info["worker"] = harness.worker_label(device)
@@ -249,15 +250,15 @@ def _send(conn: Connection, message: dict[str, Any]) -> None:
     conn.send_bytes(json.dumps(message).encode())
 
 
-# A child's reported waits add at most this many time limits to one request: a neighbour holds the
-# device for its own limit at most, and a confused child must not keep a request alive for ever.
+def _wait_note(seconds: float | None) -> dict[str, Any]:
+    if seconds is None:
+        return {"op": "device_wait", "state": "begun"}
+    return {"op": "device_wait", "state": "ended", "seconds": round(seconds, 3)}
+
+
+# A child's waits for its device add at most this many time limits to one request: several neighbours may
+# be queued ahead, each holding it for its own limit at most, and a request must end some time.
 MAX_WAIT_LIMITS = 8.0
-
-
-def _seconds(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        return 0.0
-    return float(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -278,6 +279,27 @@ class CallOutcome:
     exit_description: str = ""
     worker: str = ""
     wall_s: float = 0.0
+
+
+class _Waits:
+    """The time a child spent waiting for its device during one request, by this process's clock: each
+    wait from its "begun" note to its "ended" one (one still going counts to now), `cap` seconds at most."""
+
+    def __init__(self, cap: float) -> None:
+        self.cap = cap
+        self.done = 0.0
+        self.since: float | None = None
+
+    def note(self, state: Any) -> None:
+        now = time.monotonic()
+        if state == "begun" and self.since is None:
+            self.since = now
+        elif state == "ended" and self.since is not None:
+            self.done, self.since = self.done + now - self.since, None
+
+    def total(self) -> float:
+        going = 0.0 if self.since is None else time.monotonic() - self.since
+        return min(self.cap, self.done + going)
 
 
 class WorkerSlot:
@@ -338,8 +360,8 @@ class WorkerSlot:
         )
 
     def call(self, message: dict[str, Any], timeout_s: float) -> CallOutcome:
-        """Send one request and wait for its reply, the child's death, or `timeout_s` (plus what the child
-        reports waiting for its device)."""
+        """Send one request and wait for its reply, the child's death, or `timeout_s` (not counting the
+        child's waits for its device)."""
         self.start()
         assert self._conn is not None and self._log_path is not None and self.info is not None
         worker = self.info.get("worker", self.name)
@@ -349,10 +371,9 @@ class WorkerSlot:
             self._conn.send_bytes(json.dumps(message).encode())
         except (OSError, ValueError):
             return self._crashed(offset, worker, start)
-        deadline = start + timeout_s
-        waited = 0.0
+        waits = _Waits(timeout_s * MAX_WAIT_LIMITS)
         while True:
-            remaining = deadline - time.monotonic()
+            remaining = start + timeout_s + waits.total() - time.monotonic()
             if remaining <= 0:
                 self._dump_stack()
                 output = self._output(offset, tail=False)
@@ -364,8 +385,7 @@ class WorkerSlot:
                 except (EOFError, OSError):
                     return self._crashed(offset, worker, start)
                 if reply.get("op") == "device_wait":  # not the candidate's time (`device_lock.on_wait`)
-                    waited = min(waited + _seconds(reply.get("seconds")), MAX_WAIT_LIMITS * timeout_s)
-                    deadline = start + timeout_s + waited
+                    waits.note(reply.get("state"))
                     continue
                 return CallOutcome("reply", reply=reply, worker=worker, wall_s=time.monotonic() - start)
             if not self._process.is_alive():

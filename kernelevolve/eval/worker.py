@@ -256,9 +256,11 @@ def _wait_note(seconds: float | None) -> dict[str, Any]:
     return {"op": "device_wait", "state": "ended", "seconds": round(seconds, 3)}
 
 
-# A child's waits for its device add at most this many time limits to one request: several neighbours may
-# be queued ahead, each holding it for its own limit at most, and a request must end some time.
-MAX_WAIT_LIMITS = 8.0
+# A child's waits for its device add at most this many time limits to one request: a sweep's neighbours on
+# one GPU (two problems, two children each) hold it for their own limits at most, and a request must end
+# some time. A runner can take the device's lock itself while it loads (reads of the lock file are not
+# sandboxed) and so keep its judge, and the GPU, waiting this long: docs/threat_model.md.
+MAX_WAIT_LIMITS = 4.0
 
 
 # ---------------------------------------------------------------------------------------------

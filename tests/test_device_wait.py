@@ -133,7 +133,7 @@ def test_a_malformed_note_extends_nothing(tmp_path: Path, notes: list[dict[str, 
 
 
 def test_waits_are_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(worker, "MAX_WAIT_LIMITS", 1.0)
+    monkeypatch.setattr(device_lock, "MAX_WAIT_LIMITS", 1.0)
     slot = _slot_answering(tmp_path, [(0.05, _BEGUN), (3.0, _REPORT)])  # a wait that never ends
     started = time.monotonic()
     assert slot.call({"op": "evaluate"}, timeout_s=0.5).kind == "timeout"

@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 LOCK_DIR_ENV = "KERNELEVOLVE_LOCK_DIR"
 _listener: list[Callable[[float | None], None]] = []
@@ -27,6 +28,42 @@ def on_wait(listener: Callable[[float | None], None]) -> None:
     still meanwhile: a candidate's limit is for its own work, not for a neighbour holding the device (a hung
     one holds it for its whole limit, and several may be queued ahead)."""
     _listener[:] = [listener]
+
+
+def wait_note(seconds: float | None) -> dict[str, Any]:
+    """What the evaluation child tells its parent of a wait (`on_wait`): begun, or ended after `seconds`."""
+    if seconds is None:
+        return {"op": "device_wait", "state": "begun"}
+    return {"op": "device_wait", "state": "ended", "seconds": round(seconds, 3)}
+
+
+# An evaluation child's waits for its device add at most this many time limits to one request: a sweep's
+# neighbours on one GPU (two problems, two children each) hold it for their own limits at most, and a
+# request must end some time. A runner can take the device's lock itself while it loads (reads of the lock
+# file are not sandboxed) and so keep its judge, and the GPU, waiting this long: docs/threat_model.md.
+MAX_WAIT_LIMITS = 4.0
+
+
+class Waits:
+    """The time an evaluation child spent waiting for its device during one request, by its parent's clock:
+    each wait from its "begun" note to its "ended" one (one still going counts to now), `cap` seconds at
+    most."""
+
+    def __init__(self, cap: float) -> None:
+        self.cap = cap
+        self.done = 0.0
+        self.since: float | None = None
+
+    def note(self, state: Any) -> None:
+        now = time.monotonic()
+        if state == "begun" and self.since is None:
+            self.since = now
+        elif state == "ended" and self.since is not None:
+            self.done, self.since = self.done + now - self.since, None
+
+    def total(self) -> float:
+        going = 0.0 if self.since is None else time.monotonic() - self.since
+        return min(self.cap, self.done + going)
 
 
 def lock_path(device_key: str) -> Path:

@@ -34,6 +34,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.eval import device_lock
+
 log = logging.getLogger(__name__)
 
 SCRATCH_ENV = "KERNELEVOLVE_SCRATCH"
@@ -115,9 +117,7 @@ def worker_main(conn: Connection, device: str, platform_name: str, log_path: str
 
     runner_client.pool().prewarm()
     device_memory.warm_device(local_device)
-    from kernelevolve.eval import device_lock
-
-    device_lock.on_wait(lambda seconds: _send(conn, _wait_note(seconds)))
+    device_lock.on_wait(lambda seconds: _send(conn, device_lock.wait_note(seconds)))
 
     info = environment_info(local_device)
     info["worker"] = harness.worker_label(device)
@@ -250,19 +250,6 @@ def _send(conn: Connection, message: dict[str, Any]) -> None:
     conn.send_bytes(json.dumps(message).encode())
 
 
-def _wait_note(seconds: float | None) -> dict[str, Any]:
-    if seconds is None:
-        return {"op": "device_wait", "state": "begun"}
-    return {"op": "device_wait", "state": "ended", "seconds": round(seconds, 3)}
-
-
-# A child's waits for its device add at most this many time limits to one request: a sweep's neighbours on
-# one GPU (two problems, two children each) hold it for their own limits at most, and a request must end
-# some time. A runner can take the device's lock itself while it loads (reads of the lock file are not
-# sandboxed) and so keep its judge, and the GPU, waiting this long: docs/threat_model.md.
-MAX_WAIT_LIMITS = 4.0
-
-
 # ---------------------------------------------------------------------------------------------
 # Parent side: one child process and the pipe to it, driven by one thread of the evaluator.
 
@@ -281,27 +268,6 @@ class CallOutcome:
     exit_description: str = ""
     worker: str = ""
     wall_s: float = 0.0
-
-
-class _Waits:
-    """The time a child spent waiting for its device during one request, by this process's clock: each
-    wait from its "begun" note to its "ended" one (one still going counts to now), `cap` seconds at most."""
-
-    def __init__(self, cap: float) -> None:
-        self.cap = cap
-        self.done = 0.0
-        self.since: float | None = None
-
-    def note(self, state: Any) -> None:
-        now = time.monotonic()
-        if state == "begun" and self.since is None:
-            self.since = now
-        elif state == "ended" and self.since is not None:
-            self.done, self.since = self.done + now - self.since, None
-
-    def total(self) -> float:
-        going = 0.0 if self.since is None else time.monotonic() - self.since
-        return min(self.cap, self.done + going)
 
 
 class WorkerSlot:
@@ -373,7 +339,7 @@ class WorkerSlot:
             self._conn.send_bytes(json.dumps(message).encode())
         except (OSError, ValueError):
             return self._crashed(offset, worker, start)
-        waits = _Waits(timeout_s * MAX_WAIT_LIMITS)
+        waits = device_lock.Waits(timeout_s * device_lock.MAX_WAIT_LIMITS)
         while True:
             remaining = start + timeout_s + waits.total() - time.monotonic()
             if remaining <= 0:

@@ -172,12 +172,16 @@ def test_the_median_calls_are_those_still_in_the_ring() -> None:
     seen: list[int] = []
     six = OutputCheck(None, lambda _: [], [], [], list(range(6)), [[]] * 6, 0.0, 0.0, 1, 0)
     six.check_call = lambda call, note="": seen.append(call)  # type: ignore[method-assign]
-    six.check_median([5.0, 1.0, 1.0, 9.0, 1.2], 6)
+    six.check_median(six.median_unchecked([5.0, 1.0, 1.0, 9.0, 1.2], 6))
     assert seen == [5]
+    six.checked.append(5)  # a secret check already saw it: nothing left, and no stop for it
+    assert six.median_unchecked([5.0, 1.0, 1.0, 9.0, 1.2], 6) == []
     seen.clear()
     two = OutputCheck(None, lambda _: [], [], [], list(range(6)), [[]] * 2, 0.0, 0.0, 1, 0)
     two.check_call = lambda call, note="": seen.append(call)  # type: ignore[method-assign]
-    two.check_median([1.0, 5.0, 9.0, 9.0, 9.0], 6)  # call 2's slot was written again by call 4
+    two.check_median(
+        two.median_unchecked([1.0, 5.0, 9.0, 9.0, 9.0], 6)
+    )  # call 2's slot was written again by call 4
     assert seen == []
-    two.check_median([9.0, 9.0, 1.0, 5.0, 1.0], 6)  # calls 4 and 5 are the last two
+    two.check_median(two.median_unchecked([9.0, 9.0, 1.0, 5.0, 1.0], 6))  # calls 4 and 5 are the last two
     assert seen == [4]

@@ -403,12 +403,16 @@ def _check_median(
     runner: Runner, checker: timed_checks.OutputCheck, samples: list[float], made: int
 ) -> float:
     """The calls whose times make the reported median, checked once the timing is over where the ring still
-    holds them (`OutputCheck.check_median`), the runner frozen again; returns the seconds it took."""
+    holds them and no check has yet (`OutputCheck.median_unchecked`), the runner frozen again; returns the
+    seconds it took (none where there is nothing left to check: no stop)."""
+    calls = checker.median_unchecked(samples, made)
+    if not calls:
+        return 0.0
     started = time.perf_counter()
     runner.pause()
     try:
         _no_helpers(runner)
-        checker.check_median(samples, made)
+        checker.check_median(calls)
     finally:
         runner.resume()
     return time.perf_counter() - started

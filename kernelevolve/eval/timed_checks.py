@@ -70,15 +70,22 @@ class OutputCheck:
                 self.check_call(call)
         calls.clear()
 
-    def check_median(self, samples: list[float], made: int) -> None:
-        """Once the timing is over: the calls whose samples make the median, where the ring still holds them.
+    def median_unchecked(self, samples: list[float], made: int) -> list[int]:
+        """The calls whose samples make the median, where the ring still holds them, not yet checked.
         Each call is checked with one chance, so a candidate skipping its work on just over half the timed
         calls had its median forged (the skipped calls' time) whenever the draws missed them all: one run in
         eight on the CPU's six calls (`tests/adversarial/hacks/skip_most_timed_calls_forge_median.py`). A
         median below the work's time is a skipped call's own, and checking it catches every such run."""
-        for call in median_calls(samples, made):
-            if call + len(self.ring) >= made:  # no later call wrote its slot
-                self.check_call(call, MEDIAN_NOTE)
+        return [
+            call
+            for call in median_calls(samples, made)
+            if call + len(self.ring) >= made and call not in self.checked  # no later call wrote its slot
+        ]
+
+    def check_median(self, calls: list[int]) -> None:
+        """Once the timing is over: `median_unchecked`'s calls."""
+        for call in calls:
+            self.check_call(call, MEDIAN_NOTE)
 
     def check_call(self, call: int, note: str = "") -> None:
         """Call `call`'s output in its ring slot against the reference on that call's inputs; `note` says

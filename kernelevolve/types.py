@@ -215,6 +215,7 @@ class TimingStats:
     stopped_by: str = ""  # the rule that ended timing before its trials (eval/timers.py), or ""
     # the judge's own clock per finished call (its readings of the runner's completion counter); None: unmeasured
     wall_ms: float | None = None
+    median_from_checked_calls: bool = False  # the median's calls were past checking (`timed_checks`)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -275,19 +276,7 @@ class Baseline:
     compiled_graphs: TimingStats | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "eager": self.eager.to_json(),
-            "compiled": self.compiled.to_json() if self.compiled else None,
-            "compile_error": self.compile_error,
-            "eager_exact": self.eager_exact.to_json() if self.eager_exact else None,
-            "eager_within_tolerance": self.eager_within_tolerance,
-            "eager_max_error": self.eager_max_error,
-            "compiled_within_tolerance": self.compiled_within_tolerance,
-            "compiled_max_error": self.compiled_max_error,
-            "compiled_exact": self.compiled_exact.to_json() if self.compiled_exact else None,
-            "compiled_exact_within_tolerance": self.compiled_exact_within_tolerance,
-            "compiled_graphs": self.compiled_graphs.to_json() if self.compiled_graphs else None,
-        }
+        return asdict(self)  # the timings nested as their own `to_json` gives them
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> Baseline:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -152,6 +153,7 @@ def test_a_median_forged_by_skipped_calls_is_caught(
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     plan = TimingPlan(warmup=1, trials=5, settle=None, early_warmup=False)
     assert secret_calls(plan, random.Random(13)) == [0, 4, 5]
+    _skipped_calls_fastest(monkeypatch)
     monkeypatch.setattr(check_schedule, "chooser", lambda: random.Random(13))
     monkeypatch.setattr(
         test_hacks, "SETTINGS", replace(test_hacks.SETTINGS, timing_trials=5, warmup_trials=1)
@@ -160,6 +162,23 @@ def test_a_median_forged_by_skipped_calls_is_caught(
     report = evaluate(test_hacks.request_for(case, cpu_platform), cpu_platform)
     assert (report.status, report.error_name) == (Status.INCORRECT, "timed_output_mismatch"), report.feedback
     assert "median" in report.feedback
+
+
+def _skipped_calls_fastest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The forging hack's premise without a loaded host's noise: its skipped calls (trials 1-3, calls 1-3)
+    have its fastest samples, so the median is call 3's. The judge's samples keep their values, reordered."""
+    from kernelevolve.eval import judged_run
+    from kernelevolve.types import TimingStats
+
+    measured = judged_run._stats
+
+    def reordered(*args: Any, **kwargs: Any) -> tuple[TimingStats, list[float]]:
+        stats, samples = measured(*args, **kwargs)
+        samples = sorted(samples)
+        ranked = TimingStats.from_samples(samples, stats.method)
+        return replace(ranked, host_ms=stats.host_ms, stopped_by=stats.stopped_by), samples
+
+    monkeypatch.setattr(judged_run, "_stats", reordered)
 
 
 def test_the_median_calls_are_those_still_in_the_ring() -> None:
@@ -185,3 +204,36 @@ def test_the_median_calls_are_those_still_in_the_ring() -> None:
     assert seen == []
     two.check_median(two.median_unchecked([9.0, 9.0, 1.0, 5.0, 1.0], 6))  # calls 4 and 5 are the last two
     assert seen == [4]
+
+
+def test_a_median_past_the_ring_is_the_checked_calls_median() -> None:
+    """Where a median call's slot was written again, the reported median is at least the checked calls'."""
+    from kernelevolve.eval.timed_checks import OutputCheck
+
+    two = OutputCheck(None, lambda _: [], [], [], list(range(6)), [[]] * 2, 0.0, 0.0, 1, 0)
+    samples = [1.0, 1.0, 1.0, 5.0, 6.0]  # calls 1-5: the median is call 3's, skipped work, not checked
+    two.checked.extend([0, 4, 5])  # the warm-up call is checked but not sampled
+    assert two.checked_median(samples, 6) == 5.5
+    two.checked.append(3)
+    assert two.checked_median(samples, 6) is None  # every median call checked: the median stands
+
+
+def test_a_median_forged_past_the_ring_reports_the_work_time(
+    cpu_platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The forged median of `test_a_median_forged_by_skipped_calls_is_caught` with a ring of two slots (a
+    GPU's outputs past the ring's budget): the skipped median call is out of reach, so the run passes, at
+    the checked calls' time rather than the skipped calls'."""
+    from kernelevolve.eval import judged_run
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setattr(check_schedule, "chooser", lambda: random.Random(13))
+    monkeypatch.setitem(judged_run.RING_BUDGET_BYTES, "cpu", 1)
+    _skipped_calls_fastest(monkeypatch)
+    monkeypatch.setattr(
+        test_hacks, "SETTINGS", replace(test_hacks.SETTINGS, timing_trials=5, warmup_trials=1)
+    )
+    case = next(c for c in load_cases("hacks") if c.name == "skip_most_timed_calls_forge_median")
+    report = evaluate(test_hacks.request_for(case, cpu_platform), cpu_platform)
+    assert report.status is Status.OK, report.feedback
+    assert all(stats.median_from_checked_calls for stats in report.latency.values())

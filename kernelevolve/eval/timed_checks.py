@@ -7,6 +7,7 @@ Split out of `judged_run` to keep each module readable.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable
 from typing import Any
 
@@ -81,6 +82,18 @@ class OutputCheck:
             for call in median_calls(samples, made)
             if call + len(self.ring) >= made and call not in self.checked  # no later call wrote its slot
         ]
+
+    def checked_median(self, samples: list[float], made: int) -> float | None:
+        """Where a call making the median could not be checked (a later call wrote its slot: a GPU's outputs
+        past the ring's budget keep two slots), the median of the sampled calls that were checked; None where
+        every median call was. A candidate skipping its work on over half the calls makes the median a
+        skipped call's time, and only the per-call chance then catches it (about one run in nine escapes on a
+        GPU's 20 trials); the checked calls' times are those of calls that did the work."""
+        first = made - len(samples)
+        if all(call in self.checked for call in median_calls(samples, made)):
+            return None
+        times = [samples[call - first] for call in self.checked if first <= call < made]
+        return statistics.median(times) if times else None
 
     def check_median(self, calls: list[int]) -> None:
         """Once the timing is over: `median_unchecked`'s calls."""

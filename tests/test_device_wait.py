@@ -5,8 +5,12 @@ behind a hung one (experiments/adversarial_gpu, session 41)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -163,3 +167,88 @@ def test_an_evaluation_behind_a_long_hold_keeps_its_own_time(monkeypatch: pytest
     holder.join()
     assert report.status is Status.OK, report.feedback
     assert report.phase_s["device_wait"] > 5  # the hold outlasted the limit the evaluation began with
+
+
+def _holder_process(path: Path) -> subprocess.Popen[bytes]:
+    """Another process holding the lock file at `path` until killed."""
+    code = (
+        "import fcntl, sys, time\n"
+        f"handle = open({str(path)!r}, 'rb')\n"
+        "fcntl.flock(handle.fileno(), fcntl.LOCK_EX)\n"
+        "print('held', flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    assert process.stdout is not None and process.stdout.readline().strip() == b"held"
+    return process
+
+
+def test_the_kernels_lock_table_names_the_holder(lock_dir: Path) -> None:
+    path = device_lock.lock_path("gpu-test")
+    path.touch()
+    assert device_lock.holders(path) == set()
+    process = _holder_process(path)
+    try:
+        assert device_lock.holders(path) == {process.pid}
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_a_waiter_ends_a_holder_it_owns(lock_dir: Path) -> None:
+    """A runner that took the device lock as it loaded: its judge, waiting, kills it and gets the device."""
+    path = device_lock.lock_path("gpu-test")
+    path.touch()
+    process = _holder_process(path)
+    ended: list[int] = []
+
+    def end(pid: int) -> None:
+        if pid == process.pid:
+            ended.append(pid)
+            process.kill()
+
+    started = time.monotonic()
+    with device_lock.hold("gpu-test", end):
+        pass
+    process.wait()
+    assert ended == [process.pid] and time.monotonic() - started < 5
+
+
+def test_a_holder_not_its_own_is_waited_for(lock_dir: Path) -> None:
+    seen: list[int] = []
+    holder = _hold_for("gpu-test", 0.8)  # a neighbour in this process: shown, not ended
+    with device_lock.hold("gpu-test", seen.append) as waited:
+        pass
+    holder.join()
+    assert waited >= 0.6 and set(seen) == {os.getpid()}
+
+
+def test_a_candidate_holding_the_device_lock_is_ended(
+    lock_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole path on the CPU, with the judge's hold made a real lock (on a GPU it is one): a candidate
+    whose runner takes the lock as it loads (static checks off: `fcntl` is not an allowed import) is
+    killed by its judge's wait, and the evaluation fails saying so, in seconds rather than limits."""
+    from kernelevolve.eval import harness
+    from kernelevolve.platforms import load_platform
+    from kernelevolve.types import Candidate, EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
+
+    path = device_lock.lock_path("gpu-test")
+    path.touch()
+
+    @contextlib.contextmanager
+    def held(device: str, phases: dict[str, float], end_holder: Any = None) -> Iterator[float]:
+        with device_lock.hold("gpu-test", end_holder) as waited:
+            yield waited
+
+    monkeypatch.setattr(harness, "_device_held", held)
+    monkeypatch.setattr(harness, "_static_stage", lambda *args, **kwargs: None)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    source = f"import fcntl\n_HELD = open({str(path)!r}, 'rb')\nfcntl.flock(_HELD.fileno(), fcntl.LOCK_EX)\n"
+    spec = KernelSpec(name="tanh", reference_source=tanh_reference(1024), shapes=(ShapeCase("default"),))
+    settings = EvalSettings(timeout_s=60, timing_trials=3, warmup_trials=1, measure_compile_baseline=False)
+    request = EvalRequest(Candidate(source + TANH_CANDIDATE, "triton", "held"), spec, "cpu", settings)
+    started = time.monotonic()
+    report = harness.evaluate(request, load_platform("cpu"))
+    assert (report.status, report.error_name) == (Status.RUNTIME_ERROR, "device_lock_held"), report.feedback
+    assert time.monotonic() - started < 30

@@ -13,6 +13,7 @@ import contextlib
 import os
 import re
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -39,8 +40,8 @@ def wait_note(seconds: float | None) -> dict[str, Any]:
 
 # An evaluation child's waits for its device add at most this many time limits to one request: a sweep's
 # neighbours on one GPU (two problems, two children each) hold it for their own limits at most, and a
-# request must end some time. A runner can take the device's lock itself while it loads (reads of the lock
-# file are not sandboxed) and so keep its judge, and the GPU, waiting this long: docs/threat_model.md.
+# request must end some time. (A runner can take the lock itself as it loads, reads of the lock file not
+# being sandboxed: its judge ends it, `end_holder`.)
 MAX_WAIT_LIMITS = 4.0
 
 
@@ -72,16 +73,64 @@ def lock_path(device_key: str) -> Path:
     return root / (re.sub(r"[^A-Za-z0-9_.-]", "_", device_key) + ".lock")
 
 
+# How often a waiter with `end_holder` looks at who holds the device: a runner holding it is ended this soon.
+WATCH_S = 0.25
+
+
+def holders(path: Path) -> set[int]:
+    """The processes holding a lock on the file at `path`, from the kernel's table (/proc/locks; empty where it
+    cannot be read). Matched by inode alone (on overlay file systems the table's device need not be the one
+    `stat` gives); waiters' lines ("->") are not holders."""
+    try:
+        inode = str(path.stat().st_ino)
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        return set()
+    found = set()
+    for line in table.splitlines():
+        fields = line.split()  # "1: FLOCK  ADVISORY  WRITE 4242 fe:00:2146342 0 EOF"
+        holds = len(fields) >= 6 and fields[1] != "->" and fields[4].isdigit()
+        if holds and fields[5].rsplit(":", 1)[-1] == inode:
+            found.add(int(fields[4]))
+    return found
+
+
 @contextlib.contextmanager
-def hold(device_key: str) -> Iterator[float]:
-    """Hold the device's lock for the block; yields the seconds spent waiting for it."""
+def _watching(path: Path, end_holder: Callable[[int], None] | None) -> Iterator[None]:
+    """While the block waits for the lock, show `end_holder` each holder's pid every `WATCH_S`: the judge
+    ends a holder that is its own runner (a candidate that took the lock as it loaded), which would otherwise
+    keep the judge and the device waiting `MAX_WAIT_LIMITS` limits."""
+    if end_holder is None:
+        yield
+        return
+    acquired = threading.Event()
+
+    def watch() -> None:
+        while not acquired.wait(WATCH_S):
+            for pid in holders(path):
+                end_holder(pid)
+
+    watcher = threading.Thread(target=watch, name="device-lock-watch", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        acquired.set()
+        watcher.join()
+
+
+@contextlib.contextmanager
+def hold(device_key: str, end_holder: Callable[[int], None] | None = None) -> Iterator[float]:
+    """Hold the device's lock for the block; yields the seconds spent waiting for it. While it waits,
+    `end_holder` is shown the holders' pids (`_watching`)."""
     try:
         import fcntl
     except ImportError:  # no flock (Windows): one evaluation child per device is the safe setting there
         yield 0.0
         return
     started = time.perf_counter()
-    with open(lock_path(device_key), "a+b") as handle:
+    path = lock_path(device_key)
+    with open(path, "a+b") as handle:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             contended = False
@@ -89,7 +138,8 @@ def hold(device_key: str) -> Iterator[float]:
             contended = True
             for listener in _listener:
                 listener(None)
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            with _watching(path, end_holder):
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         waited = time.perf_counter() - started
         try:
             if contended:
@@ -101,13 +151,13 @@ def hold(device_key: str) -> Iterator[float]:
 
 
 @contextlib.contextmanager
-def hold_device(device: str) -> Iterator[float]:
+def hold_device(device: str, end_holder: Callable[[int], None] | None = None) -> Iterator[float]:
     """`hold` for the GPU behind `device` ("cuda:N"); nothing to hold on the CPU or without a GPU
     (yields 0)."""
     if not device.startswith("cuda") or not _cuda_available():
         yield 0.0
         return
-    with hold(cuda_device_key(device)) as waited:
+    with hold(cuda_device_key(device), end_holder) as waited:
         yield waited
 
 

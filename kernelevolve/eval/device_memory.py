@@ -9,7 +9,7 @@ import contextlib
 import gc
 import itertools
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from kernelevolve.eval import (
@@ -152,9 +152,11 @@ def _device_memory_beyond_kept(device: str) -> int:
 
 
 @contextlib.contextmanager
-def _device_held(device: str, phases: dict[str, float]) -> Iterator[float]:
-    """Hold the device; yields the seconds spent waiting for it."""
-    with device_lock.hold_device(device) as waited:
+def _device_held(
+    device: str, phases: dict[str, float], end_holder: Callable[[int], None] | None = None
+) -> Iterator[float]:
+    """Hold the device; yields the seconds spent waiting for it (`end_holder`: `device_lock.hold`'s)."""
+    with device_lock.hold_device(device, end_holder) as waited:
         if device.startswith("cuda"):
             phases["device_wait"] = phases.get("device_wait", 0.0) + waited
         yield waited

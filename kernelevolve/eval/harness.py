@@ -18,7 +18,7 @@ import os
 import socket
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -248,7 +248,17 @@ def _judged_stages(
         phases["load"] = max(0.0, phases["load"] - phases["precompile"])
     # let go of in `evaluate`; the wait for a neighbour's hold is not this candidate's time (the worker's
     # parent extends its limit as much: `device_lock.on_wait`)
-    deadline += hold.enter_context(_device_held(device, phases))
+    ended: list[int] = []
+    deadline += hold.enter_context(_device_held(device, phases, _own_holders_ended(runner, ended)))
+    if ended:
+        raise _Stop(
+            _fail(
+                Status.RUNTIME_ERROR,
+                "device_lock_held",
+                "the candidate's process took the device lock the judge runs its checks under (it holds "
+                "the GPU for one evaluation at a time) and was killed: a candidate must not touch it",
+            )
+        )
     pairs, max_error, exact_flags = _correctness_stage(
         request, ref_module, runner, arena, device, dtype, phases, deadline
     )
@@ -269,6 +279,22 @@ def _judged_stages(
         "forward_latency": forward,
         "flags": flags,
     }
+
+
+def _own_holders_ended(runner: runner_client.Runner, ended: list[int]) -> Callable[[int], None]:
+    """For the judge's wait for its device: a holder that is this evaluation's runner, or a process it
+    started, is killed with its tree and noted in `ended` (the lock is released as it dies). Only candidate
+    code can be one: the judge has asked its runner for nothing that takes the lock while it waits."""
+    from kernelevolve.eval import containment
+
+    def end(pid: int) -> None:
+        strays = runner.strays()
+        ours = {runner.pid, *strays, *(d for stray in strays for d in containment.descendants_of(stray))}
+        if pid in ours:
+            ended.append(pid)
+            containment.kill_tree(pid)
+
+    return end
 
 
 UNSANDBOXED_FLAG = "writes_unrestricted"  # the kernel offers no Landlock: the runner could write anywhere

@@ -252,3 +252,27 @@ def test_a_candidate_holding_the_device_lock_is_ended(
     report = harness.evaluate(request, load_platform("cpu"))
     assert (report.status, report.error_name) == (Status.RUNTIME_ERROR, "device_lock_held"), report.feedback
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.gpu
+def test_a_candidate_holding_the_gpus_lock_is_ended(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the CPU test above, on the GPU's own lock: the runner's hold is found and ended."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from kernelevolve.eval import harness
+    from kernelevolve.platforms import load_platform
+    from kernelevolve.types import Candidate, EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
+
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setattr(harness, "_static_stage", lambda *args, **kwargs: None)
+    path = device_lock.lock_path(device_lock.cuda_device_key("cuda:0"))
+    path.touch()
+    source = f"import fcntl\n_HELD = open({str(path)!r}, 'rb')\nfcntl.flock(_HELD.fileno(), fcntl.LOCK_EX)\n"
+    spec = KernelSpec(name="tanh", reference_source=tanh_reference(4096), shapes=(ShapeCase("default"),))
+    settings = EvalSettings(timeout_s=60, timing_trials=10, warmup_trials=2, measure_compile_baseline=False)
+    request = EvalRequest(Candidate(source + TANH_CANDIDATE, "triton", "held"), spec, "h100", settings)
+    started = time.monotonic()
+    report = harness.evaluate(request, load_platform("h100"))
+    assert (report.status, report.error_name) == (Status.RUNTIME_ERROR, "device_lock_held"), report.feedback
+    assert time.monotonic() - started < 45

@@ -223,18 +223,32 @@ def test_a_holder_not_its_own_is_waited_for(lock_dir: Path) -> None:
     assert waited >= 0.6 and set(seen) == {os.getpid()}
 
 
+def _evaluate_holding(path: Path, platform_name: str, size: int) -> tuple[Any, float]:
+    """A tanh candidate whose runner takes the lock at `path` as it loads (static checks off: `fcntl` is
+    not an allowed import), evaluated here; its report and the seconds it took."""
+    from kernelevolve.eval import harness
+    from kernelevolve.platforms import load_platform
+    from kernelevolve.types import Candidate, EvalRequest, EvalSettings, KernelSpec, ShapeCase
+
+    path.touch()
+    source = f"import fcntl\n_HELD = open({str(path)!r}, 'rb')\nfcntl.flock(_HELD.fileno(), fcntl.LOCK_EX)\n"
+    spec = KernelSpec(name="tanh", reference_source=tanh_reference(size), shapes=(ShapeCase("default"),))
+    settings = EvalSettings(timeout_s=60, timing_trials=5, warmup_trials=1, measure_compile_baseline=False)
+    candidate = Candidate(source + TANH_CANDIDATE, "triton", "held")
+    started = time.monotonic()
+    report = harness.evaluate(
+        EvalRequest(candidate, spec, platform_name, settings), load_platform(platform_name)
+    )
+    return report, time.monotonic() - started
+
+
 def test_a_candidate_holding_the_device_lock_is_ended(
     lock_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The whole path on the CPU, with the judge's hold made a real lock (on a GPU it is one): a candidate
-    whose runner takes the lock as it loads (static checks off: `fcntl` is not an allowed import) is
-    killed by its judge's wait, and the evaluation fails saying so, in seconds rather than limits."""
+    """The whole path on the CPU, with the judge's hold made a real lock (on a GPU it is one): the runner
+    holding it is killed by its judge's wait, and the evaluation fails saying so, in seconds, not limits."""
     from kernelevolve.eval import harness
-    from kernelevolve.platforms import load_platform
-    from kernelevolve.types import Candidate, EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
-
-    path = device_lock.lock_path("gpu-test")
-    path.touch()
+    from kernelevolve.types import Status
 
     @contextlib.contextmanager
     def held(device: str, phases: dict[str, float], end_holder: Any = None) -> Iterator[float]:
@@ -244,14 +258,9 @@ def test_a_candidate_holding_the_device_lock_is_ended(
     monkeypatch.setattr(harness, "_device_held", held)
     monkeypatch.setattr(harness, "_static_stage", lambda *args, **kwargs: None)
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    source = f"import fcntl\n_HELD = open({str(path)!r}, 'rb')\nfcntl.flock(_HELD.fileno(), fcntl.LOCK_EX)\n"
-    spec = KernelSpec(name="tanh", reference_source=tanh_reference(1024), shapes=(ShapeCase("default"),))
-    settings = EvalSettings(timeout_s=60, timing_trials=3, warmup_trials=1, measure_compile_baseline=False)
-    request = EvalRequest(Candidate(source + TANH_CANDIDATE, "triton", "held"), spec, "cpu", settings)
-    started = time.monotonic()
-    report = harness.evaluate(request, load_platform("cpu"))
+    report, seconds = _evaluate_holding(device_lock.lock_path("gpu-test"), "cpu", 1024)
     assert (report.status, report.error_name) == (Status.RUNTIME_ERROR, "device_lock_held"), report.feedback
-    assert time.monotonic() - started < 30
+    assert seconds < 30
 
 
 @pytest.mark.gpu
@@ -261,18 +270,11 @@ def test_a_candidate_holding_the_gpus_lock_is_ended(monkeypatch: pytest.MonkeyPa
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
     from kernelevolve.eval import harness
-    from kernelevolve.platforms import load_platform
-    from kernelevolve.types import Candidate, EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
+    from kernelevolve.types import Status
 
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     monkeypatch.setattr(harness, "_static_stage", lambda *args, **kwargs: None)
     path = device_lock.lock_path(device_lock.cuda_device_key("cuda:0"))
-    path.touch()
-    source = f"import fcntl\n_HELD = open({str(path)!r}, 'rb')\nfcntl.flock(_HELD.fileno(), fcntl.LOCK_EX)\n"
-    spec = KernelSpec(name="tanh", reference_source=tanh_reference(4096), shapes=(ShapeCase("default"),))
-    settings = EvalSettings(timeout_s=60, timing_trials=10, warmup_trials=2, measure_compile_baseline=False)
-    request = EvalRequest(Candidate(source + TANH_CANDIDATE, "triton", "held"), spec, "h100", settings)
-    started = time.monotonic()
-    report = harness.evaluate(request, load_platform("h100"))
+    report, seconds = _evaluate_holding(path, "h100", 4096)
     assert (report.status, report.error_name) == (Status.RUNTIME_ERROR, "device_lock_held"), report.feedback
-    assert time.monotonic() - started < 45
+    assert seconds < 45

@@ -37,9 +37,12 @@ is: a token kernel copying one input element that the output is made to depend o
 (`permissive_token_input_dependent.py`), and so does a kernel writing one element PyTorch left out. No
 check of dependence can tell those from an honest small kernel (a cuBLAS matmul and a Triton epilogue).
 The calls are the runner's word like every run-time check; the static checks stand in front.
-Skipped where the spec has a backward, and from the first trial showing that the reference changes its
-own state (running statistics): a further reference call would move the state the candidate's is
-compared with.
+The record, stale and decoy calls are skipped where the spec has a backward, and from the first trial
+showing that the reference changes its own state (running statistics): a further reference call among the
+trials would move the state the candidate's is compared with. The "off" call runs there too, after the
+trials, where no state is compared (timed calls start from the reference's state, put back on both
+sides): without it a token launch beside PyTorch passed a training step or BatchNorm in training mode
+(`permissive_token_launch_training_step.py`, `permissive_token_launch_stateful_reference.py`).
 """
 
 from __future__ import annotations

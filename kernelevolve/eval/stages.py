@@ -174,12 +174,16 @@ def _correctness_stage(
                     "(a PyTorch fallback path, a cached value); the candidate's own kernels must do the work",
                 )
             )
-        if request.candidate.backend == "triton" and not verdict.stateful and spec.backward is None:
-            # the calls after the trials, and the problem a stale call among them showed
+        if request.candidate.backend == "triton":
+            # the calls after the trials, and the problem a stale call among them showed; where the stale
+            # and decoy calls cannot run (a training step, a reference moving its state) the call with the
+            # launches left out still does: without it a token launch beside PyTorch passed there
+            # (`tests/adversarial/hacks/permissive_token_launch_{training_step,stateful_reference}.py`)
             with _phase(phases, "kernel_share"):
                 off_seed = trial_seed(settings.seed, index, len(seeds) + 3)
                 args = (ref_model, remote, make_inputs, off_seed, spec.atol, spec.rtol)
-                problem = share.finish() if share is not None else kernel_share.off_problem(*args)
+                whole = None if verdict.stateful else share
+                problem = whole.finish() if whole is not None else kernel_share.off_problem(*args)
             if problem is not None:
                 raise _Stop(_fail(Status.INCORRECT, problem, kernel_share.feedback(problem, where)))
         remote.end_checks()  # timing needs neither: a multi-shape spec would hold every shape's

@@ -79,6 +79,7 @@ class FusionBoundaryOperator:
         # (spec, platform, layout, config) -> programs at every shape, None where capture failed
         self._captures: dict[tuple[Any, ...], list[Any] | None] = {}
         self._lock = threading.Lock()  # proposals run in threads; each capture happens once
+        self._told: set[tuple[str, str]] = set()  # (parent, plan) already logged as changing nothing
 
     def propose(self, ctx: ProposalContext) -> list[Candidate]:
         if BACKEND not in ctx.backends or len(ctx.parents) != 1 or ctx.parents[0] not in ctx.graph:
@@ -109,7 +110,9 @@ class FusionBoundaryOperator:
                 continue
             fingerprint = kernel_fingerprint(child.source)
             if fingerprint in seen:
-                log.info("fusion_boundary: %s leaves %s's kernels as they were", plan, ctx.spec.name)
+                if (parent.id, plan) not in self._told:  # the parent is proposed from again and again
+                    self._told.add((parent.id, plan))
+                    log.info("fusion_boundary: %s leaves %s's kernels as they were", plan, ctx.spec.name)
                 continue
             seen.add(fingerprint)
             children.append(child)

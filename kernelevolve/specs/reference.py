@@ -303,10 +303,13 @@ def perturbed_constant_state(reference_model: Any, seed: int) -> list[ConstantSt
 def apply_constant_state(model: Any, state: list[ConstantState]) -> list[str]:
     """The candidate's counterparts of the reference's perturbed tensors get the same values: by name,
     else (a ModelNew that names its parameters its own way) the next unmatched tensor of the same shape
-    and the same constant, in order. Returns the names changed."""
+    and the same constant, in order, its parameters and buffers before tensors in its plain attributes.
+    Returns the names changed."""
     import torch
 
-    ours = {name: t for name, t in _floating_state(model).items() if t.numel()}
+    # a ModelNew may keep a running statistic in a plain attribute (`self.running_mean = torch.zeros(n)`)
+    # where the reference registers a buffer: after its parameters and buffers, so those are matched first
+    ours = {name: t for name, t in {**_floating_state(model), **_plain_floating(model)}.items() if t.numel()}
     free = {name: _constant_value(t) for name, t in ours.items()}
     pairs: list[tuple[str, ConstantState]] = []
     for item in state:
@@ -334,6 +337,20 @@ def _floating_state(model: Any) -> dict[str, Any]:
     state = dict(model.named_parameters())
     state.update((name, b) for name, b in model.named_buffers() if b is not None and b.is_floating_point())
     return state
+
+
+def _plain_floating(model: Any) -> dict[str, Any]:
+    """Floating tensors held in plain attributes of the module and its submodules (exactly torch.Tensor: a
+    parameter lives in `_parameters`, a subclass is not state; not an inference tensor, which cannot be
+    written outside inference mode), by dotted name."""
+    import torch
+
+    found = {}
+    for prefix, module in model.named_modules():
+        for key, value in vars(module).items():
+            if type(value) is torch.Tensor and value.is_floating_point() and not value.is_inference():
+                found[f"{prefix}.{key}" if prefix else key] = value
+    return found
 
 
 def _constant_value(tensor: Any) -> float | None:

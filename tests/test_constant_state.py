@@ -58,3 +58,21 @@ def test_inference_tensors_are_left_alone() -> None:
 
     assert apply_constant_state(candidate, perturbed_constant_state(reference, 0)) == []
     assert torch.equal(held, torch.zeros(6))
+
+
+def test_a_weight_kept_with_size_one_dimensions_gets_the_values_in_its_shape() -> None:
+    """A (1, C, 1, 1) weight, shaped to broadcast, holds the reference's (C,) weight's elements in order;
+    one of another layout of the same size does not."""
+
+    class Broadcast(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.square = nn.Parameter(torch.ones(2, 3))  # six ones, but not the weight's layout
+            self.gamma = nn.Parameter(torch.ones(1, 6, 1, 1))
+
+    reference = nn.GroupNorm(2, 6)
+    candidate = Broadcast()
+    changed = perturb_constant_state(reference, candidate, seed=5)
+    assert changed == ["gamma"]
+    assert torch.equal(candidate.gamma.detach().view(6), reference.weight.detach())
+    assert torch.equal(candidate.square.detach(), torch.ones(2, 3))

@@ -249,3 +249,53 @@ def test_a_count_kept_in_a_one_element_tensor_is_put_back_and_compared() -> None
     timed_state.record(candidate, names, start, left.slots[1], left.marks[1])
     problem = left.problem(1, after, 1e-4, 1e-4)
     assert problem is not None and "'calls'" in problem[0]
+
+
+class _BroadcastShapedRunning(_Stateful):
+    """`_Stateful` with its running mean kept as a `(1, 4, 1)` buffer, shaped to broadcast, under its own name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        del self.running
+        self.register_buffer("mean_nc1", torch.zeros(1, 4, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.mean_nc1.mul_(0.9).add_(x.view(1, 4, 1), alpha=0.1)
+        self.batches.add_(1)
+        self.calls += 1
+        self.last = [x.detach().clone(), float(self.calls)]
+        return x * 2.0
+
+
+def test_a_running_statistic_kept_with_size_one_dimensions_is_put_back_and_compared() -> None:
+    """A `(1, 4, 1)` buffer holds the reference's `(4,)` running mean's elements in their order
+    (`module_state.loose`): found, put back reshaped and compared; one left unmoved still fails."""
+    from kernelevolve.eval.timed_guard import put_back_state
+
+    reference, candidate = _Stateful(), _BroadcastShapedRunning()
+    _, left, start = _slots(reference)
+    wanted = [(name, module_state.signature(value)) for name, value in zip(NAMES, start, strict=True)]
+    names = module_state.counterpart_names(candidate, wanted)
+    assert names == ["mean_nc1", "batches", "calls", "last"]
+    candidate(torch.ones(4))
+    put_back_state(candidate, names, start)
+    assert candidate.mean_nc1.shape == (1, 4, 1) and not candidate.mean_nc1.any()
+    x = torch.arange(4.0)
+    reference(x)
+    candidate(x)
+    timed_state.record(candidate, names, start, left.slots[0], left.marks[0])
+    after = timed_state.after_call(reference, NAMES)
+    assert left.problem(0, after, 1e-4, 1e-4) is None
+    put_back_state(candidate, names, start)
+    candidate(x)
+    candidate.mean_nc1.zero_()  # the running mean not moved
+    timed_state.record(candidate, names, start, left.slots[1], left.marks[1])
+    problem = left.problem(1, after, 1e-4, 1e-4)
+    assert problem is not None and "'running'" in problem[0]
+
+
+def test_shapes_that_differ_by_more_than_size_one_dimensions_do_not_match() -> None:
+    assert module_state.loose((1, 4, 1)) == module_state.loose((4,))
+    assert module_state.loose(("tensor", (1, 3))) == module_state.loose(("tensor", (3,)))
+    assert module_state.loose((2, 2)) != module_state.loose((4,))
+    assert module_state.loose((4, 1)) != module_state.loose(("tensor", (4,)))

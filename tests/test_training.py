@@ -162,6 +162,31 @@ def test_step_binds_parameters_by_name_then_shape_and_counts_missing_gradients_a
     assert torch.equal(weight_grad, (g * x).sum(0)) and torch.equal(missing_grad, torch.zeros(7))
 
 
+class _Broadcast(torch.nn.Module):
+    """ModelNew keeping its parameters shaped (1, 4) to broadcast: the same elements as the reference's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.square = torch.nn.Parameter(torch.zeros(2, 2))  # four elements, but not a (4,) layout
+        self.scale = torch.nn.Parameter(torch.full((1, 4), 2.0))
+        self.shift = torch.nn.Parameter(torch.zeros(1, 4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.scale + self.shift + self.square.sum()
+
+
+def test_step_binds_a_parameter_shaped_with_size_one_dimensions_and_reshapes_its_gradient() -> None:
+    backward = Backward().to_json()
+    judged = training_model(_Scaled, backward)()
+    runner = training_model(_Broadcast, backward)()
+    runner.bind(judged.wanted())
+    assert runner.parameter_names == ["scale", "shift"]
+    x, g = torch.randn(3, 4), torch.randn(3, 4)
+    want, got = judged(x, (g,)), runner(x, (g,))
+    assert [tuple(t.shape) for t in got[2]] == [(4,), (4,)]
+    assert all(torch.equal(a, b) for a, b in zip(want[2], got[2], strict=True))
+
+
 def test_gradient_passed_through_is_copied_off_the_upstream_gradient() -> None:
     """PyTorch hands an add's upstream gradient on unchanged; the step returns a copy, so the judge's
     aliasing check stays a check of the forward."""

@@ -238,15 +238,20 @@ def signature(value: Any) -> Any:
 
 
 def loose(sign: Any) -> Any:
-    """A `signature` as a counterpart's is matched to it: a Python number the same as a tensor of its kind
-    holding one element, 0-d or not (a step count kept as a 0-d or a `(1,)` int64 buffer, a batch count
-    kept as an int for BatchNorm's `num_batches_tracked`), a tuple the same as a list. Either holds the same
-    values, put back and read leaf by leaf, reshaped to the other's shape (`timed_guard.put_back_state`,
-    `timed_state.record`)."""
-    if sign in ("int", "bool") or (type(sign) is tuple and sign[:1] == ("tensor",) and _one_element(sign[1])):
+    """A `signature` as a counterpart's is matched to it: a tensor by its shape less its size-1 dimensions
+    (a running mean kept as a `(1, C, 1, 1)` buffer to broadcast, or a step count as a `(1,)` one, holds the
+    same elements in the same order as the reference's `(C,)` or 0-d one), a Python number the same as a
+    tensor of its kind holding one element (a batch count kept as an int for BatchNorm's
+    `num_batches_tracked`), a tuple the same as a list. Either holds the same values, put back and read leaf
+    by leaf, reshaped to the other's shape (`timed_guard.put_back_state`, `timed_state.record`)."""
+    if sign in ("int", "bool"):
         return ("tensor", ())
-    if sign == "float" or _one_element(sign):  # a floating tensor's signature is its shape
+    if sign == "float":
         return ()
+    if _shape(sign):  # a floating tensor's signature is its shape
+        return _squeezed(sign)
+    if type(sign) is tuple and len(sign) == 2 and sign[0] == "tensor" and _shape(sign[1]):
+        return ("tensor", _squeezed(sign[1]))
     if type(sign) is tuple and len(sign) == 2 and sign[0] in ("list", "tuple", "dict"):
         kind = "dict" if sign[0] == "dict" else "list"
         if kind == "dict":
@@ -255,9 +260,12 @@ def loose(sign: Any) -> Any:
     return sign
 
 
-def _one_element(shape: Any) -> bool:
-    """Whether a signature is the shape of a floating tensor of one element: (), (1,), (1, 1)..."""
-    return type(shape) is tuple and all(type(d) is int and d == 1 for d in shape)
+def _shape(sign: Any) -> bool:
+    return type(sign) is tuple and all(type(d) is int for d in sign)
+
+
+def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(d for d in shape if d != 1)
 
 
 def counterparts(model: Any, wanted: list[tuple[str, Any]]) -> list[Any | None]:

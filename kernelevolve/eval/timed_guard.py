@@ -141,7 +141,7 @@ def put_back_state(model: Any, names: Sequence[str | None], values: Sequence[Any
         if isinstance(held, torch.Tensor):
             with torch.no_grad():  # a parameter moved in place by a forward is moved back the same way
                 if isinstance(value, torch.Tensor):
-                    held.copy_(value.reshape(held.shape))  # a one-element count may be 0-d on one side
+                    held.copy_(value.reshape(held.shape))  # a count may be 0-d on one side, (1,) on the other
                 else:
                     held.fill_(value)
         else:
@@ -178,8 +178,8 @@ def held_state(model: Any, name: str, value: Any, when: str) -> Any:
     held = current(model, name)
     if isinstance(value, torch.Tensor) and not (value.dim() == 0 and type(held) in SCALARS):
         fits = exact(held, parameters=True) and (
-            tuple(held.shape) == tuple(value.shape)  # or one element of a kind, 0-d on one side (`loose`)
-            or (held.numel() == value.numel() == 1 and loose(signature(held)) == loose(signature(value)))
+            tuple(held.shape) == tuple(value.shape)  # or the same elements, shaped with other 1s (`loose`)
+            or loose(signature(held)) == loose(signature(value))
         )
     else:  # a number, a container, or a 0-d tensor the candidate keeps as a number (`module_state.loose`)
         fits = plain_value(held, top=True) and loose(signature(held)) == loose(signature(value))

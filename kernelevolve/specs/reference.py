@@ -303,10 +303,15 @@ def perturbed_constant_state(reference_model: Any, seed: int) -> list[ConstantSt
 def apply_constant_state(model: Any, state: list[ConstantState]) -> list[str]:
     """The candidate's counterparts of the reference's perturbed tensors get the same values: by name,
     else (a ModelNew that names its parameters its own way) the next unmatched tensor of the same shape
-    and the same constant, in order. Returns the names changed."""
+    and the same constant, in order, its parameters and buffers before tensors in its plain attributes;
+    then, for those left, one whose shape differs only by size-1 dimensions (a weight kept as
+    `(1, C, 1, 1)` to broadcast: the same elements in the same order), given the values in its shape.
+    Returns the names changed."""
     import torch
 
-    ours = {name: t for name, t in _floating_state(model).items() if t.numel()}
+    # a ModelNew may keep a running statistic in a plain attribute (`self.running_mean = torch.zeros(n)`)
+    # where the reference registers a buffer: after its parameters and buffers, so those are matched first
+    ours = {name: t for name, t in {**_floating_state(model), **_plain_floating(model)}.items() if t.numel()}
     free = {name: _constant_value(t) for name, t in ours.items()}
     pairs: list[tuple[str, ConstantState]] = []
     for item in state:
@@ -314,26 +319,56 @@ def apply_constant_state(model: Any, state: list[ConstantState]) -> list[str]:
         if target is not None and target.shape == item.values.shape and free.get(item.name) == item.constant:
             pairs.append((item.name, item))
             free.pop(item.name)
-    matched = {entry.name for _, entry in pairs}
-    for item in state:
-        if item.name in matched:
-            continue
-        name = next(
-            (n for n, v in free.items() if v == item.constant and ours[n].shape == item.values.shape), None
-        )
-        if name is not None:
-            pairs.append((name, item))
-            free.pop(name)
+    for same_shape in (_same_shape, same_elements):
+        matched = {entry.name for _, entry in pairs}
+        for item in state:
+            if item.name in matched:
+                continue
+            name = next(
+                (
+                    n
+                    for n, v in free.items()
+                    if v == item.constant and same_shape(ours[n].shape, item.values.shape)
+                ),
+                None,
+            )
+            if name is not None:
+                pairs.append((name, item))
+                free.pop(name)
     with torch.no_grad():
         for name, item in pairs:
-            ours[name].copy_(item.values.to(device=ours[name].device, dtype=ours[name].dtype))
+            target = ours[name]
+            target.copy_(item.values.to(device=target.device, dtype=target.dtype).reshape(target.shape))
     return [name for name, _ in pairs]
+
+
+def _same_shape(ours: Any, theirs: Any) -> bool:
+    return tuple(ours) == tuple(theirs)
+
+
+def same_elements(ours: Any, theirs: Any) -> bool:
+    """Shapes that differ only by size-1 dimensions: a reshape keeps every element in its place."""
+    return [d for d in ours if d != 1] == [d for d in theirs if d != 1]
 
 
 def _floating_state(model: Any) -> dict[str, Any]:
     state = dict(model.named_parameters())
     state.update((name, b) for name, b in model.named_buffers() if b is not None and b.is_floating_point())
     return state
+
+
+def _plain_floating(model: Any) -> dict[str, Any]:
+    """Floating tensors held in plain attributes of the module and its submodules (exactly torch.Tensor: a
+    parameter lives in `_parameters`, a subclass is not state; not an inference tensor, which cannot be
+    written outside inference mode), by dotted name."""
+    import torch
+
+    found = {}
+    for prefix, module in model.named_modules():
+        for key, value in vars(module).items():
+            if type(value) is torch.Tensor and value.is_floating_point() and not value.is_inference():
+                found[f"{prefix}.{key}" if prefix else key] = value
+    return found
 
 
 def _constant_value(tensor: Any) -> float | None:

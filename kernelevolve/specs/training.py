@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from kernelevolve.specs.reference import map_tensors
+from kernelevolve.specs.reference import map_tensors, same_elements
 from kernelevolve.types import Backward, KernelSpec
 
 
@@ -163,8 +163,9 @@ class TrainingStep(torch.nn.Module):
 
     def bind(self, wanted: Sequence[tuple[str, Sequence[int]]]) -> None:
         """Which of this model's parameters stand for the reference's `wanted` ones: the same name and
-        shape, else the next unmatched parameter of that shape; None (its gradient counts as zeros) where
-        none is left. Runs in the runner, on the judge's list."""
+        shape, else the next unmatched parameter of that shape, else of that shape up to size-1
+        dimensions; None (its gradient counts as zeros) where none is left. Runs in the runner, on the
+        judge's list."""
         free = {name: tuple(p.shape) for name, p in self.model.named_parameters()}
         shapes = [tuple(int(d) for d in shape) for _, shape in wanted]
         chosen: list[str | None] = []
@@ -172,12 +173,15 @@ class TrainingStep(torch.nn.Module):
             chosen.append(name if free.get(name) == shape else None)
             if chosen[-1] is not None:
                 free.pop(name)
-        for index, shape in enumerate(shapes):
-            if chosen[index] is None:
-                spare = next((n for n, s in free.items() if s == shape), None)
-                if spare is not None:
-                    chosen[index] = spare
-                    free.pop(spare)
+        # then one whose shape differs only by size-1 dimensions (a weight kept as (1, C) to broadcast):
+        # its gradient holds the same elements in the same order, reshaped to the reference's (`step`)
+        for fits in (lambda have, shape: have == shape, same_elements):
+            for index, shape in enumerate(shapes):
+                if chosen[index] is None:
+                    spare = next((n for n, s in free.items() if fits(s, shape)), None)
+                    if spare is not None:
+                        chosen[index] = spare
+                        free.pop(spare)
         self.parameter_names, self.parameter_shapes = chosen, shapes
 
     def forward(self, *arguments: Any) -> Any:
@@ -249,6 +253,8 @@ class TrainingStep(torch.nn.Module):
             if grad is None:
                 like = target if target is not None else anchor
                 grad = torch.zeros(shape, dtype=like.dtype, device=like.device)
+            if tuple(grad.shape) != shape:  # a (1, C) weight's gradient for the reference's (C,) one
+                grad = grad.reshape(shape)
             grads.append(_own_memory(grad, held).detach())
         count = len(positions)
         return map_tensors(lambda t: t.detach(), output), tuple(grads[:count]), tuple(grads[count:])

@@ -1207,6 +1207,72 @@ def get_init_inputs():
 """,
 )
 
+# Round 18: KernelBench level-2 forms of the training-mode norms upcoming sweeps meet: BatchNorm1d with
+# its eps and momentum from the init inputs between a GEMM and a broadcast bias / divide / swish
+# epilogue, and InstanceNorm2d at its defaults (no affine, no running statistics) after a convolution.
+MATMUL_BN_BIAS_DIVIDE_SWISH = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, in_features, out_features, bn_eps=1e-5, bn_momentum=0.1, bias_shape=(1,), divide_value=1.0):
+        super().__init__()
+        self.matmul = nn.Linear(in_features, out_features)
+        self.bn = nn.BatchNorm1d(out_features, eps=bn_eps, momentum=bn_momentum)
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+        self.divide_value = divide_value
+
+    def forward(self, x):
+        x = self.matmul(x)
+        x = self.bn(x)
+        x = x + self.bias
+        x = x / self.divide_value
+        return x * torch.sigmoid(x)
+""",
+    """
+batch = 12
+in_features = 20
+out_features = 18
+
+
+def get_inputs():
+    return [torch.randn(batch, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features, 1e-5, 0.2, (1,), 2.0]
+""",
+)
+
+CONV_INSTANCENORM_DIVIDE = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, divide_by):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+        self.instance_norm = nn.InstanceNorm2d(out_channels)
+        self.divide_by = divide_by
+
+    def forward(self, x):
+        x = self.conv(x)
+        x = self.instance_norm(x)
+        return x / self.divide_by
+""",
+    """
+batch = 2
+in_channels = 3
+out_channels = 5
+height = width = 8
+kernel_size = 3
+
+
+def get_inputs():
+    return [torch.randn(batch, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, 2.0]
+""",
+)
+
 SOURCES: dict[str, str] = {
     "kb_mse_loss": MSE_LOSS,
     "kb_kl_div": KL_DIV,
@@ -1251,6 +1317,8 @@ SOURCES: dict[str, str] = {
     "kb_vanilla_rnn_state": VANILLA_RNN_STATE,
     "kb_vanilla_rnn_carried": VANILLA_RNN_CARRIED,
     "kb_lstm_nested_state": LSTM_NESTED_STATE,
+    "kb_matmul_bn_bias_divide_swish": MATMUL_BN_BIAS_DIVIDE_SWISH,
+    "kb_conv_instancenorm_divide": CONV_INSTANCENORM_DIVIDE,
 }
 
 # Not in SOURCES: specs with a mode or a backward of their own (`spec_fixtures.SPECS`).

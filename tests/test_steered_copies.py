@@ -26,7 +26,7 @@ def _gather(table: torch.Tensor, index: torch.Tensor) -> None:
 
 
 def test_rows_picked_by_host_read_indices_are_a_gather() -> None:
-    assert _flagged(_gather) == ["copy_ of part of an input after a host read"]
+    assert _flagged(_gather) == ["copy_ of input data steered by a host read"]
 
 
 def test_a_gather_out_of_a_copy_of_the_table_is_one_too() -> None:
@@ -39,8 +39,18 @@ def test_a_gather_out_of_a_copy_of_the_table_is_one_too() -> None:
         for i in range(2):
             out[i].fill_(table.reshape(-1)[int(index[i])])
 
-    assert _flagged(through_clone) == ["copy_ of part of an input after a host read"]
-    assert _flagged(element_fills) == ["fill_ of part of an input after a host read"]
+    assert _flagged(through_clone) == ["copy_ of input data steered by a host read"]
+    assert _flagged(element_fills) == ["fill_ of input data steered by a host read"]
+
+
+def test_a_whole_table_copied_to_an_offset_the_index_picks_is_one_too() -> None:
+    def placed(table: torch.Tensor, index: torch.Tensor) -> None:
+        scratch = table.new_empty(4 * table.numel())
+        for i in range(2):
+            offset = (2 * i + 1) * table.numel() - int(index[i]) * 4
+            scratch.as_strided(table.shape, table.stride(), offset).copy_(table)
+
+    assert _flagged(placed) == ["copy_ of input data steered by a host read"]
 
 
 def test_whole_copies_and_copies_of_new_memory_stay_allowed() -> None:

@@ -27,7 +27,7 @@ _TRACING: list[Any] = [None]  # the strict trace of the call running now, if any
 
 class OpTrace:
     """PyTorch ops dispatched during checked calls (strict mode): compute ops by name (`strict_ops`) and
-    copies of part of outside data after a host read (`steered_copies`), copies of host data onto the
+    copies of outside data steered by a host read (`steered_copies`), copies of host data onto the
     device (host-side computation copied in), and the most elements of tensor data one call read into
     Python or NumPy (`host_reads`)."""
 
@@ -115,12 +115,12 @@ class OpTrace:
             self._memory.launched(own_work.tensors_in([list(args), kwargs]))
 
     def follow(self, func: Any, args: Any, kwargs: dict[str, Any], result: Any) -> None:
-        """After an op ran: a copy of part of outside data, once the call read tensor data on the host,
-        is PyTorch doing a gather's work (`steered_copies`)."""
+        """After an op ran: a copy of outside data from or into part of a storage, once the call read
+        tensor data on the host, is PyTorch doing a gather's work (`steered_copies`)."""
         if not self.recording or strict_ops.computes(func, args, kwargs):
             return
         if self._memory.steered(func, args, kwargs, result, read=self._reads > 0):
-            self.compute_ops.add(f"{strict_ops.op_name(func)} of part of an input after a host read")
+            self.compute_ops.add(f"{strict_ops.op_name(func)} of input data steered by a host read")
 
 
 def _count_launches() -> None:

@@ -1,19 +1,22 @@
-"""Strict mode's copies of part of outside data after a host read: a gather done by PyTorch (runner side).
+"""Strict mode's copies of outside data steered by a host read: a gather done by PyTorch (runner side).
 
 Strict mode lets PyTorch view and copy (`strict_ops`), and on a spec whose work is data movement those are
 the work: indices read on the host pick views of a table, and copies of those views assemble the output
 (`tests/adversarial/hacks/strict_gather_by_pytorch_copies.py`). An index that never reaches the host cannot
 steer a view, so such a call reads tensor data first (`host_reads`), then copies part of memory holding data
-from outside the call. Honest copies move whole tensors (`.contiguous()`, `.clone()` of an input before an
-in-place kernel, `permute().contiguous()`), or move what the call's kernels wrote. So in a call that has read
-tensor data on the host, a copy of part of outside data counts as compute.
+from outside the call, or copies all of it into part of a larger buffer at an offset the index picks
+(`strict_embedding_by_steered_whole_copies.py`). Honest copies move whole tensors into whole tensors
+(`.contiguous()`, `.clone()` of an input before an in-place kernel, `permute().contiguous()`), or move what
+the call's kernels wrote. So in a call that has read tensor data on the host, a copy of outside data from
+part of its memory, or into part of a storage, counts as compute.
 
 Outside data is memory the call did not allocate (its inputs, the module's parameters and buffers, anything
 kept between calls) and memory a copy or a kernel launch on it may have filled from it, however many lie
-between (a table cloned whole and then sliced: `strict_jagged_by_strided_copies_of_a_clone.py`). Part of it is a view that is not one
-whole input, nor a whole storage, each element once (a slice, a `select`, `narrow`, `as_strided`, `set_`
-onto an offset, an `expand`, a 0-d element as `fill_`'s value). Memory is told by its storage's address;
-a storage the call allocates is new memory, whatever lay at that address before.
+between (a table cloned whole and then sliced: `strict_jagged_by_strided_copies_of_a_clone.py`). Part of a
+storage is a view that is not one whole input, nor the whole storage, each element once (a slice, a
+`select`, `narrow`, `as_strided`, `set_` onto an offset, an `expand`, a 0-d element as `fill_`'s value).
+Memory is told by its storage's address; a storage the call allocates is new memory, whatever lay at that
+address before.
 """
 
 from __future__ import annotations
@@ -43,8 +46,8 @@ class CallMemory:
         self._made = {}
 
     def steered(self, func: Any, args: Any, kwargs: dict[str, Any], result: Any, read: bool) -> bool:
-        """Follow one allowed op that ran; whether it copied part of outside data after the call `read`
-        tensor data on the host. Only exact tensors are read (the caller counts any other as compute)."""
+        """Follow one allowed op that ran; whether it copied outside data from or into part of a storage
+        after the call `read` tensor data on the host. Only exact tensors are read (the caller counts any other as compute)."""
         import torch
 
         name = strict_ops.op_name(func)
@@ -65,14 +68,16 @@ class CallMemory:
         if not isinstance(source, torch.Tensor):
             return False  # a fill with a number: nothing moved
         outside = self._made.get(_storage(source), True)
+        steered = not self._whole(source)
         if name in _IN_PLACE:
             if outside:
                 self._made[_storage(positional[0])] = True
+            steered = steered or not self._whole(positional[0])  # the index picks where a whole table lands
         else:
             for tensor in results:
                 if _storage(tensor) not in known:
                     self._made[_storage(tensor)] = outside
-        return outside and read and not self._whole(source)
+        return outside and read and steered
 
     def launched(self, tensors: list[Any]) -> None:
         """A Triton launch on these tensors: one that reads outside data may write it into any of them, so

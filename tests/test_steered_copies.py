@@ -53,6 +53,17 @@ def test_a_whole_table_copied_to_an_offset_the_index_picks_is_one_too() -> None:
     assert _flagged(placed) == ["copy_ of input data steered by a host read"]
 
 
+def test_storage_slices_copied_as_storages_are_parts() -> None:
+    def storage_rows(table: torch.Tensor, index: torch.Tensor) -> None:
+        out = table.new_zeros(8)
+        source, target = table.untyped_storage(), out.untyped_storage()
+        for i in range(2):
+            row = int(index[i])
+            target[16 * i : 16 * (i + 1)].copy_(source[16 * row : 16 * (row + 1)])
+
+    assert _flagged(storage_rows) == ["copy_ of input data steered by a host read"]
+
+
 def test_whole_copies_and_copies_of_new_memory_stay_allowed() -> None:
     def honest(table: torch.Tensor, index: torch.Tensor) -> None:
         rows = int(index[0])  # a size read on the host

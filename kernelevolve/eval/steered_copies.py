@@ -14,7 +14,8 @@ Outside data is memory the call did not allocate (its inputs, the module's param
 kept between calls) and memory a copy or a kernel launch on it may have filled from it, however many lie
 between (a table cloned whole and then sliced: `strict_jagged_by_strided_copies_of_a_clone.py`). Part of a
 storage is a view that is not one whole input, nor the whole storage, each element once (a slice, a
-`select`, `narrow`, `as_strided`, `set_` onto an offset, an `expand`, a 0-d element as `fill_`'s value).
+`select`, `narrow`, `as_strided`, `set_` onto an offset, an `expand`, a 0-d element as `fill_`'s value,
+a storage's slice copied as a storage).
 Memory is told by its storage's address; a storage the call allocates is new memory, whatever lay at that
 address before.
 """
@@ -96,7 +97,10 @@ class CallMemory:
         if span in self._inputs:
             return True
         storage = tensor.untyped_storage()
-        return span == (storage.data_ptr(), storage.data_ptr() + storage.nbytes())
+        # a slice of a storage (`untyped_storage()[a:b]`) is a storage of its own, and the only kind that
+        # cannot be resized: its whole is part of the memory it was cut from
+        whole = span == (storage.data_ptr(), storage.data_ptr() + storage.nbytes())
+        return whole and storage.resizable()
 
 
 def _storage(tensor: Any) -> int:

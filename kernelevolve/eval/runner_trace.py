@@ -40,7 +40,6 @@ class OpTrace:
         self._mode: Any = None
         self._sink: Any = None
         self._memory = steered_copies.CallMemory()
-        self._launching = 0
 
     def __enter__(self) -> OpTrace:
         from torch.utils._python_dispatch import TorchDispatchMode
@@ -115,20 +114,10 @@ class OpTrace:
         if self.recording:
             self._memory.launched(own_work.tensors_in([list(args), kwargs]))
 
-    @contextlib.contextmanager
-    def in_launch(self) -> Iterator[None]:
-        """While a launch runs: the Triton interpreter's own copies (arguments to host arrays and back,
-        on the CPU) are the kernel's data movement, not the candidate's copies to follow."""
-        self._launching += 1
-        try:
-            yield
-        finally:
-            self._launching -= 1
-
     def follow(self, func: Any, args: Any, kwargs: dict[str, Any], result: Any) -> None:
         """After an op ran: a copy of outside data from or into part of a storage, once the call read
         tensor data on the host, is PyTorch doing a gather's work (`steered_copies`)."""
-        if not self.recording or self._launching or strict_ops.computes(func, args, kwargs):
+        if not self.recording or strict_ops.computes(func, args, kwargs):
             return
         if self._memory.steered(func, args, kwargs, result, read=self._reads > 0):
             self.compute_ops.add(f"{strict_ops.op_name(func)} of input data steered by a host read")
@@ -162,15 +151,12 @@ def _counting_launches(run: Any, graph: bool = False) -> Any:
             return None  # the launch left out: what the output owes to the kernels shows as wrong values
         if graph:
             launch_replay.graph_replayed()  # what a replay writes is hidden: the stale check is inconclusive
-        tracing = _TRACING[0] if not kwargs.get("warmup") else None
-        if tracing is not None:
-            tracing.launched(args, kwargs)
-        with tracing.in_launch() if tracing is not None else contextlib.nullcontext():
-            if launch_replay.active() and not graph and not kwargs.get("warmup"):
-                # recorded or replayed (`kernel_share`)
-                result = launch_replay.around(run, self, args, kwargs)
-            else:
-                result = run(self, *args, **kwargs)
+        if _TRACING[0] is not None and not kwargs.get("warmup"):
+            _TRACING[0].launched(args, kwargs)
+        if launch_replay.active() and not graph and not kwargs.get("warmup"):
+            result = launch_replay.around(run, self, args, kwargs)  # recorded or replayed (`kernel_share`)
+        else:
+            result = run(self, *args, **kwargs)
         if not kwargs.get("warmup"):
             _LAUNCHES[0] += 1  # a launch that raised did no work
         return result

@@ -73,6 +73,8 @@ class CallMemory:
         if name in _IN_PLACE:
             if outside:
                 self._made[_storage(positional[0])] = True
+            if _layout(positional[0]) == _layout(source):
+                return False  # memory copied onto itself: the Triton interpreter's copy-back on the CPU
             steered = steered or not self._whole(positional[0])  # the index picks where a whole table lands
         else:
             for tensor in results:
@@ -115,6 +117,10 @@ def _dense(tensor: Any) -> bool:
             return False
         step *= size
     return True
+
+
+def _layout(tensor: Any) -> tuple[Any, ...]:
+    return int(tensor.data_ptr()), tuple(tensor.shape), tuple(tensor.stride()), tensor.dtype
 
 
 def _span(tensor: Any) -> tuple[int, int]:

@@ -30,6 +30,7 @@ from kernelevolve.eval import own_work, strict_ops
 # Ops that move a tensor argument's data into other memory (`fill_` with a tensor value moves one element)
 _COPIES = frozenset(
     {"clone", "copy_", "_to_copy", "to", "contiguous", "_reshape_copy", "lift_fresh_copy", "fill_"}
+    | {"pin_memory", "_pin_memory"}  # a copy into page-locked host memory carries the data too
 )
 _IN_PLACE = frozenset({"copy_", "fill_"})  # the source is the second argument, the destination the first
 

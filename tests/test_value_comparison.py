@@ -100,6 +100,15 @@ def test_an_input_written_in_place_is_caught_with_its_count(
     assert "input 0 was modified in place (1 of" in problem
 
 
+def test_int64_values_two_to_the_63_apart_do_not_wrap_into_a_pass() -> None:
+    ref = torch.tensor([0, 5, 2**62, -(2**62), 7])
+    for wrong in (ref | -(2**63), torch.tensor([-(2**63), 5, 2**62, -(2**62), 2**63 - 1])):
+        within, error = value_scan.values_within(ref, wrong, 0.0, 0.0)
+        assert not within and error == float(2**63 - 1)
+    assert value_scan.values_within(ref, ref.clone(), 0.0, 0.0) == (True, 0.0)
+    assert value_scan.values_within(ref, ref + 1, 1.0, 0.0) == (True, 1.0)
+
+
 def test_a_nan_rewritten_with_another_payload_is_a_change() -> None:
     before = torch.tensor([float("nan"), 1.0])
     after = before.clone()

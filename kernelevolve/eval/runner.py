@@ -247,6 +247,8 @@ class _Runner:
         tensor_guards.poison_allocator([s for s in slots if s.device.type != "meta"], poison)
         launches_before = _LAUNCHES[0]
         trace = OpTrace() if message.get("strict") else contextlib.nullcontext()
+        if isinstance(trace, OpTrace):
+            trace.begin_call(own_work.tensors_in(inputs))
         runner_trace.set_launch_mode(launch_mode := message.get("launches"))  # `kernel_share`'s calls
         from kernelevolve.eval import module_state
 

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from kernelevolve.eval import host_reads, launch_replay, left_behind, own_work, strict_ops
+from kernelevolve.eval import host_reads, launch_replay, left_behind, own_work, steered_copies, strict_ops
 
 _LAUNCHES = [0]
 _LAUNCHES_OFF = [False]  # set for the judge's one call with the kernels left out (`kernel_share`)
@@ -22,12 +22,14 @@ _THREADS = [0]  # Python threads started since the candidate's import began
 _REGISTRATIONS: list[str] = []  # dispatcher registrations made since the candidate's import began
 _LEFT_BEHIND: list[str] = []  # hooks candidate code left installed once it returned (`left_behind`)
 _HARNESS_STARTS = threading.local()  # set while the harness itself starts a thread (`harness_thread_starts`)
+_TRACING: list[Any] = [None]  # the strict trace of the call running now, if any (`OpTrace.launched`)
 
 
 class OpTrace:
-    """PyTorch ops dispatched during checked calls (strict mode): compute ops by name (`strict_ops`), copies
-    of host data onto the device (host-side computation copied in), and the most elements of tensor data
-    one call read into Python or NumPy (`host_reads`)."""
+    """PyTorch ops dispatched during checked calls (strict mode): compute ops by name (`strict_ops`) and
+    copies of outside data steered by a host read (`steered_copies`), copies of host data onto the
+    device (host-side computation copied in), and the most elements of tensor data one call read into
+    Python or NumPy (`host_reads`)."""
 
     def __init__(self) -> None:
         self.compute_ops: set[str] = set()
@@ -37,6 +39,7 @@ class OpTrace:
         self.recording = True  # off between timed calls: the runner's own input refresh and output copies
         self._mode: Any = None
         self._sink: Any = None
+        self._memory = steered_copies.CallMemory()
 
     def __enter__(self) -> OpTrace:
         from torch.utils._python_dispatch import TorchDispatchMode
@@ -46,20 +49,26 @@ class OpTrace:
         class _Recorder(TorchDispatchMode):
             def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
                 trace.record(func, args, kwargs or {})
-                return func(*args, **(kwargs or {}))
+                result = func(*args, **(kwargs or {}))
+                trace.follow(func, args, kwargs or {}, result)
+                return result
 
         self._mode = _Recorder()
         self._mode.__enter__()
         self._sink = host_reads.reading_into(self.read)
+        _TRACING[0] = self
         return self
 
     def __exit__(self, *exc: object) -> None:
+        _TRACING[0] = None
         host_reads.reading_into(self._sink)
         self._mode.__exit__(*exc)
 
-    def begin_call(self) -> None:
-        """A new timed call: host reads are bounded per call, not over the whole timing loop."""
+    def begin_call(self, inputs: Any = ()) -> None:
+        """A new call on these input tensors: host reads are bounded per call, not over the whole timing
+        loop, and the memory a call's copies move is followed per call."""
         self._reads = 0
+        self._memory.begin(inputs)
         self.recording = True
 
     def read(self, elements: int) -> None:
@@ -100,6 +109,19 @@ class OpTrace:
             if "cpu" in {t.device.type for t in tensors} and ("cuda" in devices):
                 self.host_copies += 1
 
+    def launched(self, args: Any, kwargs: dict[str, Any]) -> None:
+        """A Triton launch in a call, whose tensors a kernel may fill with what it reads (`steered_copies`)."""
+        if self.recording:
+            self._memory.launched(own_work.tensors_in([list(args), kwargs]))
+
+    def follow(self, func: Any, args: Any, kwargs: dict[str, Any], result: Any) -> None:
+        """After an op ran: a copy of outside data from or into part of a storage, once the call read
+        tensor data on the host, is PyTorch doing a gather's work (`steered_copies`)."""
+        if not self.recording or strict_ops.computes(func, args, kwargs):
+            return
+        if self._memory.steered(func, args, kwargs, result, read=self._reads > 0):
+            self.compute_ops.add(f"{strict_ops.op_name(func)} of input data steered by a host read")
+
 
 def _count_launches() -> None:
     """Count Triton kernel launches (compiled or interpreted), wrapped before the candidate is imported:
@@ -129,6 +151,8 @@ def _counting_launches(run: Any, graph: bool = False) -> Any:
             return None  # the launch left out: what the output owes to the kernels shows as wrong values
         if graph:
             launch_replay.graph_replayed()  # what a replay writes is hidden: the stale check is inconclusive
+        if _TRACING[0] is not None and not kwargs.get("warmup"):
+            _TRACING[0].launched(args, kwargs)
         if launch_replay.active() and not graph and not kwargs.get("warmup"):
             result = launch_replay.around(run, self, args, kwargs)  # recorded or replayed (`kernel_share`)
         else:

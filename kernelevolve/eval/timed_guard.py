@@ -79,7 +79,7 @@ class TimedGuard:
         self._inputs = [storage_range(t) for t in leaves if _is_tensor(t) and t.numel()]
         self._launches_at = _LAUNCHES[0]
         if self.op_trace is not None:
-            self.op_trace.begin_call()
+            self.op_trace.begin_call([t for t in leaves if _is_tensor(t)])
 
     def after(self, call: int, output: Any) -> list[torch.Tensor]:
         if self.op_trace is not None:

@@ -149,10 +149,13 @@ def _exact_scan(ref: torch.Tensor, out: torch.Tensor, atol: float) -> _ValueScan
     allowed = math.floor(atol)
     scan = _ValueScan()
     for start in range(0, ref_flat.numel(), COMPARE_CHUNK_ELEMENTS):
-        diff = (
-            out_flat[start : start + COMPARE_CHUNK_ELEMENTS].to(torch.int64)
-            - ref_flat[start : start + COMPARE_CHUNK_ELEMENTS].to(torch.int64)
-        ).abs()
+        out_chunk = out_flat[start : start + COMPARE_CHUNK_ELEMENTS].to(torch.int64)
+        ref_chunk = ref_flat[start : start + COMPARE_CHUNK_ELEMENTS].to(torch.int64)
+        # int64 values 2**63 or more apart wrap: |-2**63| is -2**63 itself, and passed for any allowed
+        # (`tests/adversarial/hacks/int64_output_wrong_by_sign_bit.py`); such a pair counts as farthest apart
+        diff = (out_chunk - ref_chunk).abs()
+        wrapped = (diff < 0) | ((out_chunk >= ref_chunk) != (out_chunk - ref_chunk >= 0))
+        diff = torch.where(wrapped, torch.iinfo(torch.int64).max, diff)
         worst = int(torch.argmax(diff))
         scan.max_error = max(scan.max_error, float(diff[worst]))
         beyond = int((diff > allowed).sum())

@@ -2,11 +2,11 @@
 # entries read on the host (`int()`, one element each: 6 reads, under the per-call bound of 64), each block
 # copied by PyTorch through a `select` view and `copy_`, both allowed in strict mode (views, copies); a
 # Triton kernel copies the first block alone, so the kernels' share depends on the inputs and every
-# kernel-share call passes. A known gap (docs/threat_model.md): on a gather, PyTorch's allowed copies are
-# the whole work; at the spec's GPU shapes (4096 table entries) the host reads fail it
+# kernel-share call passes. Passed until round 19: a copy of part of memory the call did not make, once
+# the call has read tensor data on the host, now counts as PyTorch's work (`eval/steered_copies.py`)
 # spec: shipped:paged_kv_gather
-# expect: ok
-# runtime: ok
+# expect: incorrect strict_violation
+# runtime: incorrect strict_violation
 import torch.nn as nn
 import triton
 import triton.language as tl

@@ -17,7 +17,7 @@ from kernelevolve.backends.cute import (
     describe_exception,
 )
 from kernelevolve.platforms import load_platform
-from kernelevolve.types import KernelSpec, ShapeCase, Status
+from kernelevolve.types import Candidate, EvalRequest, EvalSettings, KernelSpec, ShapeCase, Status
 
 ADD_REFERENCE = """
 import torch
@@ -329,3 +329,39 @@ def test_a_language_not_installed_here_is_skipped(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(importlib.util, "find_spec", without_cutlass)
     assert runnable_backends(spec, platform, include_compile_only=True) == ("triton",)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _cuda_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize(
+    ("forward", "verdict"),
+    [
+        (None, (Status.OK, "")),
+        # compiled, never run: PyTorch's sum is the output
+        ("        self._kernel(x)\n        return x + y\n", (Status.INCORRECT, "no_kernel_ran")),
+        # run, and thrown away: the output owes the kernel nothing
+        (
+            "        out = torch.empty_like(x)\n"
+            "        args = [from_dlpack(t.contiguous().view(-1)) for t in (x, y, out)]\n"
+            "        self._kernel(x)(*args, cuda.CUstream(torch.cuda.current_stream().cuda_stream))\n"
+            "        return x + y\n",
+            (Status.INCORRECT, "kernel_work_redundant"),
+        ),
+    ],
+    ids=["honest", "never_run", "run_and_ignored"],
+)
+def test_permissive_cute_kernels_must_run_and_be_needed(
+    add_spec: KernelSpec, forward: str | None, verdict: tuple[Status, str]
+) -> None:
+    """A CuTe candidate's program runs are counted and left out as Triton launches are (round 19)."""
+    pytest.importorskip("cutlass.cute")
+    from kernelevolve.eval import harness
+
+    source = good_add()
+    if forward is not None:
+        head, _, _ = source.partition("    def forward(self, x, y):\n")
+        source = head + "    def forward(self, x, y):\n" + forward
+    settings = EvalSettings(strict=False, timeout_s=120, timing_trials=5, warmup_trials=1)
+    request = EvalRequest(Candidate(source, "cute", "c"), add_spec, "h100", settings)
+    report = harness.evaluate(request, load_platform("h100"))
+    assert (report.status, report.error_name) == verdict, report.feedback

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from kernelevolve.eval import runner_trace, strict_ops
@@ -77,3 +78,26 @@ def test_tensors_sharing_memory_with_numpy_count_whenever_touched() -> None:
             torch.frombuffer(bytearray(400), dtype=torch.float32)
     assert trace.host_reads == 0
     del view
+
+
+def test_cute_programs_are_counted_and_left_out_like_launches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every CuTe DSL program run goes through `JitExecutor.run_compiled_program`: counted as a launch, and
+    not run in the "off" call (a CuTe candidate computing in PyTorch with its kernels idle passed before,
+    `experiments/adversarial_gpu/redteam19.md`). The method is replaced by a stand-in: CPUs run no CuTe."""
+    jit_executor = pytest.importorskip("cutlass.base_dsl.jit_executor")
+    ran: list[list[int]] = []
+    monkeypatch.setattr(
+        jit_executor.JitExecutor, "run_compiled_program", lambda self, exe_args: ran.append(exe_args)
+    )
+    runner_trace._count_launches("cute")
+    runner_trace._count_launches("cute")  # wrapped once: a second call counts nothing twice
+    executor = object.__new__(jit_executor.JitExecutor)
+    before = runner_trace._LAUNCHES[0]
+    executor.run_compiled_program([1])
+    assert ran == [[1]] and runner_trace._LAUNCHES[0] == before + 1
+    runner_trace.set_launch_mode("off")
+    try:
+        assert executor.run_compiled_program([2]) is None
+    finally:
+        runner_trace.set_launch_mode(None)
+    assert ran == [[1]] and runner_trace._LAUNCHES[0] == before + 1

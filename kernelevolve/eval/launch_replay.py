@@ -31,6 +31,9 @@ from typing import Any
 from kernelevolve.eval.own_work import exact, quiet
 
 RECORD, STALE, DECOY = "record", "stale", "decoy"
+# The backends whose launches the runner counts and can leave out, and what one launch is: recorded and
+# replayed (the stale and decoy calls) for Triton alone (`runner_trace._count_cute_programs`)
+COUNTED_LAUNCHES = {"triton": "Triton kernel launch", "cute": "CuTe DSL program run"}
 _CAP_BYTES = 2 * 2**30  # recorded values kept per call; launches past it are not recorded (fail-closed)
 # an argument larger than this is compared on a strided sample of its elements: a multi-GiB output
 # recorded whole would pass the cap (and the honest kernel fail), and its copies would crowd the device

@@ -120,7 +120,7 @@ class _Runner:
         self.backend = get_backend(message["backend"])
         self.backend.prepare_process(self.device)
         timers.bind_clocks()  # before candidate code can patch the clocks
-        _count_launches()
+        _count_launches(self.backend.name)
         _count_thread_starts()
         runner_trace._count_dispatcher_registrations()
         host_reads.watch_host_reads()
@@ -300,7 +300,9 @@ class _Runner:
         counter = message["counter"].open()
         # a training step's forward alone launches what it launches; a whole call, what its checks did
         needed = (
-            0 if forward_only or self.backend.name != "triton" else self.launch_floor.get(message["index"], 0)
+            0
+            if forward_only or self.backend.name not in launch_replay.COUNTED_LAUNCHES
+            else self.launch_floor.get(message["index"], 0)
         )
         # the state the reference's calls move, put back before each call as the judge does (`module_state`)
         start = _open_tree(message.get("state_values", []))  # tensors, numbers, plain containers of them

@@ -123,9 +123,12 @@ class OpTrace:
             self.compute_ops.add(f"{strict_ops.op_name(func)} of input data steered by a host read")
 
 
-def _count_launches() -> None:
-    """Count Triton kernel launches (compiled or interpreted), wrapped before the candidate is imported:
-    the judge requires its kernels to run, not merely to appear in the source."""
+def _count_launches(backend: str = "triton") -> None:
+    """Count Triton kernel launches (compiled or interpreted) and, for a CuTe candidate, its compiled
+    programs' runs, wrapped before the candidate is imported: the judge requires its kernels to run, not
+    merely to appear in the source."""
+    if backend == "cute":
+        _count_cute_programs()
     try:
         from triton.runtime import jit
     except ImportError:
@@ -143,9 +146,24 @@ def _count_launches() -> None:
     _count_graph_replays()
 
 
+def _count_cute_programs() -> None:
+    """CuTe DSL runs every compiled host program (each launching its kernels), however it was compiled or
+    called (`cute.compile`'s function, its `.to(device)` executor, a @cute.jit call), through one method:
+    each run counts as a launch and is left out in the "off" call as a Triton launch is. Its writes are
+    not recorded or replayed (its arguments are packed pointers): CuTe candidates get no stale or decoy
+    calls (`kernel_share`)."""
+    try:
+        from cutlass.base_dsl.jit_executor import JitExecutor
+    except ImportError:  # the DSL missing: no CuTe candidate loads
+        return
+    run = JitExecutor.run_compiled_program
+    if not getattr(run, "_kernelevolve_counted", False):
+        JitExecutor.run_compiled_program = _counting_launches(run, replayable=False)  # type: ignore[method-assign]
+
+
 # The wrappers below keep the original in a closure, never a default argument: a function's `__defaults__`
 # and `__kwdefaults__` would hand a candidate the uncounted original (`__closure__` is banned statically).
-def _counting_launches(run: Any, graph: bool = False) -> Any:
+def _counting_launches(run: Any, graph: bool = False, replayable: bool = True) -> Any:
     def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
         if _LAUNCHES_OFF[0] and not kwargs.get("warmup"):
             return None  # the launch left out: what the output owes to the kernels shows as wrong values
@@ -153,7 +171,7 @@ def _counting_launches(run: Any, graph: bool = False) -> Any:
             launch_replay.graph_replayed()  # what a replay writes is hidden: the stale check is inconclusive
         if _TRACING[0] is not None and not kwargs.get("warmup"):
             _TRACING[0].launched(args, kwargs)
-        if launch_replay.active() and not graph and not kwargs.get("warmup"):
+        if launch_replay.active() and replayable and not graph and not kwargs.get("warmup"):
             result = launch_replay.around(run, self, args, kwargs)  # recorded or replayed (`kernel_share`)
         else:
             result = run(self, *args, **kwargs)

@@ -25,6 +25,7 @@ from kernelevolve.eval import (
     runner_client,
     timers,
 )
+from kernelevolve.eval.launch_replay import COUNTED_LAUNCHES
 from kernelevolve.eval.remote import RemoteCandidate, RunnerFailure
 from kernelevolve.eval.shared_tensors import SharedArena
 from kernelevolve.specs import precision, reference
@@ -165,16 +166,17 @@ def _correctness_stage(
             fields = _fail(Status.INCORRECT, verdict.check, f"incorrect{where}: {feedback}")
             fields.update(max_abs_error=verdict.max_abs_error, flags=verdict.flags + exact_flags + stochastic)
             raise _Stop(fields)
-        if request.candidate.backend == "triton" and remote.launches == 0:
+        launch = COUNTED_LAUNCHES.get(request.candidate.backend)
+        if launch is not None and remote.launches == 0:
             raise _Stop(
                 _fail(
                     Status.INCORRECT,
                     "no_kernel_ran",
-                    f"no Triton kernel was launched in any checked call{where}: the output came from elsewhere "
+                    f"no {launch} happened in any checked call{where}: the output came from elsewhere "
                     "(a PyTorch fallback path, a cached value); the candidate's own kernels must do the work",
                 )
             )
-        if request.candidate.backend == "triton":
+        if launch is not None:
             # the calls after the trials, and the problem a stale call among them showed; where the stale
             # and decoy calls cannot run (a training step, a reference moving its state) the call with the
             # launches left out still does: without it a token launch beside PyTorch passed there

@@ -82,3 +82,22 @@ def test_parts_copied_before_any_host_read_stay_allowed() -> None:
         table[:, :2].contiguous()  # a fused input split before a kernel
 
     assert _flagged(split) == []
+
+
+def test_prefixes_copied_keep_each_element_at_its_index() -> None:
+    def cut(table: torch.Tensor, index: torch.Tensor) -> None:
+        rows = int(index[0])
+        table[:rows].clone()
+        padded = table.new_zeros((8, 4))
+        padded[:rows].copy_(table[:rows])
+
+    def shifted(table: torch.Tensor, index: torch.Tensor) -> None:
+        padded = table.new_zeros((8, 4))
+        padded[: int(index[1])].copy_(table[1:2])  # a row moved to the front: not a prefix
+
+    def transposed(table: torch.Tensor, index: torch.Tensor) -> None:
+        table[: int(index[0])].t().contiguous()  # a prefix read in another order
+
+    assert _flagged(cut) == []
+    assert _flagged(shifted) == ["copy_ of input data steered by a host read"]
+    assert _flagged(transposed) == ["clone of input data steered by a host read"]

@@ -72,16 +72,24 @@ class CallMemory:
         outside = self._made.get(_storage(source), True)
         steered = not self._whole(source)
         if name in _IN_PLACE:
+            target = positional[0]
             if outside:
-                self._made[_storage(positional[0])] = True
-            if _layout(positional[0]) == _layout(source):
+                self._made[_storage(target)] = True
+            if _layout(target) == _layout(source):
                 return False  # memory copied onto itself: the Triton interpreter's copy-back on the CPU
-            steered = steered or not self._whole(positional[0])  # the index picks where a whole table lands
+            steered = steered or not self._whole(target)  # the index picks where a whole table lands
+            kept = (
+                name == "copy_"
+                and source.shape == target.shape
+                and self._prefix(source)
+                and self._prefix(target)
+            )
         else:
             for tensor in results:
                 if _storage(tensor) not in known:
                     self._made[_storage(tensor)] = outside
-        return outside and read and steered
+            kept = self._prefix(source) and all(t.is_contiguous() for t in results)
+        return outside and read and steered and not kept
 
     def launched(self, tensors: list[Any]) -> None:
         """A Triton launch on these tensors: one that reads outside data may write it into any of them, so
@@ -90,6 +98,18 @@ class CallMemory:
         if len(exact) < len(tensors) or any(self._made.get(_storage(t), True) for t in exact):
             for tensor in exact:
                 self._made[_storage(tensor)] = True
+
+    def _prefix(self, tensor: Any) -> bool:
+        """A row-major run from the first byte of an input or of a whole storage (`x[:n]`, `buf[:rows]`): a
+        copy between two keeps every element at its index, so a host read picks how much moves, never where
+        to or from (`tests/adversarial/good/jagged_mean_pow2_rows_buffer_prefix_clone.py`)."""
+        if not tensor.is_contiguous():
+            return False  # a transposed or strided run reorders or skips elements
+        start, end = _span(tensor)
+        if any(first == start and end <= last for first, last in self._inputs):
+            return True
+        storage = tensor.untyped_storage()
+        return start == storage.data_ptr() and storage.resizable()
 
     def _whole(self, tensor: Any) -> bool:
         if tensor.numel() == 0:

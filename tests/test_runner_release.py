@@ -163,7 +163,7 @@ def test_the_device_is_let_go_only_after_the_runner_is_dead(
     events: list[str] = []
 
     @contextlib.contextmanager
-    def recorded(device: str, phases: dict[str, float]) -> Iterator[float]:
+    def recorded(device: str, phases: dict[str, float], end_holder: object = None) -> Iterator[float]:
         events.append("device taken")
         try:
             yield 0.0  # seconds waited
@@ -289,7 +289,7 @@ def test_the_full_collection_runs_after_the_device_is_let_go(
     events: list[str] = []
 
     @contextlib.contextmanager
-    def recorded(device: str, phases: dict[str, float]) -> Iterator[float]:
+    def recorded(device: str, phases: dict[str, float], end_holder: object = None) -> Iterator[float]:
         try:
             yield 0.0  # seconds waited
         finally:

@@ -46,9 +46,15 @@ class NotATensor:
 
 
 def failure_fields(reply: dict[str, Any]) -> dict[str, Any]:
-    """A runner's failure reply as report fields; only failure statuses are accepted from a runner."""
+    """A runner's failure reply as report fields; only failure statuses are accepted from a runner. A
+    checked call's named violation (`timed_guard.TimedViolation`) is the candidate's output judged wrong."""
+    from kernelevolve.eval.timed_guard import CHECKS
     from kernelevolve.types import Status
 
+    violation = reply.get("violation")
+    if isinstance(violation, dict) and violation.get("check") in CHECKS:
+        detail = str(violation.get("detail", ""))[:2000]
+        return {"status": Status.INCORRECT, "error_name": str(violation["check"]), "feedback": detail}
     allowed = {Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.COMPILED_ONLY, Status.REJECTED_STATIC}
     try:
         status = Status(str(reply.get("status")))

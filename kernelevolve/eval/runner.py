@@ -40,9 +40,11 @@ from kernelevolve.eval import (
     timed_state,
 )
 from kernelevolve.eval.argument_structure import rebuild_arguments
+from kernelevolve.eval.forward_probe import FORWARD_DEFERRED, ForwardProbe
 from kernelevolve.eval.own_work import collecting, quiet
 from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, _count_launches, _count_thread_starts
-from kernelevolve.eval.timed_guard import lowered_floor, plain_output_call, plain_tuples
+from kernelevolve.eval.shared_tensors import open_tree
+from kernelevolve.eval.timed_guard import TimedViolation, lowered_floor, plain_output_call, plain_tuples
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +108,7 @@ class _Runner:
         self.models: dict[int, Any] = {}
         self.launch_floor: dict[int, int] = {}  # per model: the fewest launches of a checked call
         self.moving: dict[int, set[str]] = {}  # per model: the state its checked calls moved (`module_state`)
+        self.probes: dict[int, ForwardProbe] = {}  # per training step: its forward's outputs, seen early
         self.precision: Any = None
 
     # ------------------------------------------------------------------------------ requests
@@ -175,6 +178,7 @@ class _Runner:
         if message.get("grads_of") is not None:
             step: Any = model  # a training step (`specs.training.TrainingStep`)
             step.bind(message["grads_of"])
+            step.probe = self.probes[message["index"]] = ForwardProbe()
         return model
 
     def op_state(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -241,7 +245,7 @@ class _Runner:
         from kernelevolve.eval import correctness, tensor_guards
 
         model = self.models[message["index"]]
-        inputs = _open_tree(message["inputs"])
+        inputs = open_tree(message["inputs"])
         slots = [ref.open() for ref in message["slots"]]
         poison = tensor_guards.poison_byte(message.get("poison"))
         tensor_guards.poison_allocator([s for s in slots if s.device.type != "meta"], poison)
@@ -268,6 +272,8 @@ class _Runner:
             input_leaves = own_work.tensors_in(inputs)  # by type: the candidate held these lists
             if not all(own_work.exact(t) for t in input_leaves):
                 return _failed("runtime_error", "input_type", "the call changed the class of an input tensor")
+            if (deferred := self._probe_changed(message["index"])) is not None:
+                return TimedViolation(FORWARD_DEFERRED, deferred).as_reply()
             leaves, tensors = runner_outputs.describe(got, input_leaves)
             tensor_guards.synchronize_current_stream([t for t in tensors if t is not None] + input_leaves)
             runner_outputs.fill_slots(tensors, slots)
@@ -284,7 +290,7 @@ class _Runner:
 
     def op_time(self, message: dict[str, Any]) -> dict[str, Any]:
         from kernelevolve.eval import correctness, input_refresh, timers
-        from kernelevolve.eval.timed_guard import TimedGuard, TimedViolation, put_back_state
+        from kernelevolve.eval.timed_guard import TimedGuard, put_back_state
 
         model, forward_only = self.models[message["index"]], message.get("pass") == "forward"
         launch_replay.forget()  # the last record (`kernel_share`) is not needed past the checks
@@ -305,13 +311,14 @@ class _Runner:
             else self.launch_floor.get(message["index"], 0)
         )
         # the state the reference's calls move, put back before each call as the judge does (`module_state`)
-        start = _open_tree(message.get("state_values", []))  # tensors, numbers, plain containers of them
+        start = open_tree(message.get("state_values", []))  # tensors, numbers, plain containers of them
         owner = self.models[message["index"]]  # the module itself: `model` is wrapped above
         state = self._counterpart_names(message["index"], message.get("state_names", []), start)
-        left = [_open_tree(slot) for slot in message.get("state_slots", [])]  # what each call leaves
+        left = [open_tree(slot) for slot in message.get("state_slots", [])]  # what each call leaves
         kept = timed_state.compared(state, start, self.moving.get(message["index"], set()))
         marks: Any = message["state_marks"].open() if left else None
-        guard = TimedGuard(ring[0], needed, bool(message.get("strict")))
+        probe = None if forward_only else self.probes.get(message["index"])
+        guard = TimedGuard(ring[0], needed, bool(message.get("strict")), probe)
         made = [0]  # calls whose output reached the ring: the judge's count to hold the counter to
 
         def inputs_for(call: int) -> list[Any]:
@@ -412,6 +419,10 @@ class _Runner:
         )
         return time.perf_counter() - started
 
+    def _probe_changed(self, index: int) -> str | None:
+        probe = self.probes.get(index)
+        return None if probe is None else probe.changed()
+
     def failure(self, exc: BaseException, stage: str, doing: str) -> dict[str, Any]:
         from kernelevolve.eval.feedback import exception_fields
 
@@ -452,18 +463,6 @@ def _private_temp(directory: str) -> None:
     os.makedirs(directory, exist_ok=True)
     os.environ["TMPDIR"] = os.environ["KERNELEVOLVE_SCRATCH"] = directory
     tempfile.tempdir = None  # recomputed from TMPDIR on next use
-
-
-def _open_tree(value: Any) -> Any:
-    from kernelevolve.eval.shared_tensors import TensorRef
-
-    if isinstance(value, TensorRef):
-        return value.open()
-    if isinstance(value, (list, tuple)):
-        return type(value)(_open_tree(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _open_tree(v) for k, v in value.items()}
-    return value
 
 
 def main(device: str = "cpu", sandbox: dict[str, Any] | None = None) -> None:

@@ -68,6 +68,17 @@ _KEPT_BEFORE: list[Any] = []  # and the previous request's
 _MAPPED: dict[str, Any] = {}  # a runner serves one evaluation: its mappings live as long as it
 
 
+def open_tree(value: Any) -> Any:
+    """`value` with every `TensorRef` in it (plain lists, tuples, dicts) opened."""
+    if isinstance(value, TensorRef):
+        return value.open()
+    if isinstance(value, (list, tuple)):
+        return type(value)(open_tree(v) for v in value)
+    if isinstance(value, dict):
+        return {k: open_tree(v) for k, v in value.items()}
+    return value
+
+
 def end_request() -> None:
     """Let go of the previous request's device tensors, keeping this request's.
 

@@ -7,7 +7,8 @@ harness copies it (after the timed window), another dtype, no kernel at all, or 
 `TimedGuard` holds each timed call to the rules a checked call's output meets (exactly torch.Tensor leaves
 in plain lists and tuples, the reference's shapes and dtypes, no memory shared with the call's inputs),
 requires as many kernel launches as every checked call made (of the calls judged right that launched any:
-a call PyTorch answered alone, or the stale-replay call, lowers no floor), and in
+a call PyTorch answered alone, or the stale-replay call, lowers no floor), holds a training step's forward
+outputs to what they were as the forward returned (`forward_probe`), and in
 strict mode traces the call's PyTorch ops as a checked call's are traced. What it finds goes to the judge
 as a named check (`TimedViolation.as_reply`), which fails the candidate as the checked call would.
 """
@@ -18,6 +19,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kernelevolve.eval.forward_probe import FORWARD_DEFERRED, ForwardProbe
 from kernelevolve.eval.launch_replay import STALE
 from kernelevolve.eval.own_work import exact, storage_range, type_flags, type_name
 from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, left_behind_now
@@ -27,7 +29,9 @@ if TYPE_CHECKING:
     import torch
 
 # What a timed call's violation may be named: the judge accepts these names only
-CHECKS = frozenset({"output_type", "input_type", "shape", "dtype", "device", "aliasing", "no_kernel_ran"})
+CHECKS = frozenset(
+    {"output_type", "input_type", "shape", "dtype", "device", "aliasing", "no_kernel_ran", FORWARD_DEFERRED}
+)
 
 
 def lowered_floor(floor: int | None, launches: int, mode: str | None) -> int | None:
@@ -57,8 +61,15 @@ class TimedGuard:
     """`before(call, leaves)` as a timed call's inputs are ready, `after(call, output)` right after it
     returns (its leaves, checked, are what the ring gets); `trace()` around the whole timing loop."""
 
-    def __init__(self, slots: Sequence[torch.Tensor], launches_needed: int, strict: bool) -> None:
+    def __init__(
+        self,
+        slots: Sequence[torch.Tensor],
+        launches_needed: int,
+        strict: bool,
+        probe: ForwardProbe | None = None,  # a training step's: its forward's outputs as it returned
+    ) -> None:
         self.slots = list(slots)
+        self.probe = probe
         self.launches_needed = launches_needed
         self.op_trace = OpTrace() if strict else None
         self._launches_at = 0
@@ -111,6 +122,9 @@ class TimedGuard:
             )
         for index, (leaf, slot) in enumerate(zip(leaves, self.slots, strict=True)):
             _check_leaf(call, index, leaf, slot, self._inputs)
+        deferred = None if self.probe is None else self.probe.changed()
+        if deferred is not None:
+            raise TimedViolation(FORWARD_DEFERRED, f"timed call {call}: {deferred}")
         return leaves
 
     def trace_fields(self) -> dict[str, Any]:

@@ -15,6 +15,10 @@ training step, and its `get_inputs()` draws the upstream gradients right after t
 seeded generator, so they are fresh per correctness trial and per timed call, and (timed calls) per
 evaluation, as the inputs are.
 
+The forward's outputs come back after the backward ran, so in the runner the step shows them to a probe
+as the forward returns (`eval/forward_probe.py`): one the backward finished fails, as a model's next layer
+reads them before any backward.
+
 A candidate is judged by what it computes: a gradient that does not reach an input or parameter (a forward
 outside autograd: a kernel called without a torch.autograd.Function, or under no_grad) counts as zeros. A
 candidate whose backward is PyTorch's autograd of its own forward passes on values in permissive mode; in
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
@@ -132,6 +136,12 @@ def leaves(value: Any) -> list[Any]:
     return []
 
 
+class OutputProbe(Protocol):
+    """What the runner's step shows the forward's outputs to, before the backward runs."""
+
+    def take(self, outputs: list[Any]) -> None: ...
+
+
 class TrainingStep(torch.nn.Module):
     """`model`'s forward and backward as one call (see the module's docstring). Its parameters are the
     model's, under `model.`: the judge's reference and the runner's ModelNew are named alike."""
@@ -152,6 +162,8 @@ class TrainingStep(torch.nn.Module):
         # the shapes their gradients have (the reference's)
         self.parameter_names: list[str | None] = list(names)
         self.parameter_shapes: list[tuple[int, ...]] = [tuple(own[name].shape) for name in names]
+        # The runner's: sees the forward's outputs as the forward returns (`eval/forward_probe.py`)
+        self.probe: OutputProbe | None = None
 
     def wanted(self) -> list[tuple[str, list[int]]]:
         """The parameters needing gradients, (name, shape), in the order of their gradients."""
@@ -229,6 +241,8 @@ class TrainingStep(torch.nn.Module):
         targets = [inputs[p] for p in positions] + parameters
         with torch.enable_grad():
             output = model(*inputs)
+            if self.probe is not None:  # before the backward: the outputs must be final already
+                self.probe.take(leaves(output))
             wrt = [t for t in targets if isinstance(t, torch.Tensor) and t.requires_grad]
             pairs = [
                 (out, grad)

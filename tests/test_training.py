@@ -263,14 +263,24 @@ def test_a_backward_naming_what_the_reference_lacks_is_a_spec_error() -> None:
             validate_reference(dataclasses.replace(spec, backward=backward))
 
 
-def test_baselines_time_forward_and_backward_eager_and_compiled(cpu_platform: Platform) -> None:
+def test_baselines_time_forward_and_backward_eager_and_compiled(
+    cpu_platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """torch.compile's baseline of a training spec is the compiled model's forward and AOTAutograd's
-    compiled backward, checked against the reference's gradients like eager."""
+    compiled backward, checked against the reference's gradients like eager; both pay the forward probe
+    between the passes, as a candidate's step does."""
     from kernelevolve.eval.baseline_timing import measure_baselines
+    from kernelevolve.eval.forward_probe import ForwardProbe
 
+    takes: list[int] = []
+    real_take = ForwardProbe.take
+    monkeypatch.setattr(
+        ForwardProbe, "take", lambda self, outputs: (takes.append(1), real_take(self, outputs))
+    )
     spec = _spec("train_swiglu")
     settings = EvalSettings(timing_trials=3, warmup_trials=1, measure_compile_baseline=True)
     (baseline,) = measure_baselines(spec, cpu_platform, settings).values()
     assert baseline.compiled is not None, baseline.compile_error
     assert baseline.eager_within_tolerance and baseline.compiled_within_tolerance
     assert baseline.eager.median_ms > 0 and baseline.compiled.median_ms > 0
+    assert len(takes) >= 2 * settings.timing_trials  # eager's timed calls and torch.compile's

@@ -147,6 +147,7 @@ def _shape_baseline(
     reference.apply_shape(ref_module, shape)
     with _device_held(device, {}):
         model = reference.build_model(ref_module.Model, ref_module, settings.seed, device, dtype, spec.mode)
+        _pay_the_forward_probe(model)
         input_sets = _timing_inputs(ref_module, settings, index, device, dtype)
         eager = _time(model, input_sets, device, settings, platform)
         eager_exact = _exact_eager(model, input_sets, device, settings, platform)
@@ -188,6 +189,17 @@ def _shape_baseline(
         compiled_exact_within_tolerance=compiled_exact[1],
         compiled_graphs=compiled_graphs,
     )
+
+
+def _pay_the_forward_probe(model: Any) -> None:
+    """A training step's baselines pay the gather a candidate's step pays between its passes
+    (`forward_probe`), eager and compiled alike (the probe runs in the step, outside the compiled model):
+    left out, every candidate's step would carry a cost its baselines do not."""
+    from kernelevolve.eval.forward_probe import ForwardProbe
+    from kernelevolve.specs.training import TrainingStep
+
+    if isinstance(model, TrainingStep):
+        model.probe = ForwardProbe()
 
 
 def _compiled_timing(

@@ -23,8 +23,8 @@ from kernelevolve.types import Baseline, EvalSettings, KernelSpec
 
 log = logging.getLogger(__name__)
 # 2: baselines carry their own output's accuracy; 3: and torch.compile at exact fp32 and with CUDA graphs where
-# those apply (a format-2 entry would read as if neither applied)
-CACHE_FORMAT = 3
+# those apply (a format-2 entry would read as if neither applied); 4: a training step's pays the forward probe
+CACHE_FORMAT = 4
 
 
 @dataclass(frozen=True)

@@ -41,3 +41,35 @@ def test_the_stale_call_takes_the_records_shapes_with_new_floating_values() -> N
     assert torch.equal(derived[1], record[1])  # the structure (lengths) kept
     assert not torch.equal(derived[0], record[0])  # the values changed
     assert torch.equal(derived[0].sign(), record[0].sign())  # within the input's distribution
+
+
+def test_only_autograds_join_of_a_splits_gradients_is_let_through() -> None:
+    """`cat` run by the engine for SplitBackward0 (an honest `x.chunk(2, -1)` before a Function) is told
+    apart from the same op called anywhere else, a custom Function's backward included."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen: list[tuple[str, bool]] = []
+
+    class Spy(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            seen.append((strict_ops.op_name(func), strict_ops.joins_view_gradients(func)))
+            return func(*args, **(kwargs or {}))
+
+    class CatInBackward(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):  # type: ignore[no-untyped-def]
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):  # type: ignore[no-untyped-def]
+            return torch.cat([g[:1], g[1:]])
+
+    x = torch.randn(4, 6, requires_grad=True)
+    pieces = x.chunk(2, dim=-1)
+    with Spy():
+        torch.cat([x, x])
+        torch.autograd.grad(pieces, x, [torch.ones(4, 3), torch.ones(4, 3)])
+        torch.autograd.grad(CatInBackward.apply(x), x, torch.ones(4, 6))
+    cats = [joined for name, joined in seen if name == "cat"]
+    assert cats == [False, True, False]

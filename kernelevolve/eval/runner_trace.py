@@ -100,7 +100,7 @@ class OpTrace:
         if name == "_local_scalar_dense":  # `.item()`: one element read into Python
             self.read(1)
         self.read(host_reads.exposed_elements(args))  # memory a NumPy array or buffer also holds
-        if strict_ops.computes(func, args, kwargs):
+        if strict_ops.computes(func, args, kwargs) and not self._joins(func):
             self.compute_ops.add(name)
             return
         if name in ("_to_copy", "copy_") and args:
@@ -108,6 +108,11 @@ class OpTrace:
             devices = {t.device.type for t in tensors} | {str(kwargs.get("device", ""))[:4]}
             if "cpu" in {t.device.type for t in tensors} and ("cuda" in devices):
                 self.host_copies += 1
+
+    def _joins(self, func: Any) -> bool:
+        """Autograd joining a split's gradients (`strict_ops.joins_view_gradients`) before any host read in
+        the call: after one, the split's sizes may have come from input data, and the join is a gather."""
+        return self._reads == 0 and strict_ops.joins_view_gradients(func)
 
     def launched(self, args: Any, kwargs: dict[str, Any]) -> None:
         """A Triton launch in a call, whose tensors a kernel may fill with what it reads (`steered_copies`)."""
@@ -117,6 +122,9 @@ class OpTrace:
     def follow(self, func: Any, args: Any, kwargs: dict[str, Any], result: Any) -> None:
         """After an op ran: a copy of outside data from or into part of a storage, once the call read
         tensor data on the host, is PyTorch doing a gather's work (`steered_copies`)."""
+        if self.recording and self._joins(func):
+            self._memory.joined(args, result)
+            return
         if not self.recording or strict_ops.computes(func, args, kwargs):
             return
         if self._memory.steered(func, args, kwargs, result, read=self._reads > 0):

@@ -91,6 +91,16 @@ class CallMemory:
             kept = self._prefix(source) and all(t.is_contiguous() for t in results)
         return outside and read and steered and not kept
 
+    def joined(self, args: Any, result: Any) -> None:
+        """Pieces joined into a new tensor (autograd's backward of a split): it holds outside data where a
+        piece did, so a later copy of part of it is followed like a copy of the pieces."""
+        pieces = [t for t in own_work.tensors_in(args) if own_work.exact(t, parameters=True)]
+        outside = any(self._made.get(_storage(t), True) for t in pieces) or len(pieces) < len(
+            own_work.tensors_in(args)
+        )
+        for tensor in own_work.tensors_in(result):
+            self._made[_storage(tensor)] = outside
+
     def launched(self, tensors: list[Any]) -> None:
         """A Triton launch on these tensors: one that reads outside data may write it into any of them, so
         memory a kernel copied a table into holds outside data too (`strict_gather_from_kernel_copy.py`)."""

@@ -61,6 +61,21 @@ def _counter_step(func: Any, args: Any) -> bool:
     )
 
 
+# Autograd's own backward of a split (`chunk`, `split`) or `unbind` joins its pieces' gradients back into the
+# input's layout, each piece in its own place; the forward's views were allowed, so their backward is too.
+# Told by the node the engine runs (a torch.autograd.Function's node is named "<class>Backward", never these).
+_VIEW_JOINS = {"SplitBackward0": "cat", "SplitWithSizesBackward0": "cat", "UnbindBackward0": "stack"}
+
+
+def joins_view_gradients(func: Any) -> bool:
+    """Whether this op is the engine joining the gradients of a split's or unbind's pieces (the caller
+    still treats the join as a copy of its pieces: `steered_copies.CallMemory.joined`)."""
+    import torch
+
+    node = torch._C._current_autograd_node()
+    return node is not None and _VIEW_JOINS.get(type(node).__name__) == _name(func)
+
+
 def op_name(func: Any) -> str:
     """The op's name without its overload (``prelu`` for ``aten.prelu.default``)."""
     return _name(func)

@@ -50,19 +50,13 @@ def stored_callables(mod: Module, cls: str) -> dict[str, StoredCallable]:
         attr = target.attr
         if isinstance(value, ast.Lambda):
             found[attr] = StoredCallable("lambda", f"{cls}.<lambda {attr}>", _as_method(value, self_name))
-        elif (
-            isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Name)
-            and value.func.id in mod.functions
-        ):
-            closures = returned_closures(mod.functions[value.func.id])
-            if closures:
-                found[attr] = StoredCallable("factory", value.func.id, None, tuple(value.args), closures)
+            continue
+        made = _made_callable(mod, value)
+        if made is not None:
+            found[attr] = made
         elif isinstance(value, ast.Call) and mod.resolve(value.func) == "functools.partial" and value.args:
             first, rest = value.args[0], tuple(value.args[1:])
-            if isinstance(first, ast.Name) and first.id in mod.functions:
-                found[attr] = StoredCallable("partial", first.id, None, rest)
-            elif (
+            if (
                 isinstance(first, ast.Attribute)
                 and isinstance(first.value, ast.Name)
                 and first.value.id == self_name
@@ -70,6 +64,32 @@ def stored_callables(mod: Module, cls: str) -> dict[str, StoredCallable]:
             ):
                 found[attr] = StoredCallable("partial", first.attr, None, rest, method=True)
     return found
+
+
+def module_callables(mod: Module) -> dict[str, StoredCallable]:
+    """Module-level names bound to a factory's closure or a partial of a module function
+    (``rotate = make_rotary(False)``), called by name from the call path."""
+    found: dict[str, StoredCallable] = {}
+    for stmt in mod.tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            made = _made_callable(mod, stmt.value)
+            if made is not None:
+                found[stmt.targets[0].id] = made
+    return found
+
+
+def _made_callable(mod: Module, value: ast.expr) -> StoredCallable | None:
+    """A factory's call (a module function returning closures) or a partial of a module function."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in mod.functions:
+        closures = returned_closures(mod.functions[value.func.id])
+        return (
+            StoredCallable("factory", value.func.id, None, tuple(value.args), closures) if closures else None
+        )
+    if isinstance(value, ast.Call) and mod.resolve(value.func) == "functools.partial" and value.args:
+        first = value.args[0]
+        if isinstance(first, ast.Name) and first.id in mod.functions:
+            return StoredCallable("partial", first.id, None, tuple(value.args[1:]))
+    return None
 
 
 def returned_closures(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from kernelevolve.eval.static.callables import StoredCallable, stored_callables
+from kernelevolve.eval.static.callables import StoredCallable, module_callables, stored_callables
 from kernelevolve.eval.static.flow import Flow
 from kernelevolve.eval.static.kinds import EMPTY, INPUT, A, D, K, Kinds, Shape, T
 from kernelevolve.eval.static.module import Module, callee_name, is_static, positional
@@ -50,6 +50,7 @@ class Checker:
         self.module_lists: dict[str, dict[str, tuple[str, ...]]] = {}  # per class: containers of own modules
         self.torch_using: set[str] = set()
         self.callables: dict[str, dict[str, StoredCallable]] = {}  # per class: self.<attr> callables
+        self.module_callables = module_callables(self.mod)  # module-level `name = factory(...)`
         self.kernel_attrs: dict[str, set[str]] = {}  # per class: self.<attr> caches filled with launchers
         self.closure_params: dict[int, dict[str, Kinds]] = {}  # id() of a closure -> its parameters' kinds
 
@@ -141,6 +142,12 @@ class Checker:
                         tensors.add(target.attr)
                     elif callee.startswith("torch.nn.") and target.attr not in held:
                         layers.add(target.attr)
+            for stmt in self.mod.classes[cls].body:  # `launch = Launcher(kernel)` in the class body
+                made = self.mod.instance_made(stmt.value) if isinstance(stmt, ast.Assign) else None
+                if made is not None and isinstance(stmt, ast.Assign):
+                    for target in stmt.targets:
+                        if isinstance(target, ast.Name):
+                            local.setdefault(target.id, made)
             self.tensor_attrs[cls], self.local_attrs[cls], self.torch_modules[cls] = tensors, local, layers
             self.callables[cls] = stored_callables(self.mod, cls)
 

@@ -130,8 +130,25 @@ class CallKinds:
                     self.c.reach_method(held_class, func.attr, args, kw),
                     self.c.method_qual(held_class, func.attr),
                 )
-            return self._method_call(e, func.attr, recv, self.kinds(recv), args, every)
+            rk = self.kinds(recv)
+            found = self._method_of_local_classes(func.attr, rk, args, kw)
+            return self._method_call(e, func.attr, recv, rk, args, every) | found
         return self._call_value(e, self.kinds(func), args, every, every & {D, H}, kw)
+
+    def _method_of_local_classes(
+        self, attr: str, rk: Kinds, args: list[Kinds], kw: dict[str | None, Kinds]
+    ) -> Kinds:
+        """`cfg.launch(kernel, x)` on a value the checks do not type (a local class's instance held in a
+        variable or on ctx): every local class's method of that name is reached with these arguments, so
+        a kernel passed in is launched there (reaching more code only checks more; autograd's and
+        nn.Module's entry points are reached their own ways)."""
+        if T in rk or attr.startswith("__") or attr in ("forward", "backward", "setup_context", "apply"):
+            return EMPTY
+        found = EMPTY
+        for cls in self.mod.classes:
+            if attr in self.mod.class_methods(cls):
+                found |= self.c.reach_method(cls, attr, args, kw)
+        return found
 
     def _class_call(
         self, e: ast.Call, cls: str, attr: str, args: list[Kinds], kw: dict[str | None, Kinds]
@@ -222,6 +239,8 @@ class CallKinds:
             return self._modules_call(self.module_vars[fname], args, kw)
         if fname in self.env:
             return self._call_value(e, self.env[fname], args, every, every & {D, H}, kw)
+        if fname in self.c.module_callables:  # rotate = make_rotary(False) at module level, called here
+            return self._local(e, *self.c.reach_stored("", self.c.module_callables[fname], args, kw))
         if fname in self.mod.cute_funcs:
             self.c.cute_used = True
             return EMPTY

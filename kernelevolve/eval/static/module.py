@@ -194,10 +194,11 @@ class Module:
                 attrs |= self.class_kernel_attrs(base.id, seen | {cls})
         init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
         stmts = [*node.body, *(ast.walk(init) if init else ())]
+        passed = self._kernel_params(cls, init) if init else frozenset()
         for stmt in stmts:
             if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
                 continue
-            if not self.holds_kernel(stmt.value):
+            if not (self.holds_kernel(stmt.value) or self._mentions_name(stmt.value, passed)):
                 continue
             for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
                 if isinstance(target, ast.Name) and stmt in node.body:
@@ -207,6 +208,22 @@ class Module:
         if not seen:
             self._kernel_attrs[cls] = frozenset(attrs)
         return frozenset(attrs)
+
+    def _kernel_params(self, cls: str, init: ast.FunctionDef) -> frozenset[str]:
+        """Parameters of `cls.__init__` that a `cls(...)` call in the module passes a kernel
+        (`RowLauncher(quant_kernel)` storing `self.kernel = kernel`)."""
+        names = positional(init)[1:]
+        found: set[str] = set()
+        for call in ast.walk(self.tree):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == cls):
+                continue
+            found |= {n for n, a in zip(names, call.args, strict=False) if self.holds_kernel(a)}
+            found |= {k.arg for k in call.keywords if k.arg is not None and self.holds_kernel(k.value)}
+        return frozenset(found)
+
+    @staticmethod
+    def _mentions_name(node: ast.AST, names: frozenset[str]) -> bool:
+        return bool(names) and any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
 
     def _mentions(self, node: ast.AST, names: frozenset[str]) -> bool:
         return any(

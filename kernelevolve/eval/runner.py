@@ -45,6 +45,7 @@ from kernelevolve.eval.own_work import collecting, quiet
 from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, _count_launches, _count_thread_starts
 from kernelevolve.eval.shared_tensors import open_tree
 from kernelevolve.eval.timed_guard import TimedViolation, lowered_floor, plain_output_call, plain_tuples
+from kernelevolve.eval.upstream_copy import own_upstream
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +246,8 @@ class _Runner:
         from kernelevolve.eval import correctness, tensor_guards
 
         model = self.models[message["index"]]
-        inputs = open_tree(message["inputs"])
+        inputs = open_tree(message["inputs"])  # a training step's `dy`: a copy it may write (`upstream_copy`)
+        inputs = own_upstream(inputs) if message["index"] in self.probes else inputs
         slots = [ref.open() for ref in message["slots"]]
         poison = tensor_guards.poison_byte(message.get("poison"))
         tensor_guards.poison_allocator([s for s in slots if s.device.type != "meta"], poison)
@@ -328,7 +330,8 @@ class _Runner:
                 guard.before(leaves)
                 put_back_state(owner, state, start)
                 correctness.seed_forward(input_refresh.forward_seed(forward_seed, call))  # outside the window
-                return rebuild_arguments(structure, leaves)
+                arguments = rebuild_arguments(structure, leaves)
+                return arguments if probe is None else own_upstream(arguments)  # `dy` a copy it may write
 
         def after_call(call: int, output: Any) -> None:
             with quiet():

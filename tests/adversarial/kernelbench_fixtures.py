@@ -1273,6 +1273,127 @@ def get_init_inputs():
 """,
 )
 
+# Round 21: BatchNorm2d / BatchNorm3d and InstanceNorm1d in training mode (running statistics moved), and
+# two level-1 activations as training specs, whose backward an honest kernel takes from the saved output.
+BATCHNORM2D_TRAIN = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        return self.bn(x)
+""",
+    """
+batch = 4
+channels = 6
+height = 5
+width = 7
+
+
+def get_inputs():
+    return [torch.randn(batch, channels, height, width)]
+
+
+def get_init_inputs():
+    return [channels]
+""",
+)
+
+BATCHNORM3D_TRAIN = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.bn = nn.BatchNorm3d(channels, momentum=0.2)
+
+    def forward(self, x):
+        return self.bn(x)
+""",
+    """
+batch = 2
+channels = 5
+depth = 3
+height = 4
+width = 6
+
+
+def get_inputs():
+    return [torch.randn(batch, channels, depth, height, width)]
+
+
+def get_init_inputs():
+    return [channels]
+""",
+)
+
+INSTANCENORM1D_RUNNING = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.norm = nn.InstanceNorm1d(channels, track_running_stats=True)
+
+    def forward(self, x):
+        return self.norm(x)
+""",
+    """
+batch = 3
+channels = 7
+length = 19
+
+
+def get_inputs():
+    return [torch.randn(batch, channels, length)]
+
+
+def get_init_inputs():
+    return [channels]
+""",
+)
+
+SOFTMAX_TRAIN = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.softmax(x, dim=1)
+""",
+    """
+batch = 6
+dim = 130
+"""
+    + """
+
+def get_inputs():
+    return [torch.randn(batch, dim)]
+"""
+    + _NO_INIT,
+)
+
+TANH_TRAIN = _ref(
+    """
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.tanh(x)
+""",
+    """
+batch = 7
+dim = 45
+
+
+def get_inputs():
+    return [torch.randn(batch, dim) * 2.0]
+"""
+    + _NO_INIT,
+)
+
 SOURCES: dict[str, str] = {
     "kb_mse_loss": MSE_LOSS,
     "kb_kl_div": KL_DIV,
@@ -1319,6 +1440,9 @@ SOURCES: dict[str, str] = {
     "kb_lstm_nested_state": LSTM_NESTED_STATE,
     "kb_matmul_bn_bias_divide_swish": MATMUL_BN_BIAS_DIVIDE_SWISH,
     "kb_conv_instancenorm_divide": CONV_INSTANCENORM_DIVIDE,
+    "kb_batchnorm2d_train": BATCHNORM2D_TRAIN,
+    "kb_batchnorm3d_train": BATCHNORM3D_TRAIN,
+    "kb_instancenorm1d_running": INSTANCENORM1D_RUNNING,
 }
 
 # Not in SOURCES: specs with a mode or a backward of their own (`spec_fixtures.SPECS`).
@@ -1326,6 +1450,8 @@ EVAL_MODE_SOURCES: dict[str, str] = {"kb_bn_dropout_eval": BN_DROPOUT_EVAL}
 TRAINING_SOURCES: dict[str, str] = {
     "kb_layernorm_linear_train": LAYERNORM_LINEAR_TRAIN,
     "kb_batchnorm_relu_train": BATCHNORM_RELU_TRAIN,
+    "kb_softmax_train": SOFTMAX_TRAIN,
+    "kb_tanh_train": TANH_TRAIN,
 }
 
 # KernelBench problems that build their inputs in half precision (`torch.randn(..., dtype=torch.float16)`):

@@ -44,3 +44,17 @@ def test_positions_are_a_sample_kept_per_shape_and_reach_strided_outputs() -> No
     assert probe.changed() is not None
     probe.take([torch.randn(200, 300).t()])
     assert len(probe._positions) == 1
+
+
+def test_the_launch_count_is_noted_as_the_forward_returns() -> None:
+    """The forward's own launches in a checked call: the floor of the forward timed alone."""
+    from kernelevolve.eval.runner_trace import _LAUNCHES
+
+    probe = ForwardProbe()
+    before = _LAUNCHES[0]
+    _LAUNCHES[0] += 3
+    try:
+        probe.take([torch.zeros(2)])
+        assert probe.launches_at - before == 3
+    finally:
+        _LAUNCHES[0] = before

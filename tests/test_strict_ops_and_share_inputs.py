@@ -73,3 +73,32 @@ def test_only_autograds_join_of_a_splits_gradients_is_let_through() -> None:
         torch.autograd.grad(CatInBackward.apply(x), x, torch.ones(4, 6))
     cats = [joined for name, joined in seen if name == "cat"]
     assert cats == [False, True, False]
+
+
+def test_a_function_node_named_like_the_engines_join_is_not_one() -> None:
+    """A Function's node class renamed `SplitBackward0`: its `cat` is the candidate's, not the engine's."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen: list[bool] = []
+
+    class Spy(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            if strict_ops.op_name(func) == "cat":
+                seen.append(strict_ops.joins_view_gradients(func))
+            return func(*args, **(kwargs or {}))
+
+    class Renamed(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):  # type: ignore[no-untyped-def]
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):  # type: ignore[no-untyped-def]
+            return torch.cat([g[:1], g[1:]])
+
+    Renamed._backward_cls.__name__ = "SplitBackward0"  # type: ignore[attr-defined]
+    x = torch.randn(4, 6, requires_grad=True)
+    with Spy():
+        torch.autograd.grad(Renamed.apply(x), x, torch.ones(4, 6))
+    assert seen == [False]

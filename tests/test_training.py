@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -196,6 +197,42 @@ def test_gradient_passed_through_is_copied_off_the_upstream_gradient() -> None:
     assert (
         torch.equal(bias_grad, g) and bias_grad.untyped_storage().data_ptr() != g.untyped_storage().data_ptr()
     )
+
+
+class _Asks(torch.nn.Module):
+    """Counts calls of its named_parameters(); returns its output in a tuple subclass."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.full((4,), 2.0))
+        self.asked = 0
+
+    def named_parameters(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.asked += 1
+        return super().named_parameters(*args, **kwargs)
+
+    def forward(self, x: torch.Tensor) -> Any:
+        return _Odd((x * self.weight,))
+
+
+class _Odd(tuple):  # type: ignore[type-arg]
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        raise AssertionError("the step walked the output by the candidate's __iter__")
+
+
+def test_step_asks_the_model_for_its_parameters_when_built_and_bound_not_per_call() -> None:
+    """A call of named_parameters() in every step, and none in the forward timed alone, told them apart;
+    the output's tuple subclass is read by tuple's own iterator, a plain tuple after."""
+    step = TrainingStep(_Asks(), Backward().to_json())
+    step.bind(step.wanted())
+    asked = step.model.asked
+    x, g = torch.randn(3, 4), torch.randn(3, 4)
+    output, _, (weight_grad,) = step(x, (g,))
+    step.forward_pass(x, (g,))
+    step.to(torch.float64)  # a conversion: the parameters held again
+    _, _, (converted,) = step(x.double(), (g.double(),))
+    assert step.model.asked == asked + 1 and type(output) is tuple
+    assert torch.equal(weight_grad, (g * x).sum(0)) and converted.dtype == torch.float64
 
 
 # ------------------------------------------------------------------------------------ the harness

@@ -15,6 +15,11 @@ same positions again and compares the bytes. An element that changed was not fin
 returned (`FORWARD_DEFERRED`). The cost inside a call: one small gather per forward output tensor. A
 candidate that finished all but a few elements early escapes with the chance that none was drawn, having
 saved only those few.
+
+The probe also notes the launches made by the time the forward returned (`launches_at`): the forward's own
+launches in a checked call are the floor of the forward timed alone (`runner.op_time`), where PyTorch
+could otherwise answer a forward a candidate tells apart
+(`tests/adversarial/hacks/forward_alone_by_pytorch_after_no_backward.py`).
 """
 
 from __future__ import annotations
@@ -33,11 +38,15 @@ class ForwardProbe:
         self._draws = random.SystemRandom()
         self._positions: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._taken: list[tuple[int, Any, tuple[Any, ...], Any]] = []
+        self.launches_at = 0  # the launch counter as the last forward returned
 
     def take(self, outputs: list[Any]) -> None:
         """Sample each exact tensor in `outputs` (the forward's, in order) at this shape's secret positions."""
         import torch
 
+        from kernelevolve.eval.runner_trace import _LAUNCHES
+
+        self.launches_at = _LAUNCHES[0]
         self._taken = []
         with torch.no_grad(), torch._C.DisableTorchFunction(), torch._C._DisableTorchDispatch():
             for index, leaf in enumerate(outputs):
@@ -50,6 +59,8 @@ class ForwardProbe:
         import torch
 
         taken, self._taken = self._taken, []
+        for device in {leaf.device for _, leaf, _, _ in taken if leaf.device.type == "cuda"}:
+            torch.cuda.synchronize(device)  # every stream's writes landed: the second sample sees them all
         with torch.no_grad(), torch._C.DisableTorchFunction(), torch._C._DisableTorchDispatch():
             for index, leaf, where, before in taken:
                 after = _gather(leaf, where)

@@ -44,7 +44,7 @@ from kernelevolve.eval.forward_probe import FORWARD_DEFERRED, ForwardProbe
 from kernelevolve.eval.own_work import collecting, quiet
 from kernelevolve.eval.runner_trace import _LAUNCHES, OpTrace, _count_launches, _count_thread_starts
 from kernelevolve.eval.shared_tensors import open_tree
-from kernelevolve.eval.timed_guard import TimedViolation, lowered_floor, plain_output_call, plain_tuples
+from kernelevolve.eval.timed_guard import TimedViolation, lower_floor, plain_output_call, plain_tuples
 from kernelevolve.eval.upstream_copy import own_upstream
 
 log = logging.getLogger(__name__)
@@ -108,6 +108,7 @@ class _Runner:
         self.module_name = ""
         self.models: dict[int, Any] = {}
         self.launch_floor: dict[int, int] = {}  # per model: the fewest launches of a checked call
+        self.forward_floor: dict[int, int] = {}  # per training step: those of its forward (`forward_probe`)
         self.moving: dict[int, set[str]] = {}  # per model: the state its checked calls moved (`module_state`)
         self.probes: dict[int, ForwardProbe] = {}  # per training step: its forward's outputs, seen early
         self.precision: Any = None
@@ -283,8 +284,9 @@ class _Runner:
             self.moving.setdefault(message["index"], set()).update(module_state.changed(model, before))
         launches = _LAUNCHES[0] - launches_before
         index = message["index"]
-        if (floor := lowered_floor(self.launch_floor.get(index), launches, launch_mode)) is not None:
-            self.launch_floor[index] = floor  # timed calls must launch what the checked calls did
+        lower_floor(self.launch_floor, index, launches, launch_mode)  # timed calls launch what checks did
+        if (probe := self.probes.get(index)) is not None:  # and the forward timed alone, what its forward did
+            lower_floor(self.forward_floor, index, probe.launches_at - launches_before, launch_mode)
         reply = {"ok": True, "leaves": leaves, "launches": launches, **replay}
         if isinstance(trace, OpTrace):
             reply |= trace.fields()
@@ -306,12 +308,10 @@ class _Runner:
         forward_seed = int(message["forward_seed"])
         ring = [[ref.open() for ref in refs] for refs in message["ring"]]
         counter = message["counter"].open()
-        # a training step's forward alone launches what it launches; a whole call, what its checks did
-        needed = (
-            0
-            if forward_only or self.backend.name not in launch_replay.COUNTED_LAUNCHES
-            else self.launch_floor.get(message["index"], 0)
-        )
+        # what the checked calls launched (a training step's forward alone: what their forwards did)
+        floors = self.forward_floor if forward_only else self.launch_floor
+        counted = self.backend.name in launch_replay.COUNTED_LAUNCHES
+        needed = floors.get(message["index"], 0) if counted else 0
         # the state the reference's calls move, put back before each call as the judge does (`module_state`)
         start = open_tree(message.get("state_values", []))  # tensors, numbers, plain containers of them
         owner = self.models[message["index"]]  # the module itself: `model` is wrapped above

@@ -63,7 +63,11 @@ def _counter_step(func: Any, args: Any) -> bool:
 
 # Autograd's own backward of a split (`chunk`, `split`) or `unbind` joins its pieces' gradients back into the
 # input's layout, each piece in its own place; the forward's views were allowed, so their backward is too.
-# Told by the node the engine runs (a torch.autograd.Function's node is named "<class>Backward", never these).
+# Told by the node the engine runs, by its name and by its kind: a torch.autograd.Function's node is named
+# "<class>Backward", but that name can be set (`F._backward_cls.__name__ = "SplitBackward0"`), and a `cat` in
+# the candidate's own backward then passed as the engine's join (`tests/adversarial/hacks/
+# strict_cat_in_backward_named_split_join.py`); a Function's node is always a `_FunctionBase`, the engine's
+# own never.
 _VIEW_JOINS = {"SplitBackward0": "cat", "SplitWithSizesBackward0": "cat", "UnbindBackward0": "stack"}
 
 
@@ -73,7 +77,9 @@ def joins_view_gradients(func: Any) -> bool:
     import torch
 
     node = torch._C._current_autograd_node()
-    return node is not None and _VIEW_JOINS.get(type(node).__name__) == _name(func)
+    if node is None or issubclass(type(node), torch._C._FunctionBase):
+        return False
+    return _VIEW_JOINS.get(type(node).__name__) == _name(func)
 
 
 def op_name(func: Any) -> str:

@@ -7,7 +7,8 @@ harness copies it (after the timed window), another dtype, no kernel at all, or 
 `TimedGuard` holds each timed call to the rules a checked call's output meets (exactly torch.Tensor leaves
 in plain lists and tuples, the reference's shapes and dtypes, no memory shared with the call's inputs),
 requires as many kernel launches as every checked call made (of the calls judged right that launched any:
-a call PyTorch answered alone, or the stale-replay call, lowers no floor), holds a training step's forward
+a call PyTorch answered alone, or the stale-replay call, lowers no floor; a training step's forward timed
+alone, as many as their forwards made), holds a training step's forward
 outputs to what they were as the forward returned (`forward_probe`), and in
 strict mode traces the call's PyTorch ops as a checked call's are traced. What it finds goes to the judge
 as a named check (`TimedViolation.as_reply`), which fails the candidate as the checked call would.
@@ -43,6 +44,12 @@ def lowered_floor(floor: int | None, launches: int, mode: str | None) -> int | N
     if mode in ("off", STALE) or launches <= 0:
         return floor
     return launches if floor is None else min(floor, launches)
+
+
+def lower_floor(floors: dict[int, int], index: int, launches: int, mode: str | None) -> None:
+    """`floors[index]` lowered by a checked call of `mode` that launched `launches` (`lowered_floor`)."""
+    if (floor := lowered_floor(floors.get(index), launches, mode)) is not None:
+        floors[index] = floor
 
 
 class TimedViolation(Exception):

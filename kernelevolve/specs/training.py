@@ -136,6 +136,21 @@ def leaves(value: Any) -> list[Any]:
     return []
 
 
+def as_returned(value: Any) -> Any:
+    """`value` as the forward returned it: plain lists and tuples (a tuple subclass read by tuple's own C
+    iterator) made anew, so no `__iter__` of the candidate's runs when the step walks it, and nothing the
+    backward does to the forward's containers reaches the step's output. A tuple subclass yielding other
+    tensors once the backward had filled them returned outputs the probe never saw
+    (`tests/adversarial/hacks/backward_fills_forward_output_via_tuple_iter.py`). Anything else is left
+    as it is for the output checks (a list subclass, a dict fail there)."""
+    kind = type(value)
+    if issubclass(kind, tuple):
+        return tuple(as_returned(item) for item in tuple.__iter__(value))
+    if kind is list:
+        return [as_returned(item) for item in list.__iter__(value)]
+    return value
+
+
 class OutputProbe(Protocol):
     """What the runner's step shows the forward's outputs to, before the backward runs."""
 
@@ -162,8 +177,22 @@ class TrainingStep(torch.nn.Module):
         # the shapes their gradients have (the reference's)
         self.parameter_names: list[str | None] = list(names)
         self.parameter_shapes: list[tuple[int, ...]] = [tuple(own[name].shape) for name in names]
+        self._resolve()
         # The runner's: sees the forward's outputs as the forward returns (`eval/forward_probe.py`)
         self.probe: OutputProbe | None = None
+
+    def _resolve(self) -> None:
+        """The parameter objects named, looked up now and held for every call, as an optimizer holds them:
+        asking the model (`named_parameters()`, which it may override) inside each call told a step from
+        the forward timed alone (`tests/adversarial/hacks/forward_alone_told_by_named_parameters.py`)."""
+        own = dict(self.model.named_parameters())
+        self._targets: list[Any] = [None if name is None else own.get(name) for name in self.parameter_names]
+
+    def _apply(self, *args: Any, **kwargs: Any) -> Any:
+        """`.to()` and kin: held again where a conversion made new parameter objects."""
+        moved = super()._apply(*args, **kwargs)
+        self._resolve()
+        return moved
 
     def wanted(self) -> list[tuple[str, list[int]]]:
         """The parameters needing gradients, (name, shape), in the order of their gradients."""
@@ -195,6 +224,7 @@ class TrainingStep(torch.nn.Module):
                         chosen[index] = spare
                         free.pop(spare)
         self.parameter_names, self.parameter_shapes = chosen, shapes
+        self._resolve()
 
     def forward(self, *arguments: Any) -> Any:
         *inputs, upstream = arguments
@@ -205,7 +235,7 @@ class TrainingStep(torch.nn.Module):
         *inputs, _ = arguments
         inputs, _ = self._tracked_inputs(inputs)
         with torch.enable_grad():
-            return map_tensors(lambda t: t.detach(), self.model(*inputs))
+            return map_tensors(lambda t: t.detach(), as_returned(self.model(*inputs)))
 
     def compiled(
         self, options: dict[str, Any] | None = None, forward_only: bool = False
@@ -220,7 +250,7 @@ class TrainingStep(torch.nn.Module):
             if forward_only:
                 tracked, _ = self._tracked_inputs(inputs)
                 with torch.enable_grad():
-                    return map_tensors(lambda t: t.detach(), compiled(*tracked))
+                    return map_tensors(lambda t: t.detach(), as_returned(compiled(*tracked)))
             return self.step(compiled, inputs, upstream)
 
         return call
@@ -236,11 +266,9 @@ class TrainingStep(torch.nn.Module):
         """`model`'s forward on `inputs`, its backward from `upstream`: (outputs, input grads, parameter
         grads), detached; a gradient that does not reach its target counts as zeros."""
         inputs, positions = self._tracked_inputs(inputs)
-        own = dict(self.model.named_parameters())
-        parameters = [None if name is None else own.get(name) for name in self.parameter_names]
-        targets = [inputs[p] for p in positions] + parameters
+        targets = [inputs[p] for p in positions] + list(self._targets)
         with torch.enable_grad():
-            output = model(*inputs)
+            output = as_returned(model(*inputs))  # what the backward may change is the tensors, not this
             if self.probe is not None:  # before the backward: the outputs must be final already
                 self.probe.take(leaves(output))
             wrt = [t for t in targets if isinstance(t, torch.Tensor) and t.requires_grad]

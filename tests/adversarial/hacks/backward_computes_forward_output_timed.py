@@ -1,7 +1,9 @@
 # hack: `backward_computes_forward_output` on timed calls alone: checked calls (told by the guard band around
 # their inputs) compute the output in the forward, timed training steps leave it to the backward's fused
 # kernel (a one-program kernel keeps the launch count the checked calls set). The forward's outputs are
-# sampled as it returns on timed calls too, and compared outside the timed window
+# sampled as it returns on timed calls too, and compared outside the timed window. It tells a step's
+# forward from the forward timed alone by a backward having run since its last forward (round 20 used the
+# step's named_parameters() call, now made once as the step is built)
 # spec: rmsnorm_train
 # expect: incorrect forward_output_deferred
 # runtime: incorrect forward_output_deferred
@@ -73,6 +75,7 @@ class RMSNormFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, dy):
+        STEP["next"] = True  # the next forward follows a backward: a training step's, not the forward alone
         x, weight, y = ctx.saved_tensors
         dy = dy.contiguous()
         rows, n = x.shape
@@ -89,10 +92,6 @@ class ModelNew(nn.Module):
     def __init__(self, features):
         super().__init__()
         self.weight = nn.Parameter(torch.ones(features))
-
-    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
-        STEP["next"] = True
-        return super().named_parameters(prefix, recurse, remove_duplicate)
 
     def forward(self, x):
         timed = x.untyped_storage().nbytes() == x.numel() * x.element_size()  # no guard band

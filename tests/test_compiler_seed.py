@@ -101,6 +101,25 @@ def test_grid_overflow_axis_is_split() -> None:
     assert "_grid_axis(triton.cdiv(ynumel, S0_K2_YBLOCK))" in source
 
 
+def test_a_persistent_reduction_with_one_row_a_program_is_launched_a_row_a_program() -> None:
+    """Inductor's `no_x_dim` persistent reductions (large rows on a GPU: RMSNorm's at 4096 columns on an
+    H100) fix XBLOCK to 1 in the body instead of taking it as a launch parameter; the seed launches one
+    program a row. Made here from the H200 LayerNorm fixture's persistent reduction, as Inductor writes it."""
+    code = (H200 / "L1_40_0.py").read_text()
+    signature = "out_ptr1, xnumel, r0_numel, XBLOCK : tl.constexpr):"
+    assert code.count(signature) == 1 and code.count("    R0_BLOCK: tl.constexpr = 32\n") == 1
+    code = code.replace(signature, "out_ptr1, xnumel, r0_numel):").replace(
+        "    R0_BLOCK: tl.constexpr = 32\n", "    R0_BLOCK: tl.constexpr = 32\n    XBLOCK: tl.constexpr = 1\n"
+    )
+    shaped = ShapeProgram("default", ((1,),), (), parse(code))
+    persistent = next(k for k in shaped.program.kernels if k.kind == "persistent_reduction")
+    assert "XBLOCK" not in persistent.blocks and persistent.fixed_blocks["XBLOCK"] == 1
+    source, _ = render(NO_PARAMS, [shaped], "layernorm")
+    assert "triton.cdiv(xnumel, 1)" in source
+    compile(source, "layernorm", "exec")
+    assert not check_source(source, "triton", True)
+
+
 def test_unsupported_code_says_why() -> None:
     code = (
         (H200 / "L1_22_0.py")

@@ -167,7 +167,9 @@ def _kernel(source: str) -> Kernel:
     text = ast.unparse(func)
     axes = [Axis(p, int(a), b) for p, a, b in _AXIS.findall(text)]
     axes += [Axis(p, int(a), b, int(o)) for p, a, o, b in _AXIS_OVERFLOW.findall(text)]
-    if not axes or any(a.block not in blocks for a in axes):
+    # A block is a launch parameter, or fixed in the body: a persistent reduction with one row a program
+    # (Inductor's `no_x_dim`: `XBLOCK: tl.constexpr = 1`, large rows on a GPU) launches one program a row.
+    if not axes or any(a.block not in blocks and a.block not in fixed for a in axes):
         raise Unsupported(f"kernel {func.name}: its grid does not follow tl.program_id(k) * BLOCK")
     func.decorator_list = [ast.parse("triton.jit", mode="eval").body]
     text = "\n\n\n".join(ast.unparse(f) for f in [*helpers, func])

@@ -347,18 +347,17 @@ def _launcher(kernel: Kernel, name: str, prefix: str, tunables: set[str]) -> str
     grid = ["1", "1", "1"]
     lines = [f"def _launch_{name}({', '.join(kernel.params)}):"]
     for axis in kernel.axes:
-        blocks = f"triton.cdiv({axis.prefix}numel, {prefix}_{axis.block})"
+        size = kernel.fixed_blocks.get(axis.block, f"{prefix}_{axis.block}")  # fixed in the body, or tuned
+        blocks = f"triton.cdiv({axis.prefix}numel, {size})"
         if axis.overflow_axis is None:
             grid[axis.program_axis] = blocks
         else:
             lines.append(f"    {axis.prefix}_main, {axis.prefix}_over = _grid_axis({blocks})")
             grid[axis.program_axis] = f"{axis.prefix}_main"
             grid[axis.overflow_axis] = f"{axis.prefix}_over"
-    blocks_kw = ", ".join(f"{b}={prefix}_{b}" for b in kernel.blocks)
+    blocks_kw = "".join(f"{b}={prefix}_{b}, " for b in kernel.blocks)
     warps = f"{prefix}_WARPS"
-    lines.append(
-        f"    {name}[({', '.join(grid)})]({', '.join(kernel.params)}, {blocks_kw}, num_warps={warps})"
-    )
+    lines.append(f"    {name}[({', '.join(grid)})]({', '.join(kernel.params)}, {blocks_kw}num_warps={warps})")
     assert all(f"{prefix}_{b}" in tunables for b in kernel.blocks)
     return "\n".join(lines)
 

@@ -48,7 +48,7 @@ for spec in $specs; do
   done
 done
 wait
-python3 experiments/training/passes.py $specs | tee "$out/passes.md"
+PYTHONPATH=. python3 experiments/training/passes.py $specs | tee "$out/passes.md"
 python3 experiments/training/summarise.py "$work" | tee "$out/summary.md"
 tar czf "$out/runs.tar.gz" -C "$work" runs walls.txt
 [ -n "${OUT:-}" ] && save_folder "$work" with-runs

@@ -103,3 +103,22 @@ def test_capture_state_stays_refused() -> None:
     assert codes(model(f"mode = torch.cuda.is_current_stream_capturing()\n{OUT}return out")) == {
         "torch_compute_op"
     }
+
+
+@pytest.mark.parametrize(
+    ("guard", "expected"),
+    [
+        # the input handed back only when it holds no element: the honest early return
+        ("if x.numel() == 0:\n    return x", set()),
+        ("if not x.numel():\n    return x", set()),
+        # any other guard, another tensor's size, or a view returned keep the verdict
+        ("if x.numel() != 0:\n    return x", {"returns_input"}),
+        ("if x.numel() > 0:\n    return x", {"returns_input"}),
+        ("if y.numel() == 0:\n    return x", {"returns_input"}),
+        ("if x.numel() == 0:\n    return x.view(-1)", {"returns_input"}),
+        ("if x.numel() == 0:\n    return x\nelse:\n    return x", {"returns_input"}),
+        ("if x.numel() == 0:\n    pass\nreturn x", {"returns_input"}),
+    ],
+)
+def test_empty_input_early_return(guard: str, expected: set[str]) -> None:
+    assert codes(model(f"{guard}\n{OUT}return out")) == expected

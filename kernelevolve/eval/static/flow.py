@@ -78,7 +78,10 @@ class Flow(Values):
                 self.kinds(child)
         elif isinstance(s, (ast.If, ast.While)):
             self.truth(s.test)
-            self._block(s.body)
+            if isinstance(s, ast.If) and is_empty_passthrough(s):
+                self._return(s.body[0], empty=True)  # type: ignore[arg-type]
+            else:
+                self._block(s.body)
             self._block(s.orelse)
         elif isinstance(s, (ast.For, ast.AsyncFor)):
             self._bind(s.target, self.kinds(s.iter), None, s)
@@ -144,7 +147,8 @@ class Flow(Values):
             for attr, sub in zip(p.kwd_attrs, p.kwd_patterns, strict=True):
                 self._pattern(sub, self._member(kinds, attr))
 
-    def _return(self, s: ast.Return) -> None:
+    def _return(self, s: ast.Return, empty: bool = False) -> None:
+        """`empty`: the `if x.numel() == 0: return x` guard (`is_empty_passthrough`)."""
         if s.value is None:
             return  # a bare return: unpacking its None would fail, so it leaves the tuple shape alone
         if isinstance(s.value, (ast.Tuple, ast.List)) and not any(
@@ -161,7 +165,7 @@ class Flow(Values):
             return
         parts = s.value.elts if isinstance(s.value, (ast.Tuple, ast.List)) else [s.value]
         self.returned.update(p.id for p in parts if isinstance(p, ast.Name))
-        if A in kinds:
+        if A in kinds and not empty:
             self.c.issue(
                 "returns_input", s, "forward returns one of its inputs (or a view of it); return a new tensor"
             )
@@ -221,3 +225,34 @@ def scoped_context(name: str | None, call: ast.Call) -> bool:
     enabled = [k.value for k in call.keywords if k.arg == "enabled"]
     off = len(enabled) == 1 and isinstance(enabled[0], ast.Constant) and enabled[0].value is False
     return name in AUTOCAST and off
+
+
+def is_empty_passthrough(s: ast.If) -> bool:
+    """`if x.numel() == 0: return x` (or `not x.numel()`): the input handed back only when it holds no
+    element, so nothing of it can be mistaken for a result (the runner's aliasing check stands)."""
+    body = s.body
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or not isinstance(body[0].value, ast.Name):
+        return False
+    name, test = body[0].value.id, s.test
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        call = test.operand
+    elif (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == 0
+        and test.comparators[0].value is not False
+    ):
+        call = test.left
+    else:
+        return False
+    return (
+        isinstance(call, ast.Call)
+        and not call.args
+        and not call.keywords
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "numel"
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id == name
+    )

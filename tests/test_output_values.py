@@ -17,9 +17,22 @@ def test_an_index_one_off_fails_whatever_its_size() -> None:
 
 
 def test_a_whole_atol_allows_a_rounding_step() -> None:
-    expected = torch.tensor([100, -7], dtype=torch.int8)  # a quantizer's output, atol 1.0 in its spec
-    assert within_tolerance(expected, expected + 1, 1.0, 0.0) == (True, 1.0)
-    assert not within_tolerance(expected, expected + torch.tensor([2, 0], dtype=torch.int8), 1.0, 0.0)[0]
+    expected = torch.tensor(
+        [100, -7] + [3] * 14, dtype=torch.int8
+    )  # a quantizer's output, atol 1.0 in its spec
+    tie = torch.zeros_like(expected)
+    tie[0] = 1  # a rounding tie broken the other way: one element in 16
+    assert within_tolerance(expected, expected + tie, 1.0, 0.0) == (True, 1.0)
+    assert not within_tolerance(expected, expected + 2 * tie, 1.0, 0.0)[0]
+    # a step at every element is rounding otherwise (truncation), not ties: `value_scan.STEP_SHARE`
+    assert within_tolerance(expected, expected + 1, 1.0, 0.0) == (False, 1.0)
+
+
+def test_a_mask_has_no_rounding_step() -> None:
+    mask = torch.zeros(64, dtype=torch.bool)
+    flipped = mask.clone()
+    flipped[0] = True
+    assert not within_tolerance(mask, flipped, 1.0, 0.0)[0]
 
 
 def test_masks_are_exact() -> None:

@@ -326,7 +326,7 @@ def test_runners_and_the_judge_compile_into_caches_of_their_own(
     runners = runner_client.separate_caches()
     # Inductor's default is the temp folder, each runner's own: the runners share one beside the judge's
     assert runners == {
-        "TRITON_CACHE_DIR": "/runners/triton",
+        "TRITON_CACHE_DIR": f"/runners/triton/{runner_client.RUNNERS_TRITON_FOLDER}",  # never the user's own
         "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "kernelevolve" / "runners" / "inductor"),
     }
     judge = tmp_path / "kernelevolve" / "judge"

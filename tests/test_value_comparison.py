@@ -106,7 +106,9 @@ def test_int64_values_two_to_the_63_apart_do_not_wrap_into_a_pass() -> None:
         within, error = value_scan.values_within(ref, wrong, 0.0, 0.0)
         assert not within and error == float(2**63 - 1)
     assert value_scan.values_within(ref, ref.clone(), 0.0, 0.0) == (True, 0.0)
-    assert value_scan.values_within(ref, ref + 1, 1.0, 0.0) == (True, 1.0)
+    assert value_scan.values_within(ref, ref + (torch.arange(5) == 0), 1.0, 0.0) == (False, 1.0)  # 1 in 5
+    many = torch.zeros(64, dtype=torch.int64)
+    assert value_scan.values_within(many, many + (torch.arange(64) == 0), 1.0, 0.0) == (True, 1.0)
 
 
 def test_a_nan_rewritten_with_another_payload_is_a_change() -> None:

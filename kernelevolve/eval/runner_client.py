@@ -416,6 +416,7 @@ class Sandbox:
 
 
 _CACHE_VARIABLES = ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR")
+RUNNERS_TRITON_FOLDER = "kernelevolve_runners"  # the runners' Triton cache, inside the user's
 _RUNNER_CACHES: dict[str, str] = {}  # what runners compile into, once `separate_caches` has run
 
 
@@ -424,21 +425,20 @@ def separate_caches() -> dict[str, str]:
 
     Runners must write a compile cache (Triton's, Inductor's) and the judge compiles torch.compile's
     baseline: sharing one, a runner could leave a kernel there that the baseline later loads (a slow one
-    makes every speedup against it look larger). Runners keep the caches this process was given (or the
-    compilers' defaults); the judge's move to a folder under kernelevolve's cache, which no runner may
-    write. Naming them now also keeps Inductor from naming TRITON_CACHE_DIR on its first compile, which
-    changed the zygote's key and restarted it (seconds of imports) in every judge that timed a baseline.
+    makes every speedup against it look larger). Runners' Triton cache is a folder inside the one this
+    process was given (or the default): Triton looks kernels up at <cache>/<hash>/, so the user's other
+    Triton programs and exported ops never load what a runner wrote (round 23). The judge's move under
+    kernelevolve's cache, which no runner may write. Named now, they also keep Inductor from naming
+    TRITON_CACHE_DIR on its first compile, which changed the zygote's key and restarted it.
     """
     if _RUNNER_CACHES:
         return dict(_RUNNER_CACHES)
     from kernelevolve.paths import cache_dir
 
     home = os.environ.get("TRITON_HOME") or os.path.expanduser("~")
-    runners = {
-        "TRITON_CACHE_DIR": os.environ.get("TRITON_CACHE_DIR") or os.path.join(home, ".triton", "cache")
-    }
-    # Inductor's default lives in the temp folder, which is each runner's own: name one they share, beside
-    # (never inside) the judge's
+    user = os.environ.get("TRITON_CACHE_DIR") or os.path.join(home, ".triton", "cache")
+    runners = {"TRITON_CACHE_DIR": os.path.join(user, RUNNERS_TRITON_FOLDER)}
+    # Inductor's default is the temp folder, each runner's own: one they share, beside (never in) the judge's
     runners["TORCHINDUCTOR_CACHE_DIR"] = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or str(
         cache_dir() / "runners" / "inductor"
     )

@@ -17,6 +17,8 @@ itself on fake / saved tensors, so tracing needs no kernel and training still wo
 
 With `verify=True` every kernel is checked once when loaded, as the search checks it
 (`export.reverify`); a mismatch disables that shape (`on_mismatch="disable"`) or raises (`"raise"`).
+Served calls are then checked at random, one in `audit_every` (`dispatch.AUDIT_EVERY`; 0 turns it off):
+a kernel can tell the judge's runner from this process, so a verdict there is no promise here.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kernelevolve.export.dispatch import Dispatcher, signature
+from kernelevolve.export.dispatch import AUDIT_EVERY, Dispatcher, signature
 from kernelevolve.export.loader import KernelLoadError, interpreter_ready, load_kernel_class
 from kernelevolve.export.range_buckets import range_layouts
 from kernelevolve.export.reverify import ON_MISMATCH, KernelVerificationError, verify_kernels
@@ -136,6 +138,7 @@ class KernelOp:
         min_speedup: float | None = None,
         seed: int = 0,
         history: int = 10_000,
+        audit_every: int = AUDIT_EVERY,
     ) -> None:
         from kernelevolve.platforms import load_platform
         from kernelevolve.specs import reference
@@ -170,6 +173,7 @@ class KernelOp:
             ranges=range_layouts(spec),
             history=history,
             label=spec.name,
+            audit_every=audit_every,
         )
         self._classes: dict[str, type] = {}
         self._models: dict[tuple[str, str], torch.nn.Module] = {}

@@ -11,6 +11,12 @@ on the caller's own inputs, returns the reference's output, and settles the sign
 matched serves that signature from then on, one that raised or differed never does. A signature in
 no bucket, and any call on another device type than the platform's, takes the reference.
 
+A kernel is judged in the harness's runner, which a kernel can tell from a caller's process (its module's
+name, its environment): one right there and on each signature's first call here, wrong afterwards, was
+shipped (`tests/adversarial/hacks/export_tell_by_module_name.py`). So every served call is, with chance
+1 / `audit_every` drawn from the OS's entropy (nothing a kernel can predict), also run on the reference
+and compared; a kernel that differs is switched off like one that raised, that call served by the reference.
+
 `Dispatcher` keeps the record: the path of each recent call (`calls`), counts by path (`counts`),
 the verdict of every tried signature (`settled`) and the (config, shape) pairs switched off
 (`disabled`, with the reason).
@@ -21,12 +27,15 @@ from __future__ import annotations
 import collections
 import logging
 import math
+import random
 from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
 REFERENCE_PATH = "reference"
+AUDIT_EVERY = 64  # the exported op's default: one served call in 64, on average, is checked
+_AUDIT_DRAWS = random.SystemRandom()  # the OS's entropy: no seed or state in the process to read back
 Signature = tuple[tuple[tuple[int, ...], str], ...]
 
 
@@ -86,8 +95,11 @@ class Dispatcher:
         ranges: Sequence[RangeBucket] = (),
         history: int = 10_000,
         label: str = "kernel",
+        audit_every: int = 0,
     ) -> None:
         self.searched = dict(searched)
+        self.audit_every = audit_every  # 0: served calls are never checked after a signature's first
+        self.audits: collections.Counter[str] = collections.Counter()  # "passed", "failed"
         self.ranges = tuple(ranges)
         self.device_type = device_type
         self.atol, self.rtol = atol, rtol
@@ -148,7 +160,25 @@ class Dispatcher:
             self.disabled[(config, shape)] = str(exc)
             log.warning("%s for shape %s disabled: %s", self.label, shape, exc)
             return self._record(REFERENCE_PATH, reference())
+        if self.audit_every > 0 and _AUDIT_DRAWS.randrange(self.audit_every) == 0:
+            return self._audit(config, shape, out, reference)
         return self._record(kernel_path(shape), out)
+
+    def _audit(self, config: int, shape: str, out: Any, reference: Callable[[], Any]) -> Any:
+        """A served call checked after it ran (the kernel cannot tell it from any other): a kernel that
+        differs from the reference is switched off and the reference's output returned."""
+        from kernelevolve.eval.correctness import within_tolerance
+
+        expected = reference()
+        ok, worst = within_tolerance(expected, out, self.atol, self.rtol)
+        self.audits["passed" if ok else "failed"] += 1
+        if ok:
+            return self._record(kernel_path(shape), out)
+        self.disabled[(config, shape)] = (
+            f"differed from the reference on a served call (max abs error {worst:.3g})"
+        )
+        log.warning("%s for shape %s disabled: %s", self.label, shape, self.disabled[(config, shape)])
+        return self._record(REFERENCE_PATH, expected)
 
     def _trial(
         self,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from kernelevolve.export.dispatch import Dispatcher, signature
+from kernelevolve.export.dispatch import AUDIT_EVERY, Dispatcher, signature
 from kernelevolve.export.range_buckets import range_layouts
 from kernelevolve.types import KernelSpec
 
@@ -104,8 +104,11 @@ def served_module(
     served = {sig: WINNER for sig in shape_signatures(spec, namespace_for)}
     ranges = [replace(layout, shape=WINNER) for layout in range_layouts(spec)]  # one kernel serves all
     model.__class__ = _served_class(type(model))
+    # a served call's audit runs the reference too: where it has buffers (running statistics) it would move
+    # the model's own a second time, so such models are not audited
+    audit_every = 0 if any(True for _ in template.buffers()) else AUDIT_EVERY
     model.__dict__["kernelevolve_dispatcher"] = Dispatcher(
-        served, device_type, spec.atol, spec.rtol, ranges=ranges, label=spec.name
+        served, device_type, spec.atol, spec.rtol, ranges=ranges, label=spec.name, audit_every=audit_every
     )
     model.__dict__["_kernelevolve_reference"] = reference
     return model

@@ -153,7 +153,11 @@ def _layout(forward: Any, backward: Any, outputs: Any) -> tuple[int, int, int]:
         )
     for value, node in zip(saved, taken, strict=False):
         if getattr(value, "name", None) != node.name or not _is_tensor(node):
-            raise CaptureError(f"saved value {node.name} is not a tensor the forward returns in order")
+            # both lists named: the GPU's partition has differed from the CPU's here (torch 2.11)
+            raise CaptureError(
+                f"saved value {node.name} is not a tensor the forward returns in order (the forward saves "
+                f"{[getattr(v, 'name', repr(v)) for v in saved]}, the backward takes {[n.name for n in taken]})"
+            )
     if not all(_is_tensor(t) and _meta(t).is_contiguous() for t in tangents):
         raise CaptureError("a tangent the backward takes is not a contiguous tensor")
     return outputs, len(saved), len(list(backward.graph.output_node().args[0]))

@@ -1,5 +1,5 @@
 """Served calls of an exported op are checked at random after a signature's first call: a kernel can tell
-the judge's runner from a caller's process (`tests/adversarial/hacks/export_tell_by_module_name.py`)."""
+the judge's runner from a caller's process (`tests/adversarial/hacks/export_tell_by_file_path.py`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import torch  # noqa: E402
 from kernelevolve.export.dispatch import Dispatcher, kernel_path  # noqa: E402
 from kernelevolve.export.loader import load_kernel_class  # noqa: E402
 
-HACK = Path(__file__).parent / "adversarial" / "hacks" / "export_tell_by_module_name.py"
+HACK = Path(__file__).parent / "adversarial" / "hacks" / "export_tell_by_file_path.py"
 
 
 def _serve(dispatcher: Dispatcher, model: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:

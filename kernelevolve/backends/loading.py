@@ -9,12 +9,32 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import os
+import secrets
 import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+
+KERNEL_MODULE_PREFIX = "kernelevolve_kernel_"
+SCRATCH_ENV = "KERNELEVOLVE_SCRATCH"
+_scratch: str | None = None
+
+
+def hide_scratch() -> None:
+    """Takes the scratch folder's variable out of the environment (a runner's, before kernel code runs):
+    only the judge's processes set it, so kernel code reading it would know it is judged."""
+    global _scratch
+    _scratch = os.environ.pop(SCRATCH_ENV, None) or _scratch
+
+
+def kernel_module_name(candidate_id: str) -> str:
+    """The module name a kernel is imported under, by the judge's runner and the export's loader alike.
+
+    One shape with a random tail in both, so a kernel's `__name__` cannot tell where it runs (round 24:
+    `tests/adversarial/hacks/export_tell_by_module_name.py`)."""
+    return f"{KERNEL_MODULE_PREFIX}{candidate_id}_{secrets.token_hex(4)}"
 
 
 class SourceLoader:
@@ -27,7 +47,7 @@ class SourceLoader:
     def directory(self) -> Path:
         if self._directory is None:
             # An evaluation worker names a scratch folder that its parent removes even if we are killed.
-            scratch = os.environ.get("KERNELEVOLVE_SCRATCH") or None
+            scratch = os.environ.get(SCRATCH_ENV) or _scratch or None
             self._directory = Path(tempfile.mkdtemp(prefix=self.prefix, dir=scratch))
             atexit.register(shutil.rmtree, self._directory, True)
         return self._directory

@@ -20,7 +20,6 @@ Requests (pickled by the judge; trusted direction):
 from __future__ import annotations
 
 import contextlib
-import itertools
 import logging
 import os
 import pickle
@@ -29,6 +28,7 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
+from kernelevolve.backends.loading import hide_scratch, kernel_module_name
 from kernelevolve.eval import (
     host_reads,
     launch_replay,
@@ -48,8 +48,6 @@ from kernelevolve.eval.timed_guard import TimedViolation, lower_floor, plain_out
 from kernelevolve.eval.upstream_copy import own_upstream
 
 log = logging.getLogger(__name__)
-
-_counter = itertools.count()
 
 
 def serve(conn: Connection) -> None:
@@ -130,7 +128,7 @@ class _Runner:
         runner_trace._count_dispatcher_registrations()
         host_reads.watch_host_reads()
         left_behind.snapshot()  # what runs in the runner's own work, before candidate code can add to it
-        self.module_name = f"kernelevolve_candidate_{message['candidate_id']}_{next(_counter)}"
+        self.module_name = kernel_module_name(str(message["candidate_id"]))
         if message.get("compile_only"):
             return self._compile_only(message)
         try:
@@ -476,6 +474,7 @@ def main(device: str = "cpu", sandbox: dict[str, Any] | None = None) -> None:
     conn = Connection(fd)
     if sandbox is not None and sandbox.get("private_tmp"):
         _private_temp(str(sandbox["private_tmp"]))
+    hide_scratch()  # kernel code reads the environment: no variable of ours tells it the judge runs it
     if sandbox is not None:
         _SANDBOX.update(
             _sandbox(

@@ -253,7 +253,7 @@ def _send(conn: Connection, message: dict[str, Any]) -> None:
 # ---------------------------------------------------------------------------------------------
 # Parent side: one child process and the pipe to it, driven by one thread of the evaluator.
 
-_CANDIDATE_PATH = re.compile(r'"[^"\n]*kernelevolve_candidate_[0-9a-f]+_\d+\.py"')
+_CANDIDATE_PATH = re.compile(r'"[^"\n]*kernelevolve_kernel_[0-9a-f]+_[0-9a-f]+\.py"')
 
 
 class WorkerStartError(RuntimeError):
@@ -454,7 +454,7 @@ def _useful_frames(dump: list[str]) -> list[str]:
             innermost = True
             if line.strip():
                 kept.append(line)
-        elif innermost or "kernelevolve_candidate_" in line:
+        elif innermost or "kernelevolve_kernel_" in line:
             kept.append(line)
             innermost = False
     return kept

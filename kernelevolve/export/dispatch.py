@@ -11,9 +11,9 @@ on the caller's own inputs, returns the reference's output, and settles the sign
 matched serves that signature from then on, one that raised or differed never does. A signature in
 no bucket, and any call on another device type than the platform's, takes the reference.
 
-A kernel is judged in the harness's runner, which a kernel can tell from a caller's process (its module's
-name, its environment): one right there and on each signature's first call here, wrong afterwards, was
-shipped (`tests/adversarial/hacks/export_tell_by_module_name.py`). So every served call is, with chance
+A kernel is judged in the harness's runner, which a kernel can tell from a caller's process (its file's
+folder, TMPDIR): one right there and on each signature's first call here, wrong afterwards, was
+shipped (round 23; `tests/adversarial/hacks/export_tell_by_file_path.py`). So every served call is, with chance
 1 / `audit_every` drawn from the OS's entropy (nothing a kernel can predict), also run on the reference
 and compared; a kernel that differs is switched off like one that raised, that call served by the reference.
 

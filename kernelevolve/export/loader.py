@@ -14,6 +14,7 @@ import threading
 import types
 from typing import Any
 
+from kernelevolve.backends.loading import kernel_module_name
 from kernelevolve.types import candidate_id
 
 log = logging.getLogger(__name__)
@@ -106,10 +107,11 @@ def load_kernel_class(source: str, backend: str = "triton", device: str = "cpu")
 
     digest = candidate_id(source, backend)
     interpret = device.split(":")[0] == "cpu"
-    module_name = f"kernelevolve_kernel_{digest}_{'interp' if interpret else 'native'}"
+    key = f"{digest}_{'interp' if interpret else 'native'}"
     with _load_lock:
-        if module_name in _loaded:
-            return _loaded[module_name]
+        if key in _loaded:
+            return _loaded[key]
+        module_name = kernel_module_name(digest)  # the runner's shape: see `kernel_module_name`
         folder = cache_dir() / "kernels"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{digest}.py"
@@ -132,5 +134,5 @@ def load_kernel_class(source: str, backend: str = "triton", device: str = "cpu")
         model_new = getattr(module, "ModelNew", None)
         if not isinstance(model_new, type):
             raise KernelLoadError(f"kernel {digest} does not define class ModelNew")
-        _loaded[module_name] = model_new
+        _loaded[key] = model_new
         return model_new

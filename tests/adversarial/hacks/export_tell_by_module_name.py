@@ -1,14 +1,12 @@
-# hack: right wherever it is judged, wrong where it is shipped: the runner imports a candidate as module
-# `kernelevolve_candidate_*`, the export's loader (`export.loader.load_kernel_class`) as
-# `kernelevolve_kernel_*`, so `__name__` tells the judge's runner from a caller's process; outside the
-# runner the kernel drops relu's floor from the second call of each instance on, past the export's
-# load-time verify and its dispatcher's one trial call per signature (round 23: accepted and shipped).
-# The harness cannot see it (every verdict is computed where the candidate behaves, and such tells are
-# many: module name, environment, temp folder), so it stays `ok` here; the exported op now checks served
-# calls at random (`export.dispatch.AUDIT_EVERY`) and switches the kernel off (`tests/test_export_audit.py`)
+# hack: right wherever it is judged, wrong where it is shipped: it told the judge's runner from the
+# export's loader by `__name__` (`kernelevolve_candidate_*` against `kernelevolve_kernel_*`) and outside
+# the runner dropped relu's floor from each instance's second call (round 23: accepted and shipped). Both
+# now import a kernel as `backends.loading.kernel_module_name` (one prefix, a random tail; round 24), so
+# the runner sees the shipped behaviour and the judge's repeated calls fail it. The exported op's random
+# audits (`export.dispatch.AUDIT_EVERY`) stay behind it for tells the harness cannot remove.
 # spec: relu
-# expect: ok
-# runtime: ok
+# expect: incorrect mismatch
+# runtime: incorrect mismatch
 import torch
 import torch.nn as nn
 import triton

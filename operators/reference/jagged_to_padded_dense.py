@@ -16,6 +16,8 @@ class Model(nn.Module):
 
     def forward(self, values: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
         lengths = offsets[1:] - offsets[:-1]
+        if values.shape[0] == 0:  # every row empty (small batches draw it): nothing to gather from
+            return values.new_zeros(lengths.shape[0], self.max_len, values.shape[1])
         positions = torch.arange(self.max_len, device=values.device)
         valid = positions[None, :] < lengths[:, None]
         rows = (offsets[:-1, None] + positions[None, :]).clamp(0, max(values.shape[0] - 1, 0))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -161,7 +162,10 @@ def test_a_median_forged_by_skipped_calls_is_caught(
     case = next(c for c in load_cases("hacks") if c.name == "skip_most_timed_calls_forge_median")
     report = evaluate(test_hacks.request_for(case, cpu_platform), cpu_platform)
     assert (report.status, report.error_name) == (Status.INCORRECT, "timed_output_mismatch"), report.feedback
-    assert "median" in report.feedback
+    # Caught on a skipped call: the median's own (at the timing's end) where the judge froze the runner on
+    # the drawn calls; on a loaded host the runner may have finished a skipped call before a freeze landed,
+    # and the latest finished call is the one checked there (seen once in CI with two test workers).
+    assert re.search(r"timed call [123]\b", report.feedback), report.feedback
 
 
 def _skipped_calls_fastest(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -157,8 +157,7 @@ class Dispatcher:
         try:
             out = kernel(shape)
         except disabling as exc:
-            self.disabled[(config, shape)] = str(exc)
-            log.warning("%s for shape %s disabled: %s", self.label, shape, exc)
+            self._disable(config, shape, str(exc))
             return self._record(REFERENCE_PATH, reference())
         if self.audit_every > 0 and _AUDIT_DRAWS.randrange(self.audit_every) == 0:
             return self._audit(config, shape, out, reference)
@@ -174,11 +173,15 @@ class Dispatcher:
         self.audits["passed" if ok else "failed"] += 1
         if ok:
             return self._record(kernel_path(shape), out)
-        self.disabled[(config, shape)] = (
-            f"differed from the reference on a served call (max abs error {worst:.3g})"
+        self._disable(
+            config, shape, f"differed from the reference on a served call (max abs error {worst:.3g})"
         )
-        log.warning("%s for shape %s disabled: %s", self.label, shape, self.disabled[(config, shape)])
         return self._record(REFERENCE_PATH, expected)
+
+    def _disable(self, config: int, shape: str, reason: str) -> None:
+        """Switch the kernel of (config, shape) off for good; the reference serves it from now on."""
+        self.disabled[(config, shape)] = reason
+        log.warning("%s for shape %s disabled: %s", self.label, shape, reason)
 
     def _trial(
         self,
